@@ -1,0 +1,556 @@
+// Package accounts holds users, their stores (warehouses) and their access
+// tokens, with the rules about them: who may see which part of a user record,
+// which stores are stock locations, and how tokens are issued, checked and
+// revoked.
+package accounts
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"marketplace/clock"
+	"marketplace/errs"
+	"marketplace/geo"
+	"marketplace/storage"
+)
+
+// Tags with a meaning to the rules.
+const (
+	// TagWarehouseManagement marks a seller with multi-origin stock.
+	TagWarehouseManagement = "warehouse_management"
+	// TagStockLocation marks a store usable as a stock location.
+	TagStockLocation = "stock_location"
+)
+
+// TimeLayout is how registration dates are written: the spec's ISO 8601 with
+// milliseconds and offset.
+const TimeLayout = "2006-01-02T15:04:05.000-07:00"
+
+// User is a marketplace user. Every field of the spec's User table, plus the
+// site the user sells on.
+type User struct {
+	ID               int64    `json:"id"`
+	Nickname         string   `json:"nickname"`
+	RegistrationDate string   `json:"registration_date"`
+	FirstName        string   `json:"first_name"`
+	LastName         string   `json:"last_name"`
+	Gender           string   `json:"gender"`
+	CountryID        string   `json:"country_id"`
+	SiteID           string   `json:"site_id"`
+	Tags             []string `json:"tags"`
+}
+
+// HasTag reports whether u carries tag.
+func (u User) HasTag(tag string) bool { return slices.Contains(u.Tags, tag) }
+
+// PublicUser is what another user sees of a user record: no personal data
+// (names and gender are left out).
+type PublicUser struct {
+	ID               int64    `json:"id"`
+	Nickname         string   `json:"nickname"`
+	RegistrationDate string   `json:"registration_date"`
+	CountryID        string   `json:"country_id"`
+	SiteID           string   `json:"site_id"`
+	Tags             []string `json:"tags"`
+}
+
+// Public returns the public subset of u.
+func (u User) Public() PublicUser {
+	return PublicUser{ID: u.ID, Nickname: u.Nickname, RegistrationDate: u.RegistrationDate,
+		CountryID: u.CountryID, SiteID: u.SiteID, Tags: u.Tags}
+}
+
+// Location is a store's address.
+type Location struct {
+	AddressID    int64   `json:"address_id"`
+	AddressLine  string  `json:"address_line"`
+	StreetName   string  `json:"street_name"`
+	StreetNumber int64   `json:"street_number"`
+	Latitude     float64 `json:"latitude"`
+	Longitude    float64 `json:"longitude"`
+	City         string  `json:"city"`
+	State        string  `json:"state"`
+	Country      string  `json:"country"`
+	ZipCode      string  `json:"zip_code"`
+}
+
+// Store is a seller's store (warehouse). Every field of the spec's Store table.
+type Store struct {
+	ID            string   `json:"id"`
+	UserID        string   `json:"user_id"`
+	Description   string   `json:"description"`
+	Status        string   `json:"status"`
+	Location      Location `json:"location"`
+	Tags          []string `json:"tags"`
+	NetworkNodeID string   `json:"network_node_id"`
+}
+
+// HasTag reports whether s carries tag.
+func (s Store) HasTag(tag string) bool { return slices.Contains(s.Tags, tag) }
+
+// IsStockLocation reports whether s may hold multi-origin stock.
+func (s Store) IsStockLocation() bool { return s.HasTag(TagStockLocation) }
+
+// OwnerID returns the owner's user id as an integer.
+func (s Store) OwnerID() int64 {
+	id, _ := strconv.ParseInt(s.UserID, 10, 64)
+	return id
+}
+
+// Service manages users, stores and tokens.
+type Service struct {
+	store storage.Store
+	clock clock.Clock
+	geo   *geo.Service
+}
+
+// New returns the accounts service.
+func New(store storage.Store, clk clock.Clock, g *geo.Service) *Service {
+	return &Service{store: store, clock: clk, geo: g}
+}
+
+// NewUser is the input of CreateUser.
+type NewUser struct {
+	Nickname  string   `json:"nickname"`
+	SiteID    string   `json:"site_id"`
+	CountryID string   `json:"country_id"`
+	FirstName string   `json:"first_name"`
+	LastName  string   `json:"last_name"`
+	Gender    string   `json:"gender"`
+	Tags      []string `json:"tags"`
+}
+
+const maxNameLength = 100
+
+// CreateUser registers a user. Nickname and site_id are required; country_id
+// defaults to the site's country and must match it when given. Errors:
+// Invalid.
+func (s *Service) CreateUser(ctx context.Context, in NewUser) (User, error) {
+	in.Nickname = strings.TrimSpace(in.Nickname)
+	if in.Nickname == "" {
+		return User{}, errs.Invalidf("The fields [nickname] are required for requested call")
+	}
+	if in.SiteID == "" {
+		return User{}, errs.Invalidf("The fields [site_id] are required for requested call")
+	}
+	for field, v := range map[string]string{"nickname": in.Nickname, "first_name": in.FirstName, "last_name": in.LastName, "gender": in.Gender} {
+		if utf8.RuneCountInString(v) > maxNameLength {
+			return User{}, errs.Invalidf("The field [%s] must be at most %d characters", field, maxNameLength)
+		}
+	}
+	site, err := s.geo.Site(ctx, in.SiteID)
+	if err != nil {
+		if errs.Is(err, errs.NotFound) {
+			return User{}, errs.Invalidf("Invalid site_id: %s", in.SiteID)
+		}
+		return User{}, err
+	}
+	if in.CountryID == "" {
+		in.CountryID = site.CountryID
+	} else if in.CountryID != site.CountryID {
+		return User{}, errs.Invalidf("country_id %s does not match site %s (country %s)", in.CountryID, site.ID, site.CountryID)
+	}
+	tags, err := cleanTags(in.Tags)
+	if err != nil {
+		return User{}, err
+	}
+	if len(tags) == 0 {
+		tags = []string{"normal"}
+	}
+	u := User{
+		Nickname: in.Nickname, FirstName: in.FirstName, LastName: in.LastName, Gender: in.Gender,
+		CountryID: in.CountryID, SiteID: site.ID, Tags: tags,
+	}
+	now := s.clock.Now()
+	err = s.store.Update(ctx, func(tx storage.Tx) error {
+		id, err := storage.NextSeq(tx, userSeqKey(), firstUserID)
+		if err != nil {
+			return err
+		}
+		u.ID = int64(id)
+		u.RegistrationDate = s.siteTime(site, now).Format(TimeLayout)
+		return storage.SetJSON(tx, userKey(u.ID), u)
+	})
+	if err != nil {
+		return User{}, errs.Internalf(err, "create user")
+	}
+	return u, nil
+}
+
+func (s *Service) siteTime(site geo.Site, t time.Time) time.Time {
+	if loc, err := time.LoadLocation(site.TimeZone); err == nil {
+		return t.In(loc)
+	}
+	return t
+}
+
+func cleanTags(tags []string) ([]string, error) {
+	out := make([]string, 0, len(tags))
+	for _, t := range tags {
+		t = strings.TrimSpace(t)
+		if t == "" || len(t) > 64 {
+			return nil, errs.Invalidf("Invalid tag: %q", t)
+		}
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// User returns the user with id. Errors: NotFound.
+func (s *Service) User(ctx context.Context, id int64) (User, error) {
+	var u User
+	err := s.store.View(ctx, func(tx storage.Tx) error {
+		var err error
+		u, err = GetUser(tx, id)
+		return err
+	})
+	return u, err
+}
+
+// GetUser reads a user inside a transaction of another package, so that a
+// rule that depends on the user is checked in the same snapshot as the write
+// it guards. Errors: NotFound.
+func GetUser(tx storage.Tx, id int64) (User, error) {
+	var u User
+	err := storage.GetJSON(tx, userKey(id), &u)
+	if errors.Is(err, storage.ErrNotFound) {
+		return User{}, errs.NotFoundf("User not found: %d", id)
+	}
+	if err != nil {
+		return User{}, errs.Internalf(err, "read user %d", id)
+	}
+	return u, nil
+}
+
+// UserView is a user record as a given caller may see it: the full record
+// for the user itself, the public subset for anyone else.
+type UserView any
+
+// UserFor returns user id as caller may see it. Errors: NotFound.
+func (s *Service) UserFor(ctx context.Context, caller, id int64) (UserView, error) {
+	u, err := s.User(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if caller == id {
+		return u, nil
+	}
+	return u.Public(), nil
+}
+
+// SetTags replaces the tags of a user. Errors: NotFound, Invalid.
+func (s *Service) SetTags(ctx context.Context, id int64, tags []string) (User, error) {
+	clean, err := cleanTags(tags)
+	if err != nil {
+		return User{}, err
+	}
+	var u User
+	err = s.store.Update(ctx, func(tx storage.Tx) error {
+		var err error
+		if u, err = GetUser(tx, id); err != nil {
+			return err
+		}
+		u.Tags = clean
+		return storage.SetJSON(tx, userKey(id), u)
+	})
+	return u, err
+}
+
+// NewStore is the input of CreateStore.
+type NewStore struct {
+	ID            string   `json:"id"`
+	Description   string   `json:"description"`
+	Status        string   `json:"status"`
+	Location      Location `json:"location"`
+	Tags          []string `json:"tags"`
+	NetworkNodeID string   `json:"network_node_id"`
+}
+
+// StoreStatusActive is the only store status the spec shows.
+const StoreStatusActive = "active"
+
+// CreateStore adds a store to a user. Stores are created by the operator only
+// (the spec: sellers create them in their panel). Status defaults to active;
+// id and network_node_id are assigned when absent. Errors: NotFound (user),
+// Invalid, Conflict (id taken).
+func (s *Service) CreateStore(ctx context.Context, userID int64, in NewStore) (Store, error) {
+	if in.Status == "" {
+		in.Status = StoreStatusActive
+	}
+	if in.Status != StoreStatusActive && in.Status != "inactive" {
+		return Store{}, errs.Invalidf("Invalid store status: %s. Valid values are: [active, inactive]", in.Status)
+	}
+	if in.ID != "" && !isDigits(in.ID) {
+		return Store{}, errs.Invalidf("Invalid store id: %s. A store id is a string of digits", in.ID)
+	}
+	if utf8.RuneCountInString(in.Description) > 500 {
+		return Store{}, errs.Invalidf("The field [description] must be at most 500 characters")
+	}
+	tags, err := cleanTags(in.Tags)
+	if err != nil {
+		return Store{}, err
+	}
+	st := Store{ID: in.ID, UserID: strconv.FormatInt(userID, 10), Description: in.Description,
+		Status: in.Status, Location: in.Location, Tags: tags, NetworkNodeID: in.NetworkNodeID}
+	err = s.store.Update(ctx, func(tx storage.Tx) error {
+		if _, err := GetUser(tx, userID); err != nil {
+			return err
+		}
+		if st.ID == "" {
+			id, err := storage.NextSeq(tx, storeSeqKey(), firstStoreID)
+			if err != nil {
+				return err
+			}
+			st.ID = strconv.FormatUint(id, 10)
+			// Ids may have been given by hand; skip those already taken.
+			for {
+				if _, err := tx.Get(storeKey(st.ID)); errors.Is(err, storage.ErrNotFound) {
+					break
+				}
+				if id, err = storage.NextSeq(tx, storeSeqKey(), firstStoreID); err != nil {
+					return err
+				}
+				st.ID = strconv.FormatUint(id, 10)
+			}
+		} else if _, err := tx.Get(storeKey(st.ID)); err == nil {
+			return errs.Conflictf("Store already exists: %s", st.ID)
+		}
+		if st.NetworkNodeID == "" {
+			st.NetworkNodeID = st.ID + "01"
+		}
+		if err := storage.SetJSON(tx, storeKey(st.ID), st); err != nil {
+			return err
+		}
+		return tx.Set(userStoreKey(userID, st.ID), nil)
+	})
+	if err != nil {
+		if errs.As(err) != nil {
+			return Store{}, err
+		}
+		return Store{}, errs.Internalf(err, "create store")
+	}
+	return st, nil
+}
+
+func isDigits(s string) bool {
+	if s == "" || len(s) > 19 {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// GetStore reads a store inside another package's transaction. Errors:
+// NotFound with the spec's message "Store not found: <id>".
+func GetStore(tx storage.Tx, id string) (Store, error) {
+	var st Store
+	err := storage.GetJSON(tx, storeKey(id), &st)
+	if errors.Is(err, storage.ErrNotFound) {
+		return Store{}, errs.NotFoundf("Store not found: %s", id)
+	}
+	if err != nil {
+		return Store{}, errs.Internalf(err, "read store %s", id)
+	}
+	return st, nil
+}
+
+// Store returns one store. Errors: NotFound.
+func (s *Service) Store(ctx context.Context, id string) (Store, error) {
+	var st Store
+	err := s.store.View(ctx, func(tx storage.Tx) error {
+		var err error
+		st, err = GetStore(tx, id)
+		return err
+	})
+	return st, err
+}
+
+// StoreQuery selects a user's stores.
+type StoreQuery struct {
+	// Tags keeps the stores that carry every one of these tags.
+	Tags   []string
+	Offset int
+	Limit  int
+}
+
+// SearchStores lists the stores of owner that match q, for caller. Only the
+// owner may list its stores. Returns the page and the total number of matches.
+// Errors: Forbidden, NotFound.
+func (s *Service) SearchStores(ctx context.Context, caller, owner int64, q StoreQuery) ([]Store, int, error) {
+	if caller != owner {
+		return nil, 0, errs.Forbiddenf("The caller is not allowed to list the stores of user %d", owner)
+	}
+	page := []Store{}
+	total := 0
+	err := s.store.View(ctx, func(tx storage.Tx) error {
+		if _, err := GetUser(tx, owner); err != nil {
+			return err
+		}
+		it := tx.Iterate(storage.Prefix(userStorePrefix(owner)))
+		defer it.Close()
+		prefixLen := len(userStorePrefix(owner))
+		for ; it.Valid(); it.Next() {
+			id := storage.ReadKey(it.Key()[prefixLen:]).Str()
+			st, err := GetStore(tx, id)
+			if err != nil {
+				return err
+			}
+			if !hasAll(st.Tags, q.Tags) {
+				continue
+			}
+			if total >= q.Offset && len(page) < q.Limit {
+				page = append(page, st)
+			}
+			total++
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return page, total, nil
+}
+
+func hasAll(have, want []string) bool {
+	for _, w := range want {
+		if !slices.Contains(have, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// tokenRecord is what is stored for a token: never the token itself.
+type tokenRecord struct {
+	UserID  int64     `json:"user_id"`
+	Created time.Time `json:"created"`
+}
+
+// tokenBytes is the token's randomness: 256 bits.
+const tokenBytes = 32
+
+// minTokenLength keeps hand-chosen tokens (the demo accounts') from being
+// trivially guessable.
+const minTokenLength = 16
+
+func hashToken(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// IssueToken creates a new random access token for user id. The token is
+// returned once; only its hash is stored. Errors: NotFound.
+func (s *Service) IssueToken(ctx context.Context, userID int64) (string, error) {
+	var raw [tokenBytes]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return "", errs.Internalf(err, "random token")
+	}
+	token := "APP_USR-" + hex.EncodeToString(raw[:])
+	return token, s.AddToken(ctx, userID, token)
+}
+
+// AddToken registers a token chosen by the operator (such as the documented
+// demo tokens) for user id. Adding a token the user already has is a no-op.
+// Errors: NotFound, Invalid (too short, or owned by another user).
+func (s *Service) AddToken(ctx context.Context, userID int64, token string) error {
+	if len(token) < minTokenLength || strings.ContainsAny(token, " \t\r\n") {
+		return errs.Invalidf("A token must be at least %d characters without spaces", minTokenLength)
+	}
+	h := hashToken(token)
+	now := s.clock.Now()
+	return s.store.Update(ctx, func(tx storage.Tx) error {
+		if _, err := GetUser(tx, userID); err != nil {
+			return err
+		}
+		var rec tokenRecord
+		err := storage.GetJSON(tx, tokenKey(h), &rec)
+		if err == nil {
+			if rec.UserID == userID {
+				return nil
+			}
+			return errs.Invalidf("The token belongs to another user")
+		}
+		if !errors.Is(err, storage.ErrNotFound) {
+			return err
+		}
+		if err := storage.SetJSON(tx, tokenKey(h), tokenRecord{UserID: userID, Created: now}); err != nil {
+			return err
+		}
+		return tx.Set(userTokenKey(userID, h), nil)
+	})
+}
+
+// Authenticate returns the user id that token belongs to. Errors:
+// Unauthorized for an unknown or revoked token.
+func (s *Service) Authenticate(ctx context.Context, token string) (int64, error) {
+	if token == "" {
+		return 0, errs.Unauthorizedf("invalid access token")
+	}
+	var rec tokenRecord
+	err := s.store.View(ctx, func(tx storage.Tx) error {
+		return storage.GetJSON(tx, tokenKey(hashToken(token)), &rec)
+	})
+	if errors.Is(err, storage.ErrNotFound) {
+		return 0, errs.Unauthorizedf("invalid access token")
+	}
+	if err != nil {
+		return 0, errs.Internalf(err, "authenticate")
+	}
+	return rec.UserID, nil
+}
+
+// RevokeToken makes token unusable. Revoking an unknown token is not an
+// error.
+func (s *Service) RevokeToken(ctx context.Context, token string) error {
+	h := hashToken(token)
+	return s.store.Update(ctx, func(tx storage.Tx) error {
+		var rec tokenRecord
+		err := storage.GetJSON(tx, tokenKey(h), &rec)
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := tx.Delete(tokenKey(h)); err != nil {
+			return err
+		}
+		return tx.Delete(userTokenKey(rec.UserID, h))
+	})
+}
+
+// RevokeAllTokens revokes every token of user id.
+func (s *Service) RevokeAllTokens(ctx context.Context, userID int64) error {
+	return s.store.Update(ctx, func(tx storage.Tx) error {
+		prefix := userTokenPrefix(userID)
+		var hashes []string
+		it := tx.Iterate(storage.Prefix(prefix))
+		for ; it.Valid(); it.Next() {
+			hashes = append(hashes, storage.ReadKey(it.Key()[len(prefix):]).Str())
+		}
+		it.Close()
+		for _, h := range hashes {
+			if err := tx.Delete(tokenKey(h)); err != nil {
+				return err
+			}
+			if err := tx.Delete(userTokenKey(userID, h)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

@@ -1,0 +1,41 @@
+package accounts
+
+import "marketplace/storage"
+
+// Key layout of accounts. Every key starts with "acc".
+//
+//	acc/seq/user                      -> last user id (uint64)
+//	acc/seq/store                     -> last store id (uint64)
+//	acc/user/<id>                     -> User (JSON)
+//	acc/store/<store_id>              -> Store (JSON)
+//	acc/ustore/<user_id>/<store_id>   -> empty; a user's stores in id order
+//	acc/token/<sha256(token)>         -> tokenRecord (JSON)
+//	acc/utoken/<user_id>/<sha256>     -> empty; a user's tokens, for revoking them all
+
+// firstUserID and firstStoreID make ids look like the public API's: long
+// integers, not 1, 2, 3.
+const (
+	firstUserID  = 100000001
+	firstStoreID = 1000001
+)
+
+func userSeqKey() []byte  { return storage.NewKey("acc/seq/user") }
+func storeSeqKey() []byte { return storage.NewKey("acc/seq/store") }
+
+func userKey(id int64) []byte { return storage.NewKey("acc/user").Int(id) }
+
+func storeKey(id string) []byte { return storage.NewKey("acc/store").Str(id) }
+
+func userStorePrefix(userID int64) []byte { return storage.NewKey("acc/ustore").Int(userID) }
+
+func userStoreKey(userID int64, storeID string) []byte {
+	return storage.Key(userStorePrefix(userID)).Str(storeID)
+}
+
+func tokenKey(hash string) []byte { return storage.NewKey("acc/token").Str(hash) }
+
+func userTokenPrefix(userID int64) []byte { return storage.NewKey("acc/utoken").Int(userID) }
+
+func userTokenKey(userID int64, hash string) []byte {
+	return storage.Key(userTokenPrefix(userID)).Str(hash)
+}

@@ -1,0 +1,83 @@
+// Package clock gives the domain packages their notion of now. Domain code
+// never reads the wall clock; it is handed a Clock, so that tests and the
+// server's manual mode can decide what time it is.
+package clock
+
+import (
+	"errors"
+	"sync"
+	"time"
+)
+
+// Clock tells the time.
+type Clock interface {
+	Now() time.Time
+}
+
+// Func adapts a function to a Clock.
+type Func func() time.Time
+
+// Now calls f.
+func (f Func) Now() time.Time { return f() }
+
+// Wall is the real time.
+type Wall struct{}
+
+// Now returns time.Now().
+func (Wall) Now() time.Time { return time.Now() }
+
+// ErrBackwards is returned when a manual clock is asked to move into the past.
+var ErrBackwards = errors.New("clock cannot move backwards")
+
+// Manual is a clock that moves only when told to. It is safe for concurrent
+// use. Watchers registered with OnChange are called after each move, outside
+// the lock, with the old and the new time, so that schedules (the daily
+// response-time refresh, notification retries) can run what the move crossed.
+type Manual struct {
+	mu       sync.Mutex
+	now      time.Time
+	watchers []func(from, to time.Time)
+}
+
+// NewManual returns a manual clock set to start.
+func NewManual(start time.Time) *Manual { return &Manual{now: start} }
+
+// Now returns the clock's current time.
+func (m *Manual) Now() time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.now
+}
+
+// Set moves the clock to t. Moving backwards returns ErrBackwards and changes
+// nothing; setting the same time is allowed and notifies nobody.
+func (m *Manual) Set(t time.Time) error {
+	m.mu.Lock()
+	from := m.now
+	if t.Before(from) {
+		m.mu.Unlock()
+		return ErrBackwards
+	}
+	m.now = t
+	watchers := append([]func(from, to time.Time){}, m.watchers...)
+	m.mu.Unlock()
+	if t.Equal(from) {
+		return nil
+	}
+	for _, w := range watchers {
+		w(from, t)
+	}
+	return nil
+}
+
+// Advance moves the clock forward by d (d < 0 returns ErrBackwards).
+func (m *Manual) Advance(d time.Duration) error {
+	return m.Set(m.Now().Add(d))
+}
+
+// OnChange registers fn to be called after every forward move.
+func (m *Manual) OnChange(fn func(from, to time.Time)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.watchers = append(m.watchers, fn)
+}

@@ -1,0 +1,4 @@
+package httpapi
+
+// clockRoutes registers the routes of the operator's manual clock.
+func (s *Server) clockRoutes() {}

@@ -1,0 +1,67 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+
+	"marketplace/errs"
+)
+
+// statusByKind is the one place where domain error kinds become HTTP statuses.
+var statusByKind = map[errs.Kind]int{
+	errs.Internal:     http.StatusInternalServerError,
+	errs.Invalid:      http.StatusBadRequest,
+	errs.Unauthorized: http.StatusUnauthorized,
+	errs.Forbidden:    http.StatusForbidden,
+	errs.NotFound:     http.StatusNotFound,
+	errs.Conflict:     http.StatusConflict,
+}
+
+// errorBody is the spec's error body shape.
+type errorBody struct {
+	Message string `json:"message"`
+	Error   string `json:"error"`
+	Status  int    `json:"status"`
+	Cause   []any  `json:"cause"`
+}
+
+// httpError is an error that only the HTTP layer knows (no route, wrong
+// method, body too large), with its own status.
+type httpError struct {
+	status  int
+	code    string
+	message string
+}
+
+func (e *httpError) Error() string { return e.message }
+
+// writeError answers err in the error body shape. Internal errors are logged
+// with their details and answered with a generic message.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	body := errorBody{Cause: []any{}}
+	var he *httpError
+	if errors.As(err, &he) {
+		body.Status, body.Error, body.Message = he.status, he.code, he.message
+	} else if de := errs.As(err); de != nil && de.Kind != errs.Internal {
+		body.Status = statusByKind[de.Kind]
+		body.Error = de.Code
+		if body.Error == "" {
+			body.Error = de.Kind.DefaultCode()
+		}
+		body.Message = de.Message
+		for _, c := range de.Causes {
+			body.Cause = append(body.Cause, c)
+		}
+	} else {
+		s.logger.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
+		body.Status = http.StatusInternalServerError
+		body.Error = "internal_error"
+		body.Message = "Internal server error"
+	}
+	s.writeJSON(w, body.Status, body)
+}
+
+// errRequired is the public API's message for a missing body field.
+func errRequired(field string) error {
+	return errs.Invalidf("The fields [%s] are required for requested call", field)
+}

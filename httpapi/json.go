@@ -1,0 +1,101 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"sync"
+
+	"marketplace/errs"
+)
+
+// maxBodyBytes bounds every request body.
+const maxBodyBytes = 1 << 20
+
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// writeJSON encodes v with status. Encoding into a buffer first means a value
+// that cannot be encoded becomes a 500, not half a body.
+func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
+	buf := bufPool.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer bufPool.Put(buf)
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		s.logger.Error("encode response", "err", err)
+		status = http.StatusInternalServerError
+		buf.Reset()
+		buf.WriteString(`{"message":"Internal server error","error":"internal_error","status":500,"cause":[]}` + "\n")
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// readBody reads the whole request body, at most maxBodyBytes.
+func readBody(r *http.Request) ([]byte, error) {
+	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, &httpError{status: http.StatusRequestEntityTooLarge, code: "request_entity_too_large",
+				message: "Request body too large: the limit is 1048576 bytes"}
+		}
+		return nil, errs.Invalidf("Could not read the request body")
+	}
+	return b, nil
+}
+
+// decode reads a JSON object body into v. Unknown fields are ignored, as the
+// public API does; a body that is not JSON, or not an object of the expected
+// shape, is a 400.
+func decode(r *http.Request, v any) error {
+	b, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	return decodeBytes(b, v)
+}
+
+func decodeBytes(b []byte, v any) error {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return errs.Invalidf("The request body is empty; a JSON object is expected")
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return malformed(err)
+	}
+	if dec.More() {
+		return errs.Invalidf("Malformed JSON body: unexpected data after the JSON value")
+	}
+	return nil
+}
+
+func malformed(err error) error {
+	var ute *json.UnmarshalTypeError
+	if errors.As(err, &ute) && ute.Field != "" {
+		return errs.Invalidf("Invalid JSON: the field [%s] must be of type %s", ute.Field, jsonTypeName(ute.Type.Kind().String()))
+	}
+	return errs.Invalidf("Malformed JSON body: %v", err)
+}
+
+func jsonTypeName(kind string) string {
+	switch kind {
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+		return "integer"
+	case "float32", "float64":
+		return "number"
+	case "slice", "array":
+		return "array"
+	case "struct", "map":
+		return "object"
+	case "bool":
+		return "boolean"
+	}
+	return kind
+}

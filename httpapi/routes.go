@@ -1,0 +1,30 @@
+package httpapi
+
+import "net/http"
+
+// routes registers every route. httprouter cannot hold a static segment and a
+// parameter at the same position for one method, and every route through one
+// position must use the same parameter name: hence /users/:user_id also
+// where the spec writes {seller_id}. Where the spec needs a static name beside
+// a parameter (GET /questions/search beside GET /questions/:question_id), the
+// parameter route is registered once and dispatches the static name inside it.
+func (s *Server) routes() {
+	s.handle(http.MethodGet, "/health", s.handleHealth)
+
+	// Users and stores.
+	s.handle(http.MethodGet, "/users/:user_id", s.user(s.handleGetUser))
+	s.handle(http.MethodGet, "/users/:user_id/stores/search", s.user(s.handleSearchStores))
+
+	// Operator: accounts.
+	s.handle(http.MethodPost, "/operator/users", s.operator(s.handleOperatorCreateUser))
+	s.handle(http.MethodGet, "/operator/users/:user_id", s.operator(s.handleOperatorGetUser))
+	s.handle(http.MethodPost, "/operator/users/:user_id/tokens", s.operator(s.handleOperatorIssueToken))
+	s.handle(http.MethodPut, "/operator/users/:user_id/tags", s.operator(s.handleOperatorSetTags))
+	s.handle(http.MethodPost, "/operator/users/:user_id/stores", s.operator(s.handleOperatorCreateStore))
+
+	s.stockRoutes()
+	s.questionRoutes()
+	s.referenceRoutes()
+	s.notifyRoutes()
+	s.clockRoutes()
+}

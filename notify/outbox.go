@@ -1,0 +1,53 @@
+// Package notify delivers notifications to applications. Domain packages
+// write events into the outbox (Append) in the same transaction as the change
+// they announce, so no change is acknowledged without its event; notify reads
+// the outbox and delivers each event to the subscribed applications.
+package notify
+
+import (
+	"time"
+
+	"marketplace/storage"
+)
+
+// TopicQuestions is the topic of question events.
+const TopicQuestions = "questions"
+
+// Event is a change that applications may be notified of.
+type Event struct {
+	// Seq is the event's position in the outbox, assigned by Append.
+	Seq uint64 `json:"seq"`
+	// Topic is the notification topic, e.g. "questions".
+	Topic string `json:"topic"`
+	// UserID is the user concerned: the one whose applications are notified.
+	UserID int64 `json:"user_id"`
+	// Resource is the path of the element created or updated.
+	Resource string `json:"resource"`
+	// Action says what happened (created, answered, deleted, moderated...),
+	// kept for the logs and the operator's views.
+	Action string `json:"action"`
+	// Received is when the change happened, by the service's clock.
+	Received time.Time `json:"received"`
+}
+
+// Key layout of the outbox (the rest of notify's keys are in keys.go).
+//
+//	ntf/seq/outbox        -> last event sequence number
+//	ntf/outbox/<seq>      -> Event (JSON), until notify has fanned it out
+
+func outboxSeqKey() []byte { return storage.NewKey("ntf/seq/outbox") }
+
+func outboxKey(seq uint64) []byte { return storage.NewKey("ntf/outbox").Uint(seq) }
+
+// OutboxPrefix is the key range of events not yet fanned out.
+func OutboxPrefix() []byte { return storage.NewKey("ntf/outbox") }
+
+// Append writes ev into the outbox inside tx and returns it with its Seq.
+func Append(tx storage.Tx, ev Event) (Event, error) {
+	seq, err := storage.NextSeq(tx, outboxSeqKey(), 1)
+	if err != nil {
+		return Event{}, err
+	}
+	ev.Seq = seq
+	return ev, storage.SetJSON(tx, outboxKey(seq), ev)
+}

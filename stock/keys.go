@@ -1,0 +1,36 @@
+package stock
+
+import "marketplace/storage"
+
+// Key layout of stock. Every key starts with "stk".
+//
+//	stk/seq/item                          -> last item number (uint64)
+//	stk/seq/up                            -> last user product number (uint64)
+//	stk/item/<item_id>                    -> Item (JSON)
+//	stk/up/<user_product_id>              -> UserProduct (JSON): owner, version, quantities per store
+//	stk/upitem/<user_product_id>/<item_id> -> empty; the items a user product groups
+//	stk/seller/<seller_id>/<item_id>      -> empty; a seller's items
+
+const (
+	firstItemNumber        = 1400000001
+	firstUserProductNumber = 300000001
+)
+
+func itemSeqKey() []byte        { return storage.NewKey("stk/seq/item") }
+func userProductSeqKey() []byte { return storage.NewKey("stk/seq/up") }
+
+func itemKey(id string) []byte { return storage.NewKey("stk/item").Str(id) }
+
+func userProductKey(id string) []byte { return storage.NewKey("stk/up").Str(id) }
+
+func userProductItemsPrefix(upID string) []byte { return storage.NewKey("stk/upitem").Str(upID) }
+
+func userProductItemKey(upID, itemID string) []byte {
+	return storage.Key(userProductItemsPrefix(upID)).Str(itemID)
+}
+
+func sellerItemsPrefix(sellerID int64) []byte { return storage.NewKey("stk/seller").Int(sellerID) }
+
+func sellerItemKey(sellerID int64, itemID string) []byte {
+	return storage.Key(sellerItemsPrefix(sellerID)).Str(itemID)
+}

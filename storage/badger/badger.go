@@ -1,0 +1,222 @@
+// Package badger is the durable storage backend, on Badger. Writes are synced
+// to disk before Update returns, so an acknowledged write survives a crash of
+// the process; Badger's conflict error is retried and, past the retries,
+// reported as storage.ErrConflict.
+package badger
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	badgerdb "github.com/dgraph-io/badger/v4"
+
+	"marketplace/storage"
+)
+
+// maxAttempts bounds how often a conflicting Update is run again.
+const maxAttempts = 64
+
+// Store is a Badger-backed storage.Store.
+type Store struct {
+	db *badgerdb.DB
+}
+
+var _ storage.Store = (*Store)(nil)
+
+// Options tune the backend. The zero value is durable and sized for a service
+// on a small machine.
+type Options struct {
+	// InMemory keeps the data in memory only (for tests of the backend's
+	// behaviour without a disk); durability is then lost.
+	InMemory bool
+}
+
+// Open opens (or creates) the store in dir.
+func Open(dir string, opts Options) (*Store, error) {
+	bo := badgerdb.DefaultOptions(dir).
+		WithSyncWrites(true).
+		WithLogger(nil).
+		WithMemTableSize(16 << 20).
+		WithNumMemtables(2).
+		WithBlockCacheSize(32 << 20).
+		WithIndexCacheSize(16 << 20).
+		WithValueLogFileSize(64 << 20).
+		WithNumCompactors(2)
+	if opts.InMemory {
+		bo = bo.WithDir("").WithValueDir("").WithInMemory(true)
+	}
+	db, err := badgerdb.Open(bo)
+	if err != nil {
+		return nil, fmt.Errorf("open badger in %s: %w", dir, err)
+	}
+	return &Store{db: db}, nil
+}
+
+// DB exposes the underlying database for maintenance (backups, GC).
+func (s *Store) DB() *badgerdb.DB { return s.db }
+
+// View runs fn in a read-only Badger transaction.
+func (s *Store) View(ctx context.Context, fn func(storage.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	err := s.db.View(func(btx *badgerdb.Txn) error {
+		return fn(&tx{btx: btx})
+	})
+	return translate(err)
+}
+
+// Update runs fn in a read-write transaction, retrying it on conflict.
+func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) error {
+	backoff := 50 * time.Microsecond
+	for attempt := 0; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		err := s.db.Update(func(btx *badgerdb.Txn) error {
+			return fn(&tx{btx: btx})
+		})
+		if !errors.Is(err, badgerdb.ErrConflict) {
+			return translate(err)
+		}
+		if attempt+1 >= maxAttempts {
+			return storage.ErrConflict
+		}
+		// A short pause spreads retrying writers apart; no clock rules here,
+		// this is only scheduling.
+		time.Sleep(backoff)
+		if backoff < 5*time.Millisecond {
+			backoff *= 2
+		}
+	}
+}
+
+// Close flushes and closes the database.
+func (s *Store) Close() error {
+	return translate(s.db.Close())
+}
+
+func translate(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, badgerdb.ErrKeyNotFound):
+		return storage.ErrNotFound
+	case errors.Is(err, badgerdb.ErrConflict):
+		return storage.ErrConflict
+	case errors.Is(err, badgerdb.ErrDBClosed):
+		return storage.ErrClosed
+	case errors.Is(err, badgerdb.ErrTxnTooBig):
+		return fmt.Errorf("storage: transaction too big: %w", err)
+	}
+	return err
+}
+
+type tx struct {
+	btx *badgerdb.Txn
+}
+
+func (t *tx) Get(key []byte) ([]byte, error) {
+	item, err := t.btx.Get(key)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return item.ValueCopy(nil)
+}
+
+func (t *tx) Set(key, value []byte) error {
+	// Badger keeps the slices until commit; copy so callers may reuse theirs.
+	return translate(t.btx.Set(bytes.Clone(key), bytes.Clone(value)))
+}
+
+func (t *tx) Delete(key []byte) error {
+	return translate(t.btx.Delete(bytes.Clone(key)))
+}
+
+func (t *tx) Iterate(r storage.Range) storage.Iterator {
+	opts := badgerdb.DefaultIteratorOptions
+	opts.Reverse = r.Reverse
+	opts.PrefetchValues = false
+	if prefix := commonPrefix(r.Start, r.End); len(prefix) > 0 {
+		opts.Prefix = prefix
+	}
+	it := &iterator{it: t.btx.NewIterator(opts), r: r}
+	if r.Reverse {
+		if r.End == nil {
+			it.it.Rewind()
+		} else {
+			it.seekReverseExclusive(r.End)
+		}
+	} else {
+		if r.Start == nil {
+			it.it.Rewind()
+		} else {
+			it.it.Seek(r.Start)
+		}
+	}
+	return it
+}
+
+// commonPrefix lets Badger skip tables that cannot hold the range.
+func commonPrefix(a, b []byte) []byte {
+	if a == nil || b == nil {
+		return nil
+	}
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return a[:n]
+}
+
+type iterator struct {
+	it *badgerdb.Iterator
+	r  storage.Range
+}
+
+func (i *iterator) seekReverseExclusive(key []byte) {
+	i.it.Seek(key)
+	if i.it.Valid() && bytes.Equal(i.it.Item().Key(), key) {
+		i.it.Next()
+	}
+}
+
+func (i *iterator) Valid() bool {
+	if !i.it.Valid() {
+		return false
+	}
+	k := i.it.Item().Key()
+	if i.r.Start != nil && bytes.Compare(k, i.r.Start) < 0 {
+		return false
+	}
+	if i.r.End != nil && bytes.Compare(k, i.r.End) >= 0 {
+		return false
+	}
+	return true
+}
+
+func (i *iterator) Key() []byte { return i.it.Item().Key() }
+
+func (i *iterator) Value() ([]byte, error) { return i.it.Item().ValueCopy(nil) }
+
+func (i *iterator) Next() { i.it.Next() }
+
+func (i *iterator) Seek(key []byte) {
+	if i.r.Reverse {
+		if i.r.End != nil && bytes.Compare(key, i.r.End) >= 0 {
+			i.seekReverseExclusive(i.r.End)
+			return
+		}
+		i.it.Seek(key)
+		return
+	}
+	if i.r.Start != nil && bytes.Compare(key, i.r.Start) < 0 {
+		key = i.r.Start
+	}
+	i.it.Seek(key)
+}
+
+func (i *iterator) Close() { i.it.Close() }

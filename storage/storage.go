@@ -1,0 +1,104 @@
+// Package storage is the contract between the domain packages and the
+// backends that keep their data: a transactional, ordered key-value store.
+//
+// Keys are compared as bytes. Transactions are serializable: an Update whose
+// function returns an error changes nothing, and when two Updates conflict one
+// commits and the other is run again from the start, so a rule re-checked
+// inside the function sees the winner's write. Secondary indexes, id
+// sequences, counters and event outboxes are ordinary keys that the domain
+// packages write in the same transaction as the record they belong to.
+//
+// Backends: storage/memory (ordered, in process) and storage/badger (durable:
+// an acknowledged Update is on disk). Both pass storage/storagetest.
+package storage
+
+import (
+	"context"
+	"errors"
+)
+
+// ErrNotFound is returned by Tx.Get for a key that does not exist.
+var ErrNotFound = errors.New("storage: key not found")
+
+// ErrConflict is returned by Update when the transaction kept conflicting with
+// concurrent ones after the backend's retries.
+var ErrConflict = errors.New("storage: transaction conflict")
+
+// ErrClosed is returned by a store after Close.
+var ErrClosed = errors.New("storage: store closed")
+
+// Store is a transactional, ordered key-value store.
+type Store interface {
+	// View runs fn in a read-only transaction over a consistent snapshot.
+	View(ctx context.Context, fn func(Tx) error) error
+	// Update runs fn in a read-write transaction and commits it if fn returns
+	// nil. fn may be called more than once (after a conflict), so it must not
+	// have effects outside the transaction.
+	Update(ctx context.Context, fn func(Tx) error) error
+	// Close releases the store. An acknowledged Update survives it.
+	Close() error
+}
+
+// Tx is one transaction. It is not safe for concurrent use, and neither it
+// nor the slices it returns may be used after its function returns.
+type Tx interface {
+	// Get returns the value stored at key, or ErrNotFound. The returned slice
+	// belongs to the caller.
+	Get(key []byte) ([]byte, error)
+	// Set stores value at key. Both slices are copied.
+	Set(key, value []byte) error
+	// Delete removes key; deleting a missing key is not an error.
+	Delete(key []byte) error
+	// Iterate returns an iterator over r, positioned at its first key (the
+	// last one when r.Reverse). Set and Delete must not be called on the same
+	// transaction while the iterator is open.
+	Iterate(r Range) Iterator
+}
+
+// Range is the half-open key range [Start, End) in byte order. A nil Start is
+// the smallest key, a nil End has no upper bound. Reverse walks from the
+// largest key down.
+type Range struct {
+	Start   []byte
+	End     []byte
+	Reverse bool
+}
+
+// Prefix returns the range of every key that starts with p.
+func Prefix(p []byte) Range {
+	return Range{Start: p, End: PrefixEnd(p)}
+}
+
+// PrefixEnd returns the smallest key greater than every key that starts with
+// p, or nil when there is none (p is empty or all 0xff).
+func PrefixEnd(p []byte) []byte {
+	end := append([]byte(nil), p...)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] < 0xff {
+			end[i]++
+			return end[:i+1]
+		}
+	}
+	return nil
+}
+
+// Iterator walks a range in order. Use it as
+//
+//	it := tx.Iterate(r)
+//	defer it.Close()
+//	for ; it.Valid(); it.Next() { ... }
+type Iterator interface {
+	// Valid reports whether the iterator is on a key inside the range.
+	Valid() bool
+	// Key returns the current key; valid until the next call to Next or Seek.
+	Key() []byte
+	// Value returns a copy of the current value.
+	Value() ([]byte, error)
+	// Next moves to the next key in the iteration order.
+	Next()
+	// Seek moves to the first key >= key (forward) or the last key <= key
+	// (reverse), clamped to the range.
+	Seek(key []byte)
+	// Close releases the iterator.
+	Close()
+}
