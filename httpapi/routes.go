@@ -24,6 +24,7 @@ func (s *Server) routes() {
 
 	s.stockRoutes()
 	s.questionRoutes()
+	s.responseTimeRoutes()
 	s.referenceRoutes()
 	s.notifyRoutes()
 	s.clockRoutes()

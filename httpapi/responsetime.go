@@ -1,0 +1,4 @@
+package httpapi
+
+// responseTimeRoutes registers the route of the seller response time.
+func (s *Server) responseTimeRoutes() {}
