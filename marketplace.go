@@ -102,6 +102,9 @@ func New(store storage.Store, opts Options) (*Marketplace, error) {
 	m.Catalog = catalog.New(store)
 	m.Stock = stock.New(store, opts.Clock, m.Geo)
 	m.Questions = questions.New(store, opts.Clock, m.Accounts, m.Stock, m.Geo)
+	if err := m.loadBuiltinReference(context.Background()); err != nil {
+		return nil, err
+	}
 	return m, nil
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"marketplace"
 	"marketplace/accounts"
 )
 
@@ -96,5 +97,21 @@ func (s *Server) handleOperatorCreateStore(w http.ResponseWriter, r *http.Reques
 		return err
 	}
 	s.writeJSON(w, http.StatusCreated, st)
+	return nil
+}
+
+// handleOperatorImportReference answers PUT /operator/reference: upserts the
+// records of a reference document (docs/reference-data.md) in one
+// transaction.
+func (s *Server) handleOperatorImportReference(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	var doc marketplace.ReferenceDocument
+	if err := decode(r, &doc); err != nil {
+		return err
+	}
+	res, err := s.m.ImportReference(r.Context(), doc)
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, res)
 	return nil
 }

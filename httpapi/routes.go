@@ -21,6 +21,7 @@ func (s *Server) routes() {
 	s.handle(http.MethodPost, "/operator/users/:user_id/tokens", s.operator(s.handleOperatorIssueToken))
 	s.handle(http.MethodPut, "/operator/users/:user_id/tags", s.operator(s.handleOperatorSetTags))
 	s.handle(http.MethodPost, "/operator/users/:user_id/stores", s.operator(s.handleOperatorCreateStore))
+	s.handle(http.MethodPut, "/operator/reference", s.operator(s.handleOperatorImportReference))
 
 	s.stockRoutes()
 	s.questionRoutes()

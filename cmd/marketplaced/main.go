@@ -28,7 +28,14 @@ import (
 )
 
 func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	args := os.Args[1:]
+	var err error
+	if len(args) > 0 && args[0] == "import" {
+		err = runImport(context.Background(), args[1:], os.Stdin, os.Stdout, os.Stderr)
+	} else {
+		err = run(context.Background(), args, os.Stdout, os.Stderr)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "marketplaced:", err)
 		os.Exit(1)
 	}
@@ -46,6 +53,14 @@ type config struct {
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
+	c, rest, err := parseFlagsWithArgs(args, stderr)
+	if err == nil && len(rest) > 0 {
+		err = fmt.Errorf("unexpected argument %q (flags start with -)", rest[0])
+	}
+	return c, err
+}
+
+func parseFlagsWithArgs(args []string, stderr io.Writer) (config, []string, error) {
 	var c config
 	fs := flag.NewFlagSet("marketplaced", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -58,19 +73,19 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.DurationVar(&c.drain, "shutdown-timeout", 10*time.Second, "how long in-flight requests may finish on shutdown")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: marketplaced [flags]\n\nFlags (each also MARKETPLACE_<NAME>):\n")
+		fmt.Fprintf(stderr, "usage: marketplaced [flags]\n       marketplaced import [-data DIR] FILE\n\nFlags (each also MARKETPLACE_<NAME>):\n")
 		fs.PrintDefaults()
 	}
 	if err := applyEnv(fs); err != nil {
-		return c, err
+		return c, nil, err
 	}
 	if err := fs.Parse(args); err != nil {
-		return c, err
+		return c, nil, err
 	}
 	if c.clockMode != "wall" && c.clockMode != "manual" {
-		return c, fmt.Errorf("-clock must be wall or manual, not %q", c.clockMode)
+		return c, nil, fmt.Errorf("-clock must be wall or manual, not %q", c.clockMode)
 	}
-	return c, nil
+	return c, fs.Args(), nil
 }
 
 // applyEnv sets each flag from MARKETPLACE_<NAME> before the command line is

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"marketplace"
+)
+
+// runImport implements `marketplaced import [flags] FILE`: it upserts the
+// records of a reference document into the data folder and exits. "-" reads
+// standard input.
+func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	c, rest, err := parseFlagsWithArgs(args, stderr)
+	if err != nil {
+		return err
+	}
+	if len(rest) != 1 {
+		return fmt.Errorf("usage: marketplaced import [-data DIR] FILE")
+	}
+	if c.memory {
+		return fmt.Errorf("import: -memory would import into a store that ends with the command; use -data")
+	}
+	var in io.Reader = stdin
+	if rest[0] != "-" {
+		f, err := os.Open(rest[0])
+		if err != nil {
+			return fmt.Errorf("import: %w", err)
+		}
+		defer f.Close()
+		in = f
+	}
+	m, err := marketplace.Open(c.data, marketplace.Options{})
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	res, err := m.ImportReferenceJSON(ctx, in)
+	if err != nil {
+		return fmt.Errorf("import %s: %w", rest[0], err)
+	}
+	fmt.Fprintf(stdout, "imported %d records into %s\n", res.Total, c.data)
+	for kind, n := range res.Imported {
+		fmt.Fprintf(stdout, "  %s: %d\n", kind, n)
+	}
+	return nil
+}
