@@ -1,4 +1,4 @@
 package httpapi
 
-// referenceRoutes registers the routes of listing fees, domains and catalog, locations, currencies and site search.
+// referenceRoutes registers the routes of listing fees, locations and currencies.
 func (s *Server) referenceRoutes() {}

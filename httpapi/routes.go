@@ -27,6 +27,7 @@ func (s *Server) routes() {
 	s.questionRoutes()
 	s.responseTimeRoutes()
 	s.referenceRoutes()
+	s.catalogRoutes()
 	s.notifyRoutes()
 	s.clockRoutes()
 }
