@@ -1,0 +1,306 @@
+package accounts_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"marketplace/accounts"
+	"marketplace/clock"
+	"marketplace/errs"
+	"marketplace/geo"
+	"marketplace/storage"
+	"marketplace/storage/memory"
+)
+
+var start = time.Date(2026, 3, 4, 15, 0, 0, 0, time.UTC)
+
+func newService(t *testing.T) (*accounts.Service, storage.Store) {
+	t.Helper()
+	st := memory.New()
+	return accounts.New(st, clock.NewManual(start), geo.New(st)), st
+}
+
+func mustUser(t *testing.T, svc *accounts.Service, in accounts.NewUser) accounts.User {
+	t.Helper()
+	u, err := svc.CreateUser(context.Background(), in)
+	if err != nil {
+		t.Fatalf("create user: %v", err)
+	}
+	return u
+}
+
+func TestCreateUser_FillsEveryFieldOfTheUserTable(t *testing.T) {
+	is := is.New(t)
+	svc, _ := newService(t)
+	u := mustUser(t, svc, accounts.NewUser{Nickname: "SELLER1", SiteID: "MLA", FirstName: "Ana", LastName: "Gómez", Gender: "female",
+		Tags: []string{"normal", accounts.TagWarehouseManagement}})
+	is.True(u.ID > 0)                                                                           // integer id
+	is.Equal(u.Nickname, "SELLER1")                                                             // nickname
+	is.Equal(u.CountryID, "AR")                                                                 // country from the site
+	is.Equal(u.SiteID, "MLA")                                                                   // site
+	is.Equal(u.RegistrationDate, "2026-03-04T12:00:00.000-03:00")                               // ISO 8601 with offset, site zone
+	is.Equal(u.Tags, []string{"normal", "warehouse_management"})                                // tags kept in order
+	is.True(u.HasTag(accounts.TagWarehouseManagement))                                          // tag lookup
+	is.Equal([3]string{u.FirstName, u.LastName, u.Gender}, [3]string{"Ana", "Gómez", "female"}) // personal data
+	got, err := svc.User(context.Background(), u.ID)
+	is.NoErr(err)
+	is.Equal(got, u) // stored as created
+}
+
+func TestCreateUser_IdsAreDistinctIntegers(t *testing.T) {
+	is := is.New(t)
+	svc, _ := newService(t)
+	a := mustUser(t, svc, accounts.NewUser{Nickname: "A", SiteID: "MLA"})
+	b := mustUser(t, svc, accounts.NewUser{Nickname: "B", SiteID: "MLB"})
+	is.True(b.ID > a.ID)                 // increasing
+	is.Equal(b.CountryID, "BR")          // each site its country
+	is.Equal(a.Tags, []string{"normal"}) // default tag
+}
+
+func TestCreateUser_RejectsBadInput(t *testing.T) {
+	svc, st := newService(t)
+	cases := []struct {
+		name string
+		in   accounts.NewUser
+		msg  string
+	}{
+		{"NoNickname", accounts.NewUser{SiteID: "MLA"}, "The fields [nickname] are required for requested call"},
+		{"BlankNickname", accounts.NewUser{Nickname: "  ", SiteID: "MLA"}, "The fields [nickname] are required for requested call"},
+		{"NoSite", accounts.NewUser{Nickname: "X"}, "The fields [site_id] are required for requested call"},
+		{"UnknownSite", accounts.NewUser{Nickname: "X", SiteID: "XXX"}, "Invalid site_id: XXX"},
+		{"CountryOfAnotherSite", accounts.NewUser{Nickname: "X", SiteID: "MLA", CountryID: "BR"}, "country_id BR does not match site MLA (country AR)"},
+		{"EmptyTag", accounts.NewUser{Nickname: "X", SiteID: "MLA", Tags: []string{""}}, `Invalid tag: ""`},
+		{"LongName", accounts.NewUser{Nickname: "X", SiteID: "MLA", FirstName: strings.Repeat("a", 101)}, "The field [first_name] must be at most 100 characters"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			is := is.New(t)
+			_, err := svc.CreateUser(context.Background(), c.in)
+			is.True(errs.Is(err, errs.Invalid)) // invalid
+			is.Equal(errs.As(err).Message, c.msg)
+		})
+	}
+	// Nothing was written by the refused calls.
+	err := st.View(context.Background(), func(tx storage.Tx) error {
+		it := tx.Iterate(storage.Range{})
+		defer it.Close()
+		if it.Valid() {
+			return errors.New("store is not empty")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestUserFor_OtherCallersSeeNoPersonalData(t *testing.T) {
+	is := is.New(t)
+	svc, _ := newService(t)
+	ctx := context.Background()
+	u := mustUser(t, svc, accounts.NewUser{Nickname: "S", SiteID: "MLA", FirstName: "Ana", LastName: "Gómez", Gender: "female"})
+	other := mustUser(t, svc, accounts.NewUser{Nickname: "O", SiteID: "MLA"})
+	own, err := svc.UserFor(ctx, u.ID, u.ID)
+	is.NoErr(err)
+	is.Equal(own, u) // the user itself sees the full record
+	pub, err := svc.UserFor(ctx, other.ID, u.ID)
+	is.NoErr(err)
+	is.Equal(pub, u.Public()) // another user sees the public subset
+	_, err = svc.UserFor(ctx, u.ID, 999)
+	is.True(errs.Is(err, errs.NotFound)) // unknown user
+}
+
+func TestTokens_IssuedTokenAuthenticatesItsUser(t *testing.T) {
+	is := is.New(t)
+	svc, _ := newService(t)
+	ctx := context.Background()
+	u := mustUser(t, svc, accounts.NewUser{Nickname: "S", SiteID: "MLA"})
+	tok, err := svc.IssueToken(ctx, u.ID)
+	is.NoErr(err)
+	is.True(strings.HasPrefix(tok, "APP_USR-"))
+	is.True(len(tok) >= len("APP_USR-")+32) // at least 128 bits of randomness in hex
+	id, err := svc.Authenticate(ctx, tok)
+	is.NoErr(err)
+	is.Equal(id, u.ID)
+	tok2, err := svc.IssueToken(ctx, u.ID)
+	is.NoErr(err)
+	is.True(tok2 != tok) // random
+	_, err = svc.Authenticate(ctx, tok+"x")
+	is.True(errs.Is(err, errs.Unauthorized)) // unknown token
+	_, err = svc.Authenticate(ctx, "")
+	is.True(errs.Is(err, errs.Unauthorized)) // empty token
+}
+
+func TestTokens_AreStoredOnlyAsHashes(t *testing.T) {
+	svc, st := newService(t)
+	ctx := context.Background()
+	u := mustUser(t, svc, accounts.NewUser{Nickname: "S", SiteID: "MLA"})
+	tok, err := svc.IssueToken(ctx, u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := []byte(strings.TrimPrefix(tok, "APP_USR-"))
+	err = st.View(ctx, func(tx storage.Tx) error {
+		it := tx.Iterate(storage.Range{})
+		defer it.Close()
+		for ; it.Valid(); it.Next() {
+			v, err := it.Value()
+			if err != nil {
+				return err
+			}
+			if bytes.Contains(it.Key(), secret) || bytes.Contains(v, secret) {
+				t.Errorf("token stored in clear under key %q", it.Key())
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestTokens_RevokedTokenNoLongerAuthenticates(t *testing.T) {
+	is := is.New(t)
+	svc, _ := newService(t)
+	ctx := context.Background()
+	u := mustUser(t, svc, accounts.NewUser{Nickname: "S", SiteID: "MLA"})
+	a, _ := svc.IssueToken(ctx, u.ID)
+	b, _ := svc.IssueToken(ctx, u.ID)
+	is.NoErr(svc.RevokeToken(ctx, a))
+	_, err := svc.Authenticate(ctx, a)
+	is.True(errs.Is(err, errs.Unauthorized)) // revoked
+	_, err = svc.Authenticate(ctx, b)
+	is.NoErr(err)                     // the other token still works
+	is.NoErr(svc.RevokeToken(ctx, a)) // revoking twice is fine
+	is.NoErr(svc.RevokeAllTokens(ctx, u.ID))
+	_, err = svc.Authenticate(ctx, b)
+	is.True(errs.Is(err, errs.Unauthorized)) // all revoked
+}
+
+func TestAddToken_RefusesShortTokensAndTokensOfAnotherUser(t *testing.T) {
+	is := is.New(t)
+	svc, _ := newService(t)
+	ctx := context.Background()
+	a := mustUser(t, svc, accounts.NewUser{Nickname: "A", SiteID: "MLA"})
+	b := mustUser(t, svc, accounts.NewUser{Nickname: "B", SiteID: "MLA"})
+	is.True(errs.Is(svc.AddToken(ctx, a.ID, "short"), errs.Invalid)) // too short
+	is.NoErr(svc.AddToken(ctx, a.ID, "a-fixed-token-for-a"))
+	is.NoErr(svc.AddToken(ctx, a.ID, "a-fixed-token-for-a"))                         // idempotent
+	is.True(errs.Is(svc.AddToken(ctx, b.ID, "a-fixed-token-for-a"), errs.Invalid))   // owned by a
+	is.True(errs.Is(svc.AddToken(ctx, 12345, "another-fixed-token"), errs.NotFound)) // unknown user
+}
+
+func TestStores_CreateFillsEveryFieldOfTheStoreTable(t *testing.T) {
+	is := is.New(t)
+	svc, _ := newService(t)
+	ctx := context.Background()
+	u := mustUser(t, svc, accounts.NewUser{Nickname: "S", SiteID: "MLA"})
+	loc := accounts.Location{AddressID: 7, AddressLine: "Av. Siempre Viva 742", StreetName: "Av. Siempre Viva", StreetNumber: 742,
+		Latitude: -34.6, Longitude: -58.4, City: "Buenos Aires", State: "Capital Federal", Country: "Argentina", ZipCode: "1414"}
+	st, err := svc.CreateStore(ctx, u.ID, accounts.NewStore{Description: "Main", Location: loc, Tags: []string{accounts.TagStockLocation}})
+	is.NoErr(err)
+	is.True(st.ID != "")             // id assigned
+	is.Equal(st.UserID, "100000001") // owner as a string
+	is.Equal(st.Status, "active")    // default status
+	is.Equal(st.Location, loc)       // location kept
+	is.True(st.NetworkNodeID != "")  // network node assigned
+	is.True(st.IsStockLocation())    // tag
+	is.Equal(st.OwnerID(), u.ID)     // owner as an integer
+	got, err := svc.Store(ctx, st.ID)
+	is.NoErr(err)
+	is.Equal(got, st)
+}
+
+func TestStores_CreateRejectsBadInput(t *testing.T) {
+	svc, _ := newService(t)
+	ctx := context.Background()
+	u := mustUser(t, svc, accounts.NewUser{Nickname: "S", SiteID: "MLA"})
+	_, err := svc.CreateStore(ctx, u.ID, accounts.NewStore{ID: "77"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name   string
+		userID int64
+		in     accounts.NewStore
+		kind   errs.Kind
+	}{
+		{"UnknownUser", 999, accounts.NewStore{}, errs.NotFound},
+		{"BadStatus", u.ID, accounts.NewStore{Status: "closed"}, errs.Invalid},
+		{"NonDigitID", u.ID, accounts.NewStore{ID: "abc"}, errs.Invalid},
+		{"TakenID", u.ID, accounts.NewStore{ID: "77"}, errs.Conflict},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := svc.CreateStore(ctx, c.userID, c.in)
+			if !errs.Is(err, c.kind) {
+				t.Fatalf("err = %v, want kind %v", err, c.kind)
+			}
+		})
+	}
+}
+
+func TestSearchStores_FiltersByTagsAndPages(t *testing.T) {
+	is := is.New(t)
+	svc, _ := newService(t)
+	ctx := context.Background()
+	u := mustUser(t, svc, accounts.NewUser{Nickname: "S", SiteID: "MLA"})
+	var stockIDs []string
+	for i := 0; i < 5; i++ {
+		tags := []string{}
+		if i%2 == 0 {
+			tags = []string{accounts.TagStockLocation}
+		}
+		st, err := svc.CreateStore(ctx, u.ID, accounts.NewStore{Tags: tags})
+		is.NoErr(err)
+		if i%2 == 0 {
+			stockIDs = append(stockIDs, st.ID)
+		}
+	}
+	all, total, err := svc.SearchStores(ctx, u.ID, u.ID, accounts.StoreQuery{Limit: 50})
+	is.NoErr(err)
+	is.Equal(total, 5)
+	is.Equal(len(all), 5)
+	tagged, total, err := svc.SearchStores(ctx, u.ID, u.ID, accounts.StoreQuery{Tags: []string{accounts.TagStockLocation}, Limit: 50})
+	is.NoErr(err)
+	is.Equal(total, 3) // only stock locations
+	var ids []string
+	for _, s := range tagged {
+		ids = append(ids, s.ID)
+	}
+	is.Equal(ids, stockIDs)
+	page, total, err := svc.SearchStores(ctx, u.ID, u.ID, accounts.StoreQuery{Tags: []string{accounts.TagStockLocation}, Offset: 1, Limit: 1})
+	is.NoErr(err)
+	is.Equal(total, 3)                // total ignores paging
+	is.Equal(len(page), 1)            // limit
+	is.Equal(page[0].ID, stockIDs[1]) // offset
+}
+
+func TestSearchStores_OnlyTheOwnerMayList(t *testing.T) {
+	svc, _ := newService(t)
+	ctx := context.Background()
+	u := mustUser(t, svc, accounts.NewUser{Nickname: "S", SiteID: "MLA"})
+	other := mustUser(t, svc, accounts.NewUser{Nickname: "O", SiteID: "MLA"})
+	_, _, err := svc.SearchStores(ctx, other.ID, u.ID, accounts.StoreQuery{Limit: 50})
+	if !errs.Is(err, errs.Forbidden) {
+		t.Fatalf("err = %v, want forbidden", err)
+	}
+}
+
+func TestSetTags_ReplacesTags(t *testing.T) {
+	is := is.New(t)
+	svc, _ := newService(t)
+	ctx := context.Background()
+	u := mustUser(t, svc, accounts.NewUser{Nickname: "S", SiteID: "MLA"})
+	got, err := svc.SetTags(ctx, u.ID, []string{"normal", accounts.TagWarehouseManagement, "normal"})
+	is.NoErr(err)
+	is.Equal(got.Tags, []string{"normal", "warehouse_management"}) // deduplicated
+	_, err = svc.SetTags(ctx, 999, nil)
+	is.True(errs.Is(err, errs.NotFound))
+}
