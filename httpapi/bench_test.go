@@ -53,5 +53,7 @@ func BenchmarkGetUser(b *testing.B) {
 	path := fmt.Sprintf("/users/%d", u.ID)
 	res := ts.do("GET", path, u.Token, nil)
 	b.Run("stack", func(b *testing.B) { benchServe(b, ts.handler, "GET", path, u.Token) })
-	b.Run("bare", func(b *testing.B) { benchServe(b, bareHandler("GET", "/users/:user_id", res.Raw), "GET", path, u.Token) })
+	b.Run("bare", func(b *testing.B) {
+		benchServe(b, bareHandler("GET", "/users/:user_id", res.Raw), "GET", path, u.Token)
+	})
 }
