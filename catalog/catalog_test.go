@@ -445,3 +445,45 @@ func TestUpsertRecord_InvalidRecordsAreRejectedWithClearErrors(t *testing.T) {
 		})
 	}
 }
+
+// encodeLikeHTTP encodes v as the HTTP answers do.
+func encodeLikeHTTP(t interface{ Fatalf(string, ...any) }, v any) string {
+	var buf strings.Builder
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		t.Fatalf("encode: %v", err)
+	}
+	return strings.TrimSuffix(buf.String(), "\n")
+}
+
+func TestProductJSON_IsTheEncodedProductForEveryEmbeddedProduct(t *testing.T) {
+	s := newLoaded(t)
+	d, err := catalog.BuiltinDataset()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range d.Records {
+		if r.Kind != catalog.KindProduct {
+			continue
+		}
+		var head struct{ ID string }
+		if err := json.Unmarshal(r.Data, &head); err != nil {
+			t.Fatal(err)
+		}
+		p, err := s.Product(ctx, head.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.ProductJSON(ctx, head.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := encodeLikeHTTP(t, p); string(got) != want {
+			t.Fatalf("ProductJSON(%s) =\n%s\nwant\n%s", head.ID, got, want)
+		}
+	}
+	if _, err := s.ProductJSON(ctx, "MLA1"); !errs.Is(err, errs.NotFound) || errs.As(err).Message != "Product not found: MLA1" {
+		t.Fatalf("ProductJSON(MLA1) = %v, want NotFound", err)
+	}
+}

@@ -7,6 +7,8 @@ import "marketplace/storage"
 //	cat/version                          -> embedded dataset version loaded (uint64)
 //	cat/domain/<site_id>/<domain_id>     -> Domain (JSON); a site's domains in id order
 //	cat/product/<product_id>             -> Product (JSON, without children_ids)
+//	cat/pview/<product_id>               -> the by-id answer rendered at write time, up to
+//	                                        "children_ids": (children are appended on read)
 //	cat/dprod/<domain_id>/<product_id>   -> empty; a domain's products in id order
 //	cat/child/<parent_id>/<product_id>   -> empty; children_ids of a product, derived from parent_id
 //	cat/imported/<kind>/<id>             -> empty; records written by an import, which a newer
@@ -21,6 +23,8 @@ func domainKey(siteID, domainID string) []byte {
 }
 
 func productKey(id string) []byte { return storage.NewKey("cat/product").Str(id) }
+
+func productViewKey(id string) []byte { return storage.NewKey("cat/pview").Str(id) }
 
 func domainProductPrefix(domainID string) []byte { return storage.NewKey("cat/dprod").Str(domainID) }
 

@@ -192,6 +192,13 @@ func (m *catalogMachine) Check(t *rapid.T) {
 		if p.DomainID != mp.domain || p.ParentID != mp.parent || p.Status != mp.status {
 			t.Fatalf("product %s = domain %s parent %q status %s, want %+v", id, p.DomainID, p.ParentID, p.Status, mp)
 		}
+		raw, err := m.s.ProductJSON(ctx, id)
+		if err != nil {
+			t.Fatalf("product json %s: %v", id, err)
+		}
+		if want := encodeLikeHTTP(t, p); string(raw) != want {
+			t.Fatalf("product json %s = %s, want %s", id, raw, want)
+		}
 		if (p.Status == "inactive") != (p.Pictures == nil) {
 			t.Fatalf("product %s: status %s with pictures %v", id, p.Status, p.Pictures)
 		}

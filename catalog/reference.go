@@ -225,6 +225,13 @@ func (s *Service) putProduct(tx storage.Tx, p Product, imported bool) error {
 			return err
 		}
 	}
+	head, err := renderViewHead(p)
+	if err != nil {
+		return err
+	}
+	if err := tx.Set(productViewKey(p.ID), head); err != nil {
+		return err
+	}
 	return storage.SetJSON(tx, productKey(p.ID), p)
 }
 

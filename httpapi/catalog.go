@@ -43,11 +43,15 @@ func (s *Server) handleDomainProducts(w http.ResponseWriter, r *http.Request, p 
 }
 
 // handleProduct answers GET /products/:product_id with the catalog product.
+// The domain hands over the answer already encoded; it is written with the
+// same headers and trailing newline as writeJSON.
 func (s *Server) handleProduct(w http.ResponseWriter, r *http.Request, p httprouter.Params, _ int64) error {
-	prod, err := s.m.Catalog.Product(r.Context(), p.ByName("product_id"))
+	body, err := s.m.Catalog.ProductJSON(r.Context(), p.ByName("product_id"))
 	if err != nil {
 		return err
 	}
-	s.writeJSON(w, http.StatusOK, prod)
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(append(body, '\n'))
 	return nil
 }
