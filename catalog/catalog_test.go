@@ -305,7 +305,7 @@ func TestDomains_UnknownSiteIsNotFoundAndKnownSiteWithoutDomainsIsEmpty(t *testi
 	is.Equal(errs.As(err).Message, "Site not found: XXX")
 	_, err = s.Domains(ctx, "mla")
 	is.True(errs.Is(err, errs.NotFound)) // site ids are upper case
-	ds, err := s.Domains(ctx, "MEC") // a site geo knows, with no domain in the dataset
+	ds, err := s.Domains(ctx, "MEC")     // a site geo knows, with no domain in the dataset
 	is.NoErr(err)
 	is.Equal(ds, []catalog.Domain{})
 }

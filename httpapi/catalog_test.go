@@ -287,7 +287,7 @@ func TestImportReference_ProductImportedThroughTheOperatorRouteIsReadBack(t *tes
 	o := res.Obj()
 	is.Equal(keysOf(o), byIDKeys)
 	is.Equal(o["name"], "Drone DJI Mini 4 Pro")
-	is.Equal(o["status"], "active")                                            // default status
+	is.Equal(o["status"], "active")                                           // default status
 	is.Equal(o["permalink"], "https://www.mercadolibre.com.ar/p/MLA30000001") // default permalink
 	is.Equal(o["children_ids"], []any{"MLA30000002"})
 	is.Equal(o["main_features"], []any{map[string]any{"text": "Peso de 249 g.", "type": "key_value", "metadata": map[string]any{"key": "WEIGHT", "value": "249 g"}}})
