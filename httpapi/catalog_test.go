@@ -2,6 +2,8 @@ package httpapi_test
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -11,6 +13,8 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 	"github.com/matryer/is"
+
+	"marketplace/catalog"
 )
 
 // keysOf returns the sorted keys of an object.
@@ -39,6 +43,34 @@ func TestCatalogRoutes_NeedAUserToken(t *testing.T) {
 	}
 }
 
+func TestGetSiteDomains_KnownSiteWithoutDomainsIsAnEmptyArray(t *testing.T) {
+	is := is.New(t)
+	ts := newTestServer(t)
+	u := ts.mustUser("MLA")
+	d, err := catalog.BuiltinDataset()
+	is.NoErr(err)
+	with := map[string]bool{}
+	for _, r := range d.Records {
+		var head struct{ ID string }
+		is.NoErr(json.Unmarshal(r.Data, &head))
+		if r.Kind == catalog.KindDomain {
+			with[head.ID[:3]] = true
+		}
+	}
+	sites, err := ts.m.Geo.Sites(context.Background())
+	is.NoErr(err)
+	for _, site := range sites {
+		if with[site.ID] {
+			continue
+		}
+		res := ts.do("GET", "/sites/"+site.ID+"/domains", u.Token, nil)
+		is.Equal(res.Status, 200)
+		is.Equal(string(res.Raw), "[]\n")
+		return
+	}
+	t.Skip("every known site has domains in the embedded dataset")
+}
+
 func TestGetSiteDomains(t *testing.T) {
 	ts := newTestServer(t)
 	u := ts.mustUser("MLA")
@@ -52,7 +84,6 @@ func TestGetSiteDomains(t *testing.T) {
 	}{
 		{"MLAListsItsDomainsInIDOrder", "MLA", 200, "", 12, map[string]any{"id": "MLA-3D_PRINTERS", "name": "Impresoras 3D"}},
 		{"MLBNamesArePortuguese", "MLB", 200, "", 12, map[string]any{"id": "MLB-3D_PRINTERS", "name": "Impressoras 3D"}},
-		{"KnownSiteWithoutDomainsIsEmpty", "MEC", 200, "", 0, nil},
 		{"UnknownSiteIs404", "XYZ", 404, "Site not found: XYZ", 0, nil},
 		{"LowerCaseSiteIs404", "mla", 404, "Site not found: mla", 0, nil},
 	}
