@@ -227,12 +227,12 @@ func (s *Service) DomainProducts(ctx context.Context, domainID string, limit, of
 			return err
 		}
 		var ids []string
-		it := tx.Iterate(storage.Prefix(domainProductPrefix(domainID)))
+		prefix := domainProductPrefix(domainID)
+		it := tx.Iterate(storage.Prefix(prefix))
 		defer it.Close()
 		for ; it.Valid(); it.Next() {
 			if page.Total >= offset && len(ids) < limit {
-				r := storage.ReadKey(it.Key()[len(domainProductPrefix(domainID)):])
-				ids = append(ids, r.Str())
+				ids = append(ids, storage.ReadKey(it.Key()[len(prefix):]).Str())
 			}
 			page.Total++
 		}
