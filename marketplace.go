@@ -100,6 +100,7 @@ func New(store storage.Store, opts Options) (*Marketplace, error) {
 	m.Accounts = accounts.New(store, opts.Clock, m.Geo)
 	m.Fees = fees.New(store, m.Geo)
 	m.Catalog = catalog.New(store)
+	m.Catalog.UseClock(opts.Clock)
 	m.Stock = stock.New(store, opts.Clock, m.Geo)
 	m.Questions = questions.New(store, opts.Clock, m.Accounts, m.Stock, m.Geo)
 	if err := m.loadBuiltinReference(context.Background()); err != nil {

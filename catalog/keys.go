@@ -1,0 +1,41 @@
+package catalog
+
+import "marketplace/storage"
+
+// Key layout of catalog. Every key starts with "cat".
+//
+//	cat/version                          -> embedded dataset version loaded (uint64)
+//	cat/domain/<site_id>/<domain_id>     -> Domain (JSON); a site's domains in id order
+//	cat/product/<product_id>             -> Product (JSON, without children_ids)
+//	cat/pview/<product_id>               -> the by-id answer rendered at write time, up to
+//	                                        "children_ids": (children are appended on read)
+//	cat/dprod/<domain_id>/<product_id>   -> empty; a domain's products in id order
+//	cat/child/<parent_id>/<product_id>   -> empty; children_ids of a product, derived from parent_id
+//	cat/imported/<kind>/<id>             -> empty; records written by an import, which a newer
+//	                                        embedded dataset does not overwrite
+
+func versionKey() []byte { return storage.NewKey("cat/version") }
+
+func siteDomainPrefix(siteID string) []byte { return storage.NewKey("cat/domain").Str(siteID) }
+
+func domainKey(siteID, domainID string) []byte {
+	return storage.Key(siteDomainPrefix(siteID)).Str(domainID)
+}
+
+func productKey(id string) []byte { return storage.NewKey("cat/product").Str(id) }
+
+func productViewKey(id string) []byte { return storage.NewKey("cat/pview").Str(id) }
+
+func domainProductPrefix(domainID string) []byte { return storage.NewKey("cat/dprod").Str(domainID) }
+
+func domainProductKey(domainID, productID string) []byte {
+	return storage.Key(domainProductPrefix(domainID)).Str(productID)
+}
+
+func childPrefix(parentID string) []byte { return storage.NewKey("cat/child").Str(parentID) }
+
+func childKey(parentID, childID string) []byte {
+	return storage.Key(childPrefix(parentID)).Str(childID)
+}
+
+func importedKey(kind, id string) []byte { return storage.NewKey("cat/imported").Str(kind).Str(id) }
