@@ -283,3 +283,35 @@ func cmpInt(a, b int64) int {
 	}
 	return 0
 }
+
+// Filter describes one filter of the search, as the envelope's
+// available_filters lists it.
+type Filter struct {
+	ID     string   `json:"id"`
+	Name   string   `json:"name"`
+	Type   string   `json:"type"`
+	Values []string `json:"values,omitempty"`
+}
+
+// AvailableFilters are the search's filters: the spec's five ids, the status
+// filter with its seven values.
+var AvailableFilters = []Filter{
+	{ID: "from", Name: "From user id", Type: "number"},
+	{ID: "seller", Name: "Seller id", Type: "number"},
+	{ID: "totalDivisions", Name: "Total divisions", Type: "number"},
+	{ID: "division", Name: "Division", Type: "number"},
+	{ID: "status", Name: "Status", Type: "text", Values: Statuses},
+}
+
+// ParseAPIVersion reads the api_version parameter: absent means 1, else an
+// integer from 1 to 4; 4 selects the current shape. Errors: Invalid.
+func ParseAPIVersion(raw string) (int, error) {
+	if raw == "" {
+		return 1, nil
+	}
+	switch raw {
+	case "1", "2", "3", "4":
+		return int(raw[0] - '0'), nil
+	}
+	return 0, errs.Invalidf("Invalid api_version: %s. Valid values are: [1, 2, 3, 4]", raw)
+}
