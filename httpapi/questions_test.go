@@ -212,8 +212,8 @@ func TestGetQuestion_APIVersion4AddsDetails(t *testing.T) {
 		"id": float64(id), "seller_id": float64(w.seller.ID), "item_id": w.item, "text": "Is it new?",
 		"status": "ANSWERED", "date_created": "2026-03-04T12:00:00.000-03:00", "deleted_from_listing": false,
 		"hold": false, "suspected_spam": false,
-		"answer": map[string]any{"text": "Yes", "status": "ACTIVE", "date_created": "2026-03-04T13:00:00.000-03:00"},
-		"from":   map[string]any{"id": float64(w.buyer.ID), "answered_questions": float64(1)},
+		"answer":   map[string]any{"text": "Yes", "status": "ACTIVE", "date_created": "2026-03-04T13:00:00.000-03:00"},
+		"from":     map[string]any{"id": float64(w.buyer.ID), "answered_questions": float64(1)},
 		"buyer_id": float64(w.buyer.ID), "last_updated": "2026-03-04T13:00:00.000-03:00", "app_id": nil,
 	}
 	is.Equal(res.Obj(), want)
@@ -293,8 +293,8 @@ func TestHideQuestions_HiddenQuestionLeavesPublicListings(t *testing.T) {
 		}
 		return out
 	}
-	is.Equal(ids(""), []any{float64(shown)})                       // the public no longer sees it
-	is.Equal(ids(w.other.Token), []any{float64(shown)})            // nor another user
+	is.Equal(ids(""), []any{float64(shown)})                              // the public no longer sees it
+	is.Equal(ids(w.other.Token), []any{float64(shown)})                   // nor another user
 	is.Equal(ids(w.seller.Token), []any{float64(shown), float64(hidden)}) // the seller does, newest first
 	is.Equal(ids(w.buyer.Token), []any{float64(shown), float64(hidden)})  // and so does its asker
 	got := w.do("GET", qpath(hidden), "", nil).Obj()

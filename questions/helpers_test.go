@@ -3,7 +3,6 @@ package questions_test
 import (
 	"context"
 	"encoding/json"
-	"testing"
 	"time"
 
 	"marketplace/accounts"
@@ -18,6 +17,13 @@ import (
 // start is the tests' clock start: a Wednesday, 12:00 in Buenos Aires.
 var start = time.Date(2026, 3, 4, 15, 0, 0, 0, time.UTC)
 
+// fataler is what the helpers need of a test: *testing.T, *testing.B and
+// *rapid.T all have it.
+type fataler interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
+
 type env struct {
 	ctx   context.Context
 	store storage.Store
@@ -27,7 +33,7 @@ type env struct {
 	q     *questions.Service
 }
 
-func newEnv(tb testing.TB) *env {
+func newEnv(tb fataler) *env {
 	tb.Helper()
 	st := memory.New()
 	clk := clock.NewManual(start)
@@ -38,7 +44,7 @@ func newEnv(tb testing.TB) *env {
 		q: questions.New(st, clk, acc, sk, g)}
 }
 
-func (e *env) mustUser(tb testing.TB) int64 {
+func (e *env) mustUser(tb fataler) int64 {
 	tb.Helper()
 	u, err := e.acc.CreateUser(e.ctx, accounts.NewUser{Nickname: "USER", SiteID: "MLA"})
 	if err != nil {
@@ -48,7 +54,7 @@ func (e *env) mustUser(tb testing.TB) int64 {
 }
 
 // mustItem publishes a complete, valid plain item of seller.
-func (e *env) mustItem(tb testing.TB, seller int64) string {
+func (e *env) mustItem(tb fataler, seller int64) string {
 	tb.Helper()
 	qty := int64(10)
 	p, err := e.stock.Publish(e.ctx, seller, stock.NewItem{
@@ -62,7 +68,7 @@ func (e *env) mustItem(tb testing.TB, seller int64) string {
 	return p.ID
 }
 
-func (e *env) mustAsk(tb testing.TB, buyer int64, item, text string) questions.Question {
+func (e *env) mustAsk(tb fataler, buyer int64, item, text string) questions.Question {
 	tb.Helper()
 	q, err := e.q.Ask(e.ctx, buyer, questions.AskInput{Text: text, ItemID: item})
 	if err != nil {
@@ -71,7 +77,7 @@ func (e *env) mustAsk(tb testing.TB, buyer int64, item, text string) questions.Q
 	return q
 }
 
-func (e *env) mustAnswer(tb testing.TB, seller, id int64, text string) questions.Question {
+func (e *env) mustAnswer(tb fataler, seller, id int64, text string) questions.Question {
 	tb.Helper()
 	q, err := e.q.Answer(e.ctx, seller, questions.AnswerInput{QuestionID: id, Text: text})
 	if err != nil {
@@ -80,7 +86,7 @@ func (e *env) mustAnswer(tb testing.TB, seller, id int64, text string) questions
 	return q
 }
 
-func (e *env) closeItem(tb testing.TB, seller int64, item string) {
+func (e *env) closeItem(tb fataler, seller int64, item string) {
 	tb.Helper()
 	closed := stock.StatusClosed
 	if _, err := e.stock.UpdateItem(e.ctx, seller, item, stock.ItemUpdate{Status: &closed}); err != nil {
