@@ -1,16 +1,21 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/julienschmidt/httprouter"
 	"github.com/matryer/is"
 
+	"marketplace/questions"
 	"marketplace/stock"
 )
 
@@ -153,6 +158,8 @@ func TestQuestionRoutes_Errors(t *testing.T) {
 		{"HideOthersQuestion", "POST", "/my/questions/hidden", w.other.Token, map[string]any{"question_ids": []int64{id}}, 403, "forbidden", fmt.Sprintf("Only the seller of item %s can hide question %d", w.item, id)},
 		{"HideUnknown", "POST", "/my/questions/hidden", w.seller.Token, map[string]any{"question_ids": []int64{id, 5}}, 404, "not_found", "Question with id 5 not found"},
 		{"HideNotIntegers", "POST", "/my/questions/hidden", w.seller.Token, map[string]any{"question_ids": []string{"a"}}, 400, "bad_request", ""},
+		{"AskItemIDWithControlCharacter", "POST", "/questions", w.buyer.Token, map[string]any{"text": "x", "item_id": w.item + "\x00"}, 400, "bad_request", fmt.Sprintf("Invalid item id: %q", w.item+"\x00")},
+		{"SearchItemWithControlCharacter", "GET", "/questions/search?item=" + w.item + "%00", "", nil, 400, "bad_request", fmt.Sprintf("Invalid item id: %q", w.item+"\x00")},
 		{"SearchWithoutScope", "GET", "/questions/search", w.buyer.Token, nil, 400, "bad_request", "The parameters [seller_id] or [item] are required for requested call"},
 		{"SearchOtherSeller", "GET", fmt.Sprintf("/questions/search?seller_id=%d", w.seller.ID), w.other.Token, nil, 403, "forbidden", fmt.Sprintf("Only user %d can search the questions it received", w.seller.ID)},
 		{"SearchBadStatus", "GET", "/questions/search?item=" + w.item + "&status=OPEN", "", nil, 400, "bad_request", "Invalid status: OPEN. Valid values are: [ANSWERED, BANNED, CLOSED_UNANSWERED, DELETED, DISABLED, UNANSWERED, UNDER_REVIEW]"},
@@ -490,5 +497,109 @@ func TestBlacklist_Errors(t *testing.T) {
 	}
 	if got := w.do("GET", bl, w.seller.Token, nil).Obj()["paging"].(map[string]any)["total"]; got != float64(0) {
 		t.Fatalf("refused calls changed the blacklist: total %v", got)
+	}
+}
+
+// benchPair runs the request built by req through the marketplace and, in
+// the same run, through a bare httprouter handler that answers the same
+// bytes; the ratio of the two is the cost of the marketplace's work.
+func benchPair(b *testing.B, w *qWorld, method, route string, wantStatus int, req func(b *testing.B, i int) *http.Request) {
+	b.Helper()
+	rec := httptest.NewRecorder()
+	w.handler.ServeHTTP(rec, req(b, -1))
+	if rec.Code != wantStatus {
+		b.Fatalf("warm-up: %d %s", rec.Code, rec.Body.Bytes())
+	}
+	answer := append([]byte(nil), rec.Body.Bytes()...)
+	bare := httprouter.New()
+	bare.Handle(method, route, func(rw http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		rw.Header().Set("Content-Type", "application/json; charset=utf-8")
+		rw.WriteHeader(wantStatus)
+		_, _ = rw.Write(answer)
+	})
+	run := func(h http.Handler) func(b *testing.B) {
+		return func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req(b, i))
+				if rec.Code != wantStatus {
+					b.Fatalf("status %d: %s", rec.Code, rec.Body.Bytes())
+				}
+			}
+		}
+	}
+	b.Run("baseline", run(bare))
+	b.Run("marketplace", run(w.handler))
+}
+
+func jsonRequest(method, path, token string, body any) *http.Request {
+	enc, _ := json.Marshal(body)
+	r := httptest.NewRequest(method, path, bytes.NewReader(enc))
+	r.Header.Set("Authorization", "Bearer "+token)
+	r.Header.Set("Content-Type", "application/json")
+	return r
+}
+
+func BenchmarkAsk(b *testing.B) {
+	w := newQWorld(b)
+	body := map[string]any{"text": "Does it come with a case?", "item_id": w.item}
+	benchPair(b, w, "POST", "/questions", http.StatusCreated, func(*testing.B, int) *http.Request {
+		return jsonRequest("POST", "/questions", w.buyer.Token, body)
+	})
+}
+
+func BenchmarkAnswer(b *testing.B) {
+	w := newQWorld(b)
+	// Each run answers fresh questions; they are asked before the timer runs.
+	var ids []int64
+	var warm int64
+	benchPair(b, w, "POST", "/answers", http.StatusOK, func(b *testing.B, i int) *http.Request {
+		if i < 0 {
+			warm = w.mustAsk(w.buyer, w.item, "warm-up")
+			return jsonRequest("POST", "/answers", w.seller.Token, map[string]any{"question_id": warm, "text": "Yes, it does."})
+		}
+		if i == 0 {
+			b.StopTimer()
+			ids = ids[:0]
+			for range b.N {
+				q, err := w.m.Questions.Ask(context.Background(), w.buyer.ID, questions.AskInput{Text: "Is it new?", ItemID: w.item})
+				if err != nil {
+					b.Fatal(err)
+				}
+				ids = append(ids, q.ID)
+			}
+			b.StartTimer()
+		}
+		return jsonRequest("POST", "/answers", w.seller.Token, map[string]any{"question_id": ids[i], "text": "Yes, it does."})
+	})
+}
+
+// BenchmarkSearch pages a seller with 100,000 questions, 50 at a time,
+// newest first.
+func BenchmarkSearch(b *testing.B) {
+	if testing.Short() {
+		b.Skip("builds 100,000 questions")
+	}
+	w := newQWorld(b)
+	buyers := []user{w.buyer, w.other}
+	for i := range 100_000 {
+		if i%1000 == 0 {
+			w.clock.Advance(time.Minute)
+		}
+		if _, err := w.m.Questions.Ask(context.Background(), buyers[i%2].ID, questions.AskInput{Text: "Is it new?", ItemID: w.item}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, offset := range []int{0, 5000} {
+		path := fmt.Sprintf("/questions/search?seller_id=%d&limit=50&offset=%d&sort_fields=date_created&sort_types=DESC", w.seller.ID, offset)
+		b.Run(fmt.Sprintf("offset=%d", offset), func(b *testing.B) {
+			benchPair(b, w, "GET", "/questions/:question_id", http.StatusOK, func(*testing.B, int) *http.Request {
+				r := httptest.NewRequest("GET", path, nil)
+				r.Header.Set("Authorization", "Bearer "+w.seller.Token)
+				return r
+			})
+		})
 	}
 }

@@ -312,6 +312,15 @@ func checkText(what, text string) (string, error) {
 	return t, nil
 }
 
+// checkItemID refuses item ids that no item can have; they would also break
+// the key encoding (a 0x00 inside a key part).
+func checkItemID(id string) error {
+	if len(id) > 64 || strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return errs.Invalidf("Invalid item id: %q", id)
+	}
+	return nil
+}
+
 // wrap keeps domain errors and turns storage failures into Internal ones.
 func wrap(err error, op string) error {
 	if err == nil || errs.As(err) != nil {
@@ -337,6 +346,9 @@ func (s *Service) Ask(ctx context.Context, buyer int64, in AskInput) (Question, 
 	}
 	if strings.TrimSpace(in.ItemID) == "" {
 		return Question{}, errs.Invalidf("The fields [item_id] are required for requested call")
+	}
+	if err := checkItemID(in.ItemID); err != nil {
+		return Question{}, err
 	}
 	now := s.clock.Now()
 	var out Question

@@ -127,6 +127,11 @@ func (s *Service) Search(ctx context.Context, caller int64, q SearchQuery) (Sear
 	if q.SellerID != 0 && q.SellerID != caller {
 		return SearchResult{}, errs.Forbiddenf("Only user %d can search the questions it received", q.SellerID)
 	}
+	if q.ItemID != "" {
+		if err := checkItemID(q.ItemID); err != nil {
+			return SearchResult{}, err
+		}
+	}
 	if q.Status != "" {
 		if err := CheckStatus(q.Status); err != nil {
 			return SearchResult{}, err
