@@ -264,3 +264,34 @@ func TestParseSorts_MatchesTypesToFieldsInOrder(t *testing.T) {
 		is.True(errs.Is(err, errs.Invalid)) // bad sort
 	}
 }
+
+func TestAnswer_ConcurrentAnswersOnlyOneWins(t *testing.T) {
+	e := newEnv(t)
+	seller, buyer := e.mustUser(t), e.mustUser(t)
+	q := e.mustAsk(t, buyer, e.mustItem(t, seller), "Is it new?")
+	const n = 8
+	results := make(chan error, n)
+	for i := range n {
+		go func() {
+			_, err := e.q.Answer(e.ctx, seller, questions.AnswerInput{QuestionID: q.ID, Text: fmt.Sprintf("answer %d", i)})
+			results <- err
+		}()
+	}
+	ok := 0
+	for range n {
+		err := <-results
+		switch {
+		case err == nil:
+			ok++
+		case !errs.Is(err, errs.Invalid):
+			t.Fatalf("unexpected error %v", err)
+		}
+	}
+	if ok != 1 {
+		t.Fatalf("%d answers accepted, want 1", ok)
+	}
+	got, _ := e.q.Question(e.ctx, seller, q.ID, false)
+	if *got.From.AnsweredQuestions != 1 {
+		t.Fatalf("answered_questions = %d, want 1", *got.From.AnsweredQuestions)
+	}
+}

@@ -139,6 +139,15 @@ func (m *lifecycleMachine) Hide(t *rapid.T) {
 	q.hidden = true
 }
 
+func (m *lifecycleMachine) Moderate(t *rapid.T) {
+	q := m.pick(t)
+	status := rapid.SampledFrom([]string{questions.StatusBanned, questions.StatusUnderReview, questions.StatusDisabled}).Draw(t, "status")
+	if _, err := m.e.q.Moderate(m.e.ctx, q.id, questions.Moderation{Status: &status}); err != nil {
+		t.Fatalf("moderate: %v", err)
+	}
+	q.status = status
+}
+
 func (m *lifecycleMachine) Block(t *rapid.T) {
 	seller := rapid.SampledFrom(m.users).Draw(t, "seller")
 	user := rapid.SampledFrom(m.users).Draw(t, "user")
