@@ -603,3 +603,23 @@ func BenchmarkSearch(b *testing.B) {
 		})
 	}
 }
+
+func TestSearchQuestions_DefaultLimitIs50AndOffsetIs0(t *testing.T) {
+	is := is.New(t)
+	w := newQWorld(t)
+	for i := range 51 {
+		w.mustAsk(w.buyer, w.item, fmt.Sprintf("question %d", i))
+	}
+	for _, path := range []string{
+		fmt.Sprintf("/questions/search?seller_id=%d", w.seller.ID), // index-backed
+		"/questions/search?item=" + w.item,                         // scan
+	} {
+		o := w.do("GET", path, w.seller.Token, nil).Obj()
+		is.Equal(o["total"], float64(51))
+		is.Equal(o["limit"], float64(50))
+		is.Equal(len(o["questions"].([]any)), 50)
+		is.Equal(o["filters"].(map[string]any)["offset"], float64(0))
+		limited := w.do("GET", path+"&limit=3", w.seller.Token, nil).Obj()
+		is.Equal(len(limited["questions"].([]any)), 3) // a limit of 3 returns at most 3
+	}
+}
