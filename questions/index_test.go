@@ -1,0 +1,87 @@
+package questions_test
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	"marketplace/accounts"
+	"marketplace/clock"
+	"marketplace/geo"
+	"marketplace/questions"
+	"marketplace/stock"
+	"marketplace/storage"
+	"marketplace/storage/memory"
+)
+
+// countingStore counts the keys a transaction reads (Get calls and
+// iterator steps), to check that a search reads a page, not the history.
+type countingStore struct {
+	storage.Store
+	reads atomic.Int64
+}
+
+func (s *countingStore) View(ctx context.Context, fn func(storage.Tx) error) error {
+	return s.Store.View(ctx, func(tx storage.Tx) error { return fn(countingTx{tx, &s.reads}) })
+}
+
+func (s *countingStore) Update(ctx context.Context, fn func(storage.Tx) error) error {
+	return s.Store.Update(ctx, func(tx storage.Tx) error { return fn(countingTx{tx, &s.reads}) })
+}
+
+type countingTx struct {
+	storage.Tx
+	reads *atomic.Int64
+}
+
+func (t countingTx) Get(k []byte) ([]byte, error) {
+	t.reads.Add(1)
+	return t.Tx.Get(k)
+}
+
+func (t countingTx) Iterate(r storage.Range) storage.Iterator {
+	return countingIt{t.Tx.Iterate(r), t.reads}
+}
+
+type countingIt struct {
+	storage.Iterator
+	reads *atomic.Int64
+}
+
+func (it countingIt) Valid() bool {
+	v := it.Iterator.Valid()
+	if v {
+		it.reads.Add(1)
+	}
+	return v
+}
+
+func TestSearch_SellerPageReadsOnlyThePageNotEveryQuestion(t *testing.T) {
+	cs := &countingStore{Store: memory.New()}
+	clk := clock.NewManual(start)
+	g := geo.New(cs)
+	acc := accounts.New(cs, clk, g)
+	sk := stock.New(cs, clk, g)
+	e := &env{ctx: context.Background(), store: cs, clock: clk, acc: acc, stock: sk, q: questions.New(cs, clk, acc, sk, g)}
+	seller, buyer := e.mustUser(t), e.mustUser(t)
+	item := e.mustItem(t, seller)
+	const n = 2000
+	for i := range n {
+		e.mustAsk(t, buyer, item, fmt.Sprintf("q%d", i))
+	}
+	for _, status := range []string{"", questions.StatusUnanswered} {
+		cs.reads.Store(0)
+		res, err := e.q.Search(e.ctx, seller, questions.SearchQuery{SellerID: seller, Status: status, Offset: 100, Limit: 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Total != n || len(res.Questions) != 50 {
+			t.Fatalf("total %d, page %d", res.Total, len(res.Questions))
+		}
+		// The counter, offset+limit index keys, and the page's 50 records.
+		if got, limit := cs.reads.Load(), int64(1+150+50+5); got > limit {
+			t.Fatalf("status %q: the search read %d keys for a page of 50 at offset 100; at most %d expected", status, got, limit)
+		}
+	}
+}
