@@ -60,8 +60,8 @@ type Marketplace struct {
 	Questions *questions.Service
 	// ResponseTimes keeps the sellers' response times, refreshed daily.
 	ResponseTimes *questions.ResponseTimes
-	Fees      *fees.Service
-	Catalog   *catalog.Service
+	Fees          *fees.Service
+	Catalog       *catalog.Service
 
 	Clock  clock.Clock
 	Logger *slog.Logger
