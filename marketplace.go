@@ -58,10 +58,11 @@ type Marketplace struct {
 	Accounts  *accounts.Service
 	Stock     *stock.Service
 	Questions *questions.Service
+	Fees      *fees.Service
+	Catalog   *catalog.Service
+
 	// ResponseTimes keeps the sellers' response times, refreshed daily.
 	ResponseTimes *questions.ResponseTimes
-	Fees          *fees.Service
-	Catalog       *catalog.Service
 
 	Clock  clock.Clock
 	Logger *slog.Logger
