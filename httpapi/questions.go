@@ -1,4 +1,237 @@
 package httpapi
 
-// questionRoutes registers the routes of questions, answers, blacklists and response time.
-func (s *Server) questionRoutes() {}
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/julienschmidt/httprouter"
+
+	"marketplace/errs"
+	"marketplace/questions"
+)
+
+// questionRoutes registers the routes of questions, answers, blacklists and
+// moderation. GET /questions/search and GET /questions/:question_id share a
+// position, which httprouter cannot hold: the parameter route is registered
+// once and handleQuestionOrSearch dispatches the name "search".
+func (s *Server) questionRoutes() {
+	s.handle(http.MethodGet, "/questions/:question_id", s.optionalUser(s.handleQuestionOrSearch))
+	s.handle(http.MethodPost, "/questions", s.user(s.handleAsk))
+	s.handle(http.MethodDelete, "/questions/:question_id", s.user(s.handleDeleteQuestion))
+	s.handle(http.MethodPost, "/answers", s.user(s.handleAnswer))
+	s.handle(http.MethodPost, "/my/questions/hidden", s.user(s.handleHideQuestions))
+	s.handle(http.MethodPut, "/operator/questions/:question_id", s.operator(s.handleModerateQuestion))
+	s.blacklistRoutes()
+}
+
+// handleQuestionOrSearch answers GET /questions/search and
+// GET /questions/:question_id: the one place where the name "search" is told
+// apart from a question id.
+func (s *Server) handleQuestionOrSearch(w http.ResponseWriter, r *http.Request, p httprouter.Params, caller int64) error {
+	if p.ByName("question_id") == "search" {
+		return s.handleSearchQuestions(w, r, caller)
+	}
+	return s.handleGetQuestion(w, r, p, caller)
+}
+
+// handleGetQuestion answers GET /questions/:question_id[?api_version=4].
+func (s *Server) handleGetQuestion(w http.ResponseWriter, r *http.Request, p httprouter.Params, caller int64) error {
+	id, err := questions.ParseID(p.ByName("question_id"))
+	if err != nil {
+		return err
+	}
+	v, err := questions.ParseAPIVersion(r.URL.Query().Get("api_version"))
+	if err != nil {
+		return err
+	}
+	q, err := s.m.Questions.Question(r.Context(), caller, id, v == 4)
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, q)
+	return nil
+}
+
+// searchFilters is the filters object of the search envelope.
+type searchFilters struct {
+	Limit      int              `json:"limit"`
+	Offset     int              `json:"offset"`
+	APIVersion string           `json:"api_version"`
+	IsAdmin    bool             `json:"is_admin"`
+	Sorts      []questions.Sort `json:"sorts"`
+	Caller     int64            `json:"caller"`
+	Item       string           `json:"item,omitempty"`
+}
+
+// searchEnvelope is the answer of GET /questions/search.
+type searchEnvelope struct {
+	Total            int                  `json:"total"`
+	Limit            int                  `json:"limit"`
+	Questions        []questions.Question `json:"questions"`
+	Filters          searchFilters        `json:"filters"`
+	AvailableFilters []questions.Filter   `json:"available_filters"`
+	AvailableSorts   []string             `json:"available_sorts"`
+}
+
+func queryID(r *http.Request, name string) (int64, error) {
+	raw := r.URL.Query().Get(name)
+	if raw == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, errs.Invalidf("Invalid %s: %s. It must be a positive integer", name, raw)
+	}
+	return n, nil
+}
+
+// handleSearchQuestions answers GET /questions/search.
+func (s *Server) handleSearchQuestions(w http.ResponseWriter, r *http.Request, caller int64) error {
+	qv := r.URL.Query()
+	pg, err := readPage(r, defaultLimit)
+	if err != nil {
+		return err
+	}
+	v, err := questions.ParseAPIVersion(qv.Get("api_version"))
+	if err != nil {
+		return err
+	}
+	sorts, err := questions.ParseSorts(qv.Get("sort_fields"), qv.Get("sort_types"))
+	if err != nil {
+		return err
+	}
+	q := questions.SearchQuery{ItemID: qv.Get("item"), Status: qv.Get("status"), Sorts: sorts,
+		Offset: pg.Offset, Limit: pg.Limit, V4: v == 4}
+	if q.ItemID == "" {
+		q.ItemID = qv.Get("item_id")
+	}
+	if q.SellerID, err = queryID(r, "seller_id"); err != nil {
+		return err
+	}
+	if q.From, err = queryID(r, "from"); err != nil {
+		return err
+	}
+	for name, dst := range map[string]*int64{"totalDivisions": &q.TotalDivisions, "division": &q.Division} {
+		if raw := qv.Get(name); raw != "" {
+			n, err := strconv.ParseInt(raw, 10, 64)
+			if err != nil {
+				return errs.Invalidf("Invalid %s: %s. It must be a non-negative integer", name, raw)
+			}
+			*dst = n
+		}
+	}
+	res, err := s.m.Questions.Search(r.Context(), caller, q)
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, searchEnvelope{
+		Total: res.Total, Limit: pg.Limit, Questions: res.Questions,
+		Filters: searchFilters{Limit: pg.Limit, Offset: pg.Offset, APIVersion: strconv.Itoa(v),
+			Sorts: sorts, Caller: caller, Item: q.ItemID},
+		AvailableFilters: questions.AvailableFilters,
+		AvailableSorts:   questions.SortFields,
+	})
+	return nil
+}
+
+// decodeAttributes reads a JSON object body as its attributes, for the
+// bodies whose valid attributes the questions rules check.
+func decodeAttributes(r *http.Request) (map[string]json.RawMessage, error) {
+	var fields map[string]json.RawMessage
+	if err := decode(r, &fields); err != nil {
+		return nil, err
+	}
+	if fields == nil {
+		return nil, errs.Invalidf("Malformed JSON body: a JSON object is expected")
+	}
+	return fields, nil
+}
+
+// handleAsk answers POST /questions {text, item_id}.
+func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request, _ httprouter.Params, caller int64) error {
+	fields, err := decodeAttributes(r)
+	if err != nil {
+		return err
+	}
+	in, err := questions.ParseAsk(fields)
+	if err != nil {
+		return err
+	}
+	q, err := s.m.Questions.Ask(r.Context(), caller, in)
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusCreated, q)
+	return nil
+}
+
+// handleAnswer answers POST /answers {question_id, text}.
+func (s *Server) handleAnswer(w http.ResponseWriter, r *http.Request, _ httprouter.Params, caller int64) error {
+	fields, err := decodeAttributes(r)
+	if err != nil {
+		return err
+	}
+	in, err := questions.ParseAnswer(fields)
+	if err != nil {
+		return err
+	}
+	q, err := s.m.Questions.Answer(r.Context(), caller, in)
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, q)
+	return nil
+}
+
+// handleDeleteQuestion answers DELETE /questions/:question_id with a JSON
+// array holding one confirmation text.
+func (s *Server) handleDeleteQuestion(w http.ResponseWriter, r *http.Request, p httprouter.Params, caller int64) error {
+	id, err := questions.ParseID(p.ByName("question_id"))
+	if err != nil {
+		return err
+	}
+	if err := s.m.Questions.Delete(r.Context(), caller, id); err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, []string{questions.DeleteMessage})
+	return nil
+}
+
+// hideResponse is the answer of POST /my/questions/hidden.
+type hideResponse struct {
+	QuestionIDs []int64 `json:"question_ids"`
+}
+
+// handleHideQuestions answers POST /my/questions/hidden {question_ids}.
+func (s *Server) handleHideQuestions(w http.ResponseWriter, r *http.Request, _ httprouter.Params, caller int64) error {
+	var in questions.HideInput
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	ids, err := s.m.Questions.Hide(r.Context(), caller, in)
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, hideResponse{QuestionIDs: ids})
+	return nil
+}
+
+// handleModerateQuestion answers PUT /operator/questions/:question_id
+// {status, answer_status}.
+func (s *Server) handleModerateQuestion(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	id, err := questions.ParseID(p.ByName("question_id"))
+	if err != nil {
+		return err
+	}
+	var in questions.Moderation
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	q, err := s.m.Questions.Moderate(r.Context(), id, in)
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, q)
+	return nil
+}

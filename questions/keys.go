@@ -1,0 +1,80 @@
+package questions
+
+import (
+	"time"
+
+	"marketplace/storage"
+)
+
+// Key layout of questions. Every key starts with "q/". Times are the
+// question's creation instant in Unix nanoseconds (Int), so byte order is
+// time order; the question id breaks ties.
+//
+//	q/seq                                          -> last question id (uint64)
+//	q/q/<qid>                                      -> record (JSON)
+//	q/sd/<seller>/<created>/<qid>                  -> empty; a seller's questions by date
+//	q/ssd/<seller>/<status>/<created>/<qid>        -> empty; a seller's questions of one status by date
+//	q/id/<item_id>/<created>/<qid>                 -> empty; an item's questions by date
+//	q/d/<created>/<qid>                            -> seller id (uint64); every question by date
+//	q/n/s/<seller>                                 -> number of the seller's questions (uint64)
+//	q/n/ss/<seller>/<status>                       -> number of the seller's questions in status (uint64)
+//	q/fa/<buyer>                                   -> number of the buyer's questions that are ANSWERED (uint64)
+//	q/blk/<seller>/<user>                          -> blacklist entry (JSON)
+//
+// The seller-date and seller-status-date indexes let a seller page through
+// any number of questions, newest or oldest first, reading only the keys up to
+// the page's end; the counters give the total without a scan.
+
+const firstQuestionID = 12000000001
+
+func seqKey() []byte { return storage.NewKey("q/seq") }
+
+func questionKey(id int64) []byte { return storage.NewKey("q/q").Int(id) }
+
+func sellerDatePrefix(seller int64) []byte { return storage.NewKey("q/sd").Int(seller) }
+
+func sellerDateKey(seller int64, created time.Time, id int64) []byte {
+	return storage.Key(sellerDatePrefix(seller)).Int(created.UnixNano()).Int(id)
+}
+
+func sellerStatusPrefix(seller int64, status string) []byte {
+	return storage.NewKey("q/ssd").Int(seller).Str(status)
+}
+
+func sellerStatusKey(seller int64, status string, created time.Time, id int64) []byte {
+	return storage.Key(sellerStatusPrefix(seller, status)).Int(created.UnixNano()).Int(id)
+}
+
+func itemDatePrefix(itemID string) []byte { return storage.NewKey("q/id").Str(itemID) }
+
+func itemDateKey(itemID string, created time.Time, id int64) []byte {
+	return storage.Key(itemDatePrefix(itemID)).Int(created.UnixNano()).Int(id)
+}
+
+func datePrefix() []byte { return storage.NewKey("q/d") }
+
+func dateKey(created time.Time, id int64) []byte {
+	return storage.Key(datePrefix()).Int(created.UnixNano()).Int(id)
+}
+
+func sellerCountKey(seller int64) []byte { return storage.NewKey("q/n/s").Int(seller) }
+
+func sellerStatusCountKey(seller int64, status string) []byte {
+	return storage.NewKey("q/n/ss").Int(seller).Str(status)
+}
+
+func answeredCountKey(buyer int64) []byte { return storage.NewKey("q/fa").Int(buyer) }
+
+func blacklistPrefix(seller int64) []byte { return storage.NewKey("q/blk").Int(seller) }
+
+func blacklistKey(seller, user int64) []byte {
+	return storage.Key(blacklistPrefix(seller)).Int(user)
+}
+
+// readTrailingID reads the question id at the end of an index key.
+func readTrailingID(key []byte) int64 {
+	if len(key) < 8 {
+		return 0
+	}
+	return storage.ReadKey(key[len(key)-8:]).Int()
+}

@@ -1,0 +1,219 @@
+package questions_test
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"marketplace/errs"
+	"marketplace/notify"
+	"marketplace/questions"
+	"marketplace/storage"
+)
+
+func TestAsk_CreatesUnansweredQuestionWithSellerAndDate(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	seller, buyer := e.mustUser(t), e.mustUser(t)
+	item := e.mustItem(t, seller)
+	q := e.mustAsk(t, buyer, item, "  Does it come in red?  ")
+	is.True(q.ID > 0)
+	is.Equal(q.SellerID, seller)
+	is.Equal(q.ItemID, item)
+	is.Equal(q.Text, "Does it come in red?") // surrounding spaces trimmed
+	is.Equal(q.Status, questions.StatusUnanswered)
+	is.Equal(q.DateCreated, "2026-03-04T12:00:00.000-03:00") // seller site's zone
+	is.True(q.Answer == nil)
+	is.Equal(q.From.ID, buyer)
+}
+
+func TestAsk_TextRules(t *testing.T) {
+	e := newEnv(t)
+	seller, buyer := e.mustUser(t), e.mustUser(t)
+	item := e.mustItem(t, seller)
+	for name, tc := range map[string]struct {
+		text string
+		ok   bool
+	}{
+		"Empty":                  {"", false},
+		"Blank":                  {" \n\t ", false},
+		"Exactly2000Characters":  {strings.Repeat("ñ", 2000), true},
+		"2001CharactersRejected": {strings.Repeat("a", 2001), false},
+		"InvalidUTF8":            {"bad \xff text", false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := e.q.Ask(e.ctx, buyer, questions.AskInput{Text: tc.text, ItemID: item})
+			if tc.ok && err != nil {
+				t.Fatalf("ask: %v", err)
+			}
+			if !tc.ok && !errs.Is(err, errs.Invalid) {
+				t.Fatalf("err = %v, want Invalid", err)
+			}
+		})
+	}
+}
+
+func TestAsk_Refusals(t *testing.T) {
+	e := newEnv(t)
+	seller, buyer, blocked := e.mustUser(t), e.mustUser(t), e.mustUser(t)
+	item := e.mustItem(t, seller)
+	closedItem := e.mustItem(t, seller)
+	e.closeItem(t, seller, closedItem)
+	if _, err := e.q.Block(e.ctx, seller, seller, blocked); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		buyer int64
+		item  string
+		kind  errs.Kind
+	}{
+		{"UnknownItemIsNotFound", buyer, "MLA999", errs.NotFound},
+		{"ClosedItemIsInvalid", buyer, closedItem, errs.Invalid},
+		{"SellerOnOwnItemIsForbidden", seller, item, errs.Forbidden},
+		{"BlacklistedUserIsForbidden", blocked, item, errs.Forbidden},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := e.q.Ask(e.ctx, tc.buyer, questions.AskInput{Text: "hello?", ItemID: tc.item})
+			if !errs.Is(err, tc.kind) {
+				t.Fatalf("err = %v, want %v", err, tc.kind)
+			}
+		})
+	}
+	if got := countQuestions(t, e, seller); got != 0 {
+		t.Fatalf("refused asks stored %d questions", got)
+	}
+}
+
+func countQuestions(t *testing.T, e *env, seller int64) int {
+	t.Helper()
+	res, err := e.q.Search(e.ctx, seller, questions.SearchQuery{SellerID: seller, Limit: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Total
+}
+
+func TestAnswer_SellerAnswersOnce(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	seller, buyer := e.mustUser(t), e.mustUser(t)
+	item := e.mustItem(t, seller)
+	q := e.mustAsk(t, buyer, item, "Is it new?")
+	e.clock.Advance(90 * time.Minute)
+	a := e.mustAnswer(t, seller, q.ID, "Yes, brand new.")
+	is.Equal(a.Status, questions.StatusAnswered)
+	is.Equal(*a.Answer, questions.Answer{Text: "Yes, brand new.", Status: questions.AnswerActive, DateCreated: "2026-03-04T13:30:00.000-03:00"})
+	is.Equal(*a.From.AnsweredQuestions, int64(1)) // the asker now has one answered question
+
+	_, err := e.q.Answer(e.ctx, seller, questions.AnswerInput{QuestionID: q.ID, Text: "again"})
+	is.True(errs.Is(err, errs.Invalid)) // answering twice
+}
+
+func TestAnswer_OnlyTheItemsSellerMayAnswer(t *testing.T) {
+	e := newEnv(t)
+	seller, buyer, other := e.mustUser(t), e.mustUser(t), e.mustUser(t)
+	q := e.mustAsk(t, buyer, e.mustItem(t, seller), "Is it new?")
+	for _, caller := range []int64{buyer, other} {
+		_, err := e.q.Answer(e.ctx, caller, questions.AnswerInput{QuestionID: q.ID, Text: "yes"})
+		if !errs.Is(err, errs.Forbidden) {
+			t.Fatalf("caller %d: err = %v, want Forbidden", caller, err)
+		}
+	}
+}
+
+func TestAnswer_TextOver2000CharactersIsInvalid(t *testing.T) {
+	e := newEnv(t)
+	seller, buyer := e.mustUser(t), e.mustUser(t)
+	q := e.mustAsk(t, buyer, e.mustItem(t, seller), "Is it new?")
+	_, err := e.q.Answer(e.ctx, seller, questions.AnswerInput{QuestionID: q.ID, Text: strings.Repeat("é", 2001)})
+	if !errs.Is(err, errs.Invalid) {
+		t.Fatalf("err = %v, want Invalid", err)
+	}
+	got, _ := e.q.Question(e.ctx, seller, q.ID, false)
+	if got.Status != questions.StatusUnanswered {
+		t.Fatalf("status = %s after a refused answer", got.Status)
+	}
+}
+
+func TestAnswer_UnknownQuestionIsNotFound(t *testing.T) {
+	e := newEnv(t)
+	_, err := e.q.Answer(e.ctx, e.mustUser(t), questions.AnswerInput{QuestionID: 42, Text: "x"})
+	if !errs.Is(err, errs.NotFound) {
+		t.Fatalf("err = %v, want NotFound", err)
+	}
+}
+
+func TestSampleSource_ListsSellersAndSamplesSince(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	s1, s2, buyer := e.mustUser(t), e.mustUser(t), e.mustUser(t)
+	i1, i2 := e.mustItem(t, s1), e.mustItem(t, s2)
+	old := e.mustAsk(t, buyer, i1, "old one")
+	e.clock.Advance(24 * time.Hour)
+	since := e.clock.Now()
+	q1 := e.mustAsk(t, buyer, i1, "first")
+	e.clock.Advance(time.Hour)
+	e.mustAnswer(t, s1, q1.ID, "answer")
+	q2 := e.mustAsk(t, buyer, i1, "second")
+	e.clock.Advance(time.Hour)
+	e.mustAsk(t, buyer, i2, "other seller")
+	_ = old
+
+	sellers, err := e.q.SellersWithQuestionsSince(e.ctx, since)
+	is.NoErr(err)
+	is.Equal(sellers, []int64{s1, s2})
+	later, err := e.q.SellersWithQuestionsSince(e.ctx, e.clock.Now())
+	is.NoErr(err)
+	is.Equal(later, []int64{s2})
+
+	samples, err := e.q.SellerSamplesSince(e.ctx, s1, since)
+	is.NoErr(err)
+	is.Equal(len(samples), 2) // the old question is before since
+	is.Equal(samples[0], questions.Sample{QuestionID: q1.ID, SellerID: s1, BuyerID: buyer, ItemID: i1,
+		Status: questions.StatusAnswered, Asked: since, Answered: since.Add(time.Hour)})
+	is.Equal(samples[1].QuestionID, q2.ID)
+	is.True(samples[1].Answered.IsZero())
+	is.Equal(samples[1].Status, questions.StatusUnanswered)
+}
+
+func TestEvents_AskAnswerDeleteModerateWriteOutboxEvents(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	seller, buyer := e.mustUser(t), e.mustUser(t)
+	q := e.mustAsk(t, buyer, e.mustItem(t, seller), "Is it new?")
+	e.mustAnswer(t, seller, q.ID, "yes")
+	is.NoErr(e.q.Delete(e.ctx, seller, q.ID))
+	ban := questions.StatusBanned
+	_, err := e.q.Moderate(e.ctx, q.ID, questions.Moderation{Status: &ban})
+	is.NoErr(err)
+	// A refused operation writes no event.
+	_, err = e.q.Answer(e.ctx, seller, questions.AnswerInput{QuestionID: q.ID, Text: "x"})
+	is.True(err != nil)
+
+	var got []notify.Event
+	is.NoErr(e.store.View(e.ctx, func(tx storage.Tx) error {
+		it := tx.Iterate(storage.Prefix(notify.OutboxPrefix()))
+		defer it.Close()
+		for ; it.Valid(); it.Next() {
+			var ev notify.Event
+			if err := storage.GetJSON(tx, it.Key(), &ev); err != nil {
+				return err
+			}
+			got = append(got, ev)
+		}
+		return nil
+	}))
+	is.Equal(len(got), 4)
+	for i, action := range []string{questions.ActionCreated, questions.ActionAnswered, questions.ActionDeleted, questions.ActionModerated} {
+		is.Equal(got[i].Action, action)
+		is.Equal(got[i].Topic, notify.TopicQuestions)
+		is.Equal(got[i].UserID, seller)
+		is.Equal(got[i].Resource, "/questions/"+itoa(q.ID))
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

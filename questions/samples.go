@@ -1,0 +1,77 @@
+package questions
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"marketplace/storage"
+)
+
+var _ SampleSource = (*Service)(nil)
+
+// SellersWithQuestionsSince returns, in increasing order, the sellers that
+// received at least one question asked at or after since. It reads the date
+// index from since on, so its cost follows the window, not the history.
+func (s *Service) SellersWithQuestionsSince(ctx context.Context, since time.Time) ([]int64, error) {
+	seen := map[int64]bool{}
+	err := s.store.View(ctx, func(tx storage.Tx) error {
+		start := storage.Key(datePrefix()).Int(since.UnixNano())
+		it := tx.Iterate(storage.Range{Start: start, End: storage.PrefixEnd(datePrefix())})
+		defer it.Close()
+		for ; it.Valid(); it.Next() {
+			v, err := it.Value()
+			if err != nil {
+				return err
+			}
+			if len(v) == 8 {
+				seen[storage.ReadKey(v).Int()] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, wrap(err, "sellers with questions")
+	}
+	out := make([]int64, 0, len(seen))
+	for id := range seen {
+		out = append(out, id)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// SellerSamplesSince returns the seller's questions asked at or after since,
+// oldest first.
+func (s *Service) SellerSamplesSince(ctx context.Context, sellerID int64, since time.Time) ([]Sample, error) {
+	var out []Sample
+	err := s.store.View(ctx, func(tx storage.Tx) error {
+		p := sellerDatePrefix(sellerID)
+		start := storage.Key(append([]byte(nil), p...)).Int(since.UnixNano())
+		var ids []int64
+		func() {
+			it := tx.Iterate(storage.Range{Start: start, End: storage.PrefixEnd(p)})
+			defer it.Close()
+			for ; it.Valid(); it.Next() {
+				ids = append(ids, readTrailingID(it.Key()))
+			}
+		}()
+		for _, id := range ids {
+			r, err := getRecord(tx, id)
+			if err != nil {
+				return err
+			}
+			sm := Sample{QuestionID: r.ID, SellerID: r.SellerID, BuyerID: r.BuyerID, ItemID: r.ItemID,
+				Status: r.Status, Asked: r.Created}
+			if r.Answer != nil {
+				sm.Answered = r.Answer.Created
+			}
+			out = append(out, sm)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, wrap(err, "seller samples")
+	}
+	return out, nil
+}

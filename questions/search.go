@@ -1,0 +1,317 @@
+package questions
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"marketplace/errs"
+	"marketplace/storage"
+)
+
+// Sort fields of the search.
+const (
+	SortItemID      = "item_id"
+	SortSellerID    = "seller_id"
+	SortFromID      = "from_id"
+	SortDateCreated = "date_created"
+)
+
+// SortFields lists the fields a search can be sorted by, as the search
+// envelope's available_sorts shows them.
+var SortFields = []string{SortItemID, SortFromID, SortDateCreated, SortSellerID}
+
+// Sort is one sort key of a search.
+type Sort struct {
+	Field string `json:"field"`
+	Type  string `json:"type"`
+}
+
+// ParseSorts reads the sort_fields and sort_types parameters: comma-separated
+// lists matched in order. A field without a matching type sorts ASC; a type
+// without a field is an error. Errors: Invalid.
+func ParseSorts(fields, types string) ([]Sort, error) {
+	var fs, ts []string
+	if fields != "" {
+		fs = strings.Split(fields, ",")
+	}
+	if types != "" {
+		ts = strings.Split(types, ",")
+	}
+	if len(ts) > len(fs) {
+		return nil, errs.Invalidf("Invalid sort_types: %s. There are more sort types than sort fields", types)
+	}
+	out := make([]Sort, 0, len(fs))
+	for i, f := range fs {
+		f = strings.TrimSpace(f)
+		if !slices.Contains(SortFields, f) {
+			return nil, errs.Invalidf("Invalid sort_fields: %s. Valid values are: [item_id, seller_id, from_id, date_created]", fields)
+		}
+		for _, prev := range out {
+			if prev.Field == f {
+				return nil, errs.Invalidf("Invalid sort_fields: %s. A field may appear only once", fields)
+			}
+		}
+		typ := "ASC"
+		if i < len(ts) {
+			typ = strings.ToUpper(strings.TrimSpace(ts[i]))
+			if typ != "ASC" && typ != "DESC" {
+				return nil, errs.Invalidf("Invalid sort_types: %s. Valid values are: [ASC, DESC]", types)
+			}
+		}
+		out = append(out, Sort{Field: f, Type: typ})
+	}
+	return out, nil
+}
+
+// CheckStatus reports whether status is one of the seven question statuses.
+// Errors: Invalid.
+func CheckStatus(status string) error {
+	if !slices.Contains(Statuses, status) {
+		return errs.Invalidf("Invalid status: %s. Valid values are: [%s]", status, strings.Join(Statuses, ", "))
+	}
+	return nil
+}
+
+// SearchQuery selects questions. SellerID or ItemID is required; From
+// narrows either. Zero values mean "not given".
+type SearchQuery struct {
+	SellerID int64
+	ItemID   string
+	From     int64
+	Status   string
+	// Sorts are applied in order; none means date_created DESC.
+	Sorts []Sort
+	// TotalDivisions and Division split the results into disjoint parts by
+	// question id (id mod TotalDivisions == Division), for parallel readers.
+	TotalDivisions int64
+	Division       int64
+	Offset         int
+	Limit          int
+	// V4 selects the api_version 4 shape (adds suspected_spam).
+	V4 bool
+}
+
+// SearchResult is one page of a search and the number of matches.
+type SearchResult struct {
+	Total     int
+	Questions []Question
+}
+
+var defaultSort = []Sort{{Field: SortDateCreated, Type: "DESC"}}
+
+// publicStatuses are the statuses that anyone may see in a listing.
+var publicStatuses = []string{StatusUnanswered, StatusAnswered, StatusClosedUnanswered}
+
+// visible reports whether caller (0 when anonymous) sees r in a listing: the
+// seller sees every question on its items; the asker its own, unless deleted
+// or banned; anyone else only public, not hidden questions.
+func visible(r record, caller int64) bool {
+	if caller != 0 && caller == r.SellerID {
+		return true
+	}
+	if caller != 0 && caller == r.BuyerID && r.Status != StatusDeleted && r.Status != StatusBanned {
+		return true
+	}
+	return !r.DeletedFromListing && slices.Contains(publicStatuses, r.Status)
+}
+
+// Search lists questions by seller, by item, or by item and asker. Searching
+// by seller_id is for that seller only. A seller's search sorted by
+// date_created alone (the default), with or without a status filter, reads
+// only the index keys up to the page's end. Errors: Invalid, Forbidden.
+func (s *Service) Search(ctx context.Context, caller int64, q SearchQuery) (SearchResult, error) {
+	if q.SellerID == 0 && q.ItemID == "" {
+		return SearchResult{}, errs.Invalidf("The parameters [seller_id] or [item] are required for requested call")
+	}
+	if q.SellerID != 0 && q.SellerID != caller {
+		return SearchResult{}, errs.Forbiddenf("Only user %d can search the questions it received", q.SellerID)
+	}
+	if q.Status != "" {
+		if err := CheckStatus(q.Status); err != nil {
+			return SearchResult{}, err
+		}
+	}
+	if q.TotalDivisions < 0 || q.Division < 0 || (q.TotalDivisions == 0 && q.Division != 0) ||
+		(q.TotalDivisions > 0 && q.Division >= q.TotalDivisions) {
+		return SearchResult{}, errs.Invalidf("Invalid division: it must be at least 0 and below totalDivisions")
+	}
+	if q.Offset < 0 || q.Limit < 0 {
+		return SearchResult{}, errs.Invalidf("Invalid paging: limit and offset must be non-negative")
+	}
+	sorts := q.Sorts
+	if len(sorts) == 0 {
+		sorts = defaultSort
+	}
+	var res SearchResult
+	err := s.store.View(ctx, func(tx storage.Tx) error {
+		var err error
+		if q.ItemID == "" && q.From == 0 && q.TotalDivisions == 0 && len(sorts) == 1 && sorts[0].Field == SortDateCreated {
+			res, err = s.searchSellerIndex(tx, q, sorts[0].Type == "DESC")
+		} else {
+			res, err = s.searchScan(tx, caller, q, sorts)
+		}
+		return err
+	})
+	return res, wrap(err, "search questions")
+}
+
+// searchSellerIndex pages the seller's date index (or the one of a status):
+// the total is a counter, and only offset+limit keys are read.
+func (s *Service) searchSellerIndex(tx storage.Tx, q SearchQuery, desc bool) (SearchResult, error) {
+	prefix, countKey := sellerDatePrefix(q.SellerID), sellerCountKey(q.SellerID)
+	if q.Status != "" {
+		prefix, countKey = sellerStatusPrefix(q.SellerID, q.Status), sellerStatusCountKey(q.SellerID, q.Status)
+	}
+	total, err := readCount(tx, countKey)
+	if err != nil {
+		return SearchResult{}, err
+	}
+	ids := make([]int64, 0, min(q.Limit, 1000))
+	if q.Limit > 0 && uint64(q.Offset) < total {
+		r := storage.Prefix(prefix)
+		r.Reverse = desc
+		it := tx.Iterate(r)
+		skipped := 0
+		for ; it.Valid() && len(ids) < q.Limit; it.Next() {
+			if skipped < q.Offset {
+				skipped++
+				continue
+			}
+			ids = append(ids, readTrailingID(it.Key()))
+		}
+		it.Close()
+	}
+	out := SearchResult{Total: int(total), Questions: make([]Question, 0, len(ids))}
+	for _, id := range ids {
+		r, err := getRecord(tx, id)
+		if err != nil {
+			return SearchResult{}, err
+		}
+		out.Questions = append(out.Questions, s.searchView(r, q.V4))
+	}
+	return out, nil
+}
+
+func (s *Service) searchView(r record, v4 bool) Question {
+	v := s.view(r, nil)
+	if v4 {
+		spam := r.SuspectedSpam
+		v.SuspectedSpam = &spam
+	}
+	return v
+}
+
+// searchScan loads every question of the item (or of the seller), filters
+// and sorts them: used for item searches, which are small, and for sorts the
+// indexes do not hold.
+func (s *Service) searchScan(tx storage.Tx, caller int64, q SearchQuery, sorts []Sort) (SearchResult, error) {
+	prefix := sellerDatePrefix(q.SellerID)
+	if q.ItemID != "" {
+		prefix = itemDatePrefix(q.ItemID)
+	}
+	var ids []int64
+	func() {
+		it := tx.Iterate(storage.Prefix(prefix))
+		defer it.Close()
+		for ; it.Valid(); it.Next() {
+			ids = append(ids, readTrailingID(it.Key()))
+		}
+	}()
+	var recs []record
+	for _, id := range ids {
+		r, err := getRecord(tx, id)
+		if err != nil {
+			return SearchResult{}, err
+		}
+		switch {
+		case q.SellerID != 0 && r.SellerID != q.SellerID,
+			q.From != 0 && r.BuyerID != q.From,
+			q.Status != "" && r.Status != q.Status,
+			q.TotalDivisions > 0 && r.ID%q.TotalDivisions != q.Division,
+			!visible(r, caller):
+			continue
+		}
+		recs = append(recs, r)
+	}
+	slices.SortStableFunc(recs, func(a, b record) int { return compare(a, b, sorts) })
+	out := SearchResult{Total: len(recs), Questions: []Question{}}
+	for i := q.Offset; i < len(recs) && len(out.Questions) < q.Limit; i++ {
+		out.Questions = append(out.Questions, s.searchView(recs[i], q.V4))
+	}
+	return out, nil
+}
+
+// compare orders two questions by sorts, then by date and id in the
+// direction of the last sort, so that every order is total and stable.
+func compare(a, b record, sorts []Sort) int {
+	for _, srt := range sorts {
+		c := 0
+		switch srt.Field {
+		case SortItemID:
+			c = strings.Compare(a.ItemID, b.ItemID)
+		case SortSellerID:
+			c = cmpInt(a.SellerID, b.SellerID)
+		case SortFromID:
+			c = cmpInt(a.BuyerID, b.BuyerID)
+		case SortDateCreated:
+			c = a.Created.Compare(b.Created)
+		}
+		if srt.Type == "DESC" {
+			c = -c
+		}
+		if c != 0 {
+			return c
+		}
+	}
+	c := a.Created.Compare(b.Created)
+	if c == 0 {
+		c = cmpInt(a.ID, b.ID)
+	}
+	if sorts[len(sorts)-1].Type == "DESC" {
+		c = -c
+	}
+	return c
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Filter describes one filter of the search, as the envelope's
+// available_filters lists it.
+type Filter struct {
+	ID     string   `json:"id"`
+	Name   string   `json:"name"`
+	Type   string   `json:"type"`
+	Values []string `json:"values,omitempty"`
+}
+
+// AvailableFilters are the search's filters: the spec's five ids, the status
+// filter with its seven values.
+var AvailableFilters = []Filter{
+	{ID: "from", Name: "From user id", Type: "number"},
+	{ID: "seller", Name: "Seller id", Type: "number"},
+	{ID: "totalDivisions", Name: "Total divisions", Type: "number"},
+	{ID: "division", Name: "Division", Type: "number"},
+	{ID: "status", Name: "Status", Type: "text", Values: Statuses},
+}
+
+// ParseAPIVersion reads the api_version parameter: absent means 1, else an
+// integer from 1 to 4; 4 selects the current shape. Errors: Invalid.
+func ParseAPIVersion(raw string) (int, error) {
+	if raw == "" {
+		return 1, nil
+	}
+	switch raw {
+	case "1", "2", "3", "4":
+		return int(raw[0] - '0'), nil
+	}
+	return 0, errs.Invalidf("Invalid api_version: %s. Valid values are: [1, 2, 3, 4]", raw)
+}
