@@ -107,11 +107,7 @@ func New(store storage.Store, opts Options) (*Marketplace, error) {
 	m.Catalog = catalog.New(store)
 	m.Stock = stock.New(store, opts.Clock, m.Geo)
 	m.Questions = questions.New(store, opts.Clock, m.Accounts, m.Stock, m.Geo)
-	var samples questions.SampleSource = questions.NoSamples{}
-	if src, ok := any(m.Questions).(questions.SampleSource); ok {
-		samples = src
-	}
-	m.ResponseTimes = questions.NewResponseTimes(store, opts.Clock, m.Geo, samples)
+	m.ResponseTimes = questions.NewResponseTimes(store, opts.Clock, m.Geo, m.Questions)
 	if manual, ok := opts.Clock.(*clock.Manual); ok {
 		// A manual clock moves only by hand, and whoever moves it across the
 		// refresh hour expects the refresh done when the move returns,

@@ -95,3 +95,64 @@ func TestGetResponseTime_WrongMethodIs405(t *testing.T) {
 	u := ts.mustUser("MLA")
 	wantError(t, ts.do("POST", fmt.Sprintf("/users/%d/questions/response_time", u.ID), u.Token, map[string]any{}), http.StatusMethodNotAllowed, "")
 }
+
+// TestResponseTime_EndToEndFollowsQuestionsAnswersAndTheManualClock asks and
+// answers through the API, moves the manual clock across the daily refresh
+// hour and reads the figures the refresh stored.
+func TestResponseTime_EndToEndFollowsQuestionsAnswersAndTheManualClock(t *testing.T) {
+	is := is.New(t)
+	w := newQWorld(t)
+	path := fmt.Sprintf("/users/%d/questions/response_time", w.seller.ID)
+	setClock := func(now string) {
+		t.Helper()
+		res := w.do("PUT", "/operator/clock", testOperatorToken, map[string]any{"now": now})
+		if res.Status != http.StatusOK {
+			t.Fatalf("set clock: %d %s", res.Status, res.Raw)
+		}
+	}
+	figures := func() map[string]any {
+		t.Helper()
+		res := w.do("GET", path, w.buyer.Token, nil)
+		if res.Status != http.StatusOK {
+			t.Fatalf("response time: %d %s", res.Status, res.Raw)
+		}
+		return res.Obj()
+	}
+	period := func(minutes, sales any) map[string]any {
+		return map[string]any{"response_time": minutes, "sales_percent_increase": sales}
+	}
+
+	// Wednesday 4 March, 12:00 in Buenos Aires: working hours.
+	first := w.mustAsk(w.buyer, w.item, "Does it come with a case?")
+	setClock("2026-03-04T12:45:00-03:00")
+	w.mustAnswer(first, "Yes.")
+	w.mustAsk(w.buyer, w.item, "And a strap?") // the buyer's second question on the item: ignored
+	open := w.mustAsk(w.other, w.item, "Is it left-handed?")
+
+	// No refresh has run yet.
+	res := w.do("GET", path, w.buyer.Token, nil)
+	is.Equal(res.Status, http.StatusNotFound)
+	is.Equal(string(res.Raw), fmt.Sprintf(`{"message":"Response time not found for user id: %d","error":"not_found","status":404,"cause":[]}`+"\n", w.seller.ID))
+
+	// Crossing Thursday 03:00 runs the refresh at 03:00: 45 minutes, and
+	// 14 h 15 min for the open question (Wednesday 12:45 to Thursday 03:00).
+	setClock("2026-03-05T09:00:00-03:00")
+	is.Equal(figures(), map[string]any{
+		"user_id":                float64(w.seller.ID),
+		"total":                  map[string]any{"response_time": float64(450)},
+		"weekend":                period(float64(0), nil),
+		"weekdays_working_hours": period(float64(450), float64(35)),
+		"weekdays_extra_hours":   period(float64(0), nil),
+	})
+
+	// An answer changes nothing until the next refresh.
+	w.mustAnswer(open, "No.")
+	is.Equal(figures()["total"], map[string]any{"response_time": float64(450)})
+	setClock("2026-03-06T03:00:00-03:00")
+	is.Equal(figures()["weekdays_working_hours"], period(float64(630), float64(50))) // (45 + 1215) / 2
+
+	// Sixteen days later every question has left the window.
+	setClock("2026-03-22T03:00:00-03:00")
+	wantError(t, w.do("GET", path, w.buyer.Token, nil), http.StatusNotFound,
+		fmt.Sprintf("Response time not found for user id: %d", w.seller.ID))
+}

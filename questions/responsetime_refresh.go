@@ -337,15 +337,3 @@ func (r *ResponseTimes) Run(ctx context.Context, onErr func(error)) error {
 	}
 }
 
-// NoSamples is a SampleSource without questions.
-type NoSamples struct{}
-
-// SellersWithQuestionsSince returns no seller.
-func (NoSamples) SellersWithQuestionsSince(context.Context, time.Time) ([]int64, error) {
-	return nil, nil
-}
-
-// SellerSamplesSince returns no question.
-func (NoSamples) SellerSamplesSince(context.Context, int64, time.Time) ([]Sample, error) {
-	return nil, nil
-}

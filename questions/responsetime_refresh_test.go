@@ -67,13 +67,13 @@ type rtEnv struct {
 	rts   *questions.ResponseTimes
 }
 
-// fataler is what the helpers need of a *testing.T or a *rapid.T.
-type fataler interface {
+// rtFataler is what the helpers need of a *testing.T or a *rapid.T.
+type rtFataler interface {
 	Helper()
 	Fatalf(format string, args ...any)
 }
 
-func newRTEnv(t fataler, start time.Time) *rtEnv {
+func newRTEnv(t rtFataler, start time.Time) *rtEnv {
 	t.Helper()
 	st := memory.New()
 	if c, ok := t.(interface{ Cleanup(func()) }); ok {
@@ -86,7 +86,7 @@ func newRTEnv(t fataler, start time.Time) *rtEnv {
 	return e
 }
 
-func (e *rtEnv) mustSeller(t fataler, site string) int64 {
+func (e *rtEnv) mustSeller(t rtFataler, site string) int64 {
 	t.Helper()
 	u, err := e.acc.CreateUser(context.Background(), accounts.NewUser{Nickname: "SELLER", SiteID: site})
 	if err != nil {
