@@ -336,4 +336,3 @@ func (r *ResponseTimes) Run(ctx context.Context, onErr func(error)) error {
 		report(err)
 	}
 }
-
