@@ -21,23 +21,33 @@ import (
 
 // fakeSource is an in-memory SampleSource.
 type fakeSource struct {
-	mu      sync.Mutex
-	samples []questions.Sample
+	mu       sync.Mutex
+	samples  []questions.Sample
+	bySeller map[int64][]int // indexes into samples
 }
 
 func (f *fakeSource) add(s ...questions.Sample) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.samples = append(f.samples, s...)
+	if f.bySeller == nil {
+		f.bySeller = map[int64][]int{}
+	}
+	for _, q := range s {
+		f.bySeller[q.SellerID] = append(f.bySeller[q.SellerID], len(f.samples))
+		f.samples = append(f.samples, q)
+	}
 }
 
 func (f *fakeSource) SellersWithQuestionsSince(_ context.Context, since time.Time) ([]int64, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []int64
-	for _, s := range f.samples {
-		if !s.Asked.Before(since) && !slices.Contains(out, s.SellerID) {
-			out = append(out, s.SellerID)
+	for seller, idx := range f.bySeller {
+		for _, i := range idx {
+			if !f.samples[i].Asked.Before(since) {
+				out = append(out, seller)
+				break
+			}
 		}
 	}
 	slices.Sort(out)
@@ -48,9 +58,9 @@ func (f *fakeSource) SellerSamplesSince(_ context.Context, sellerID int64, since
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []questions.Sample
-	for _, s := range f.samples {
-		if s.SellerID == sellerID && !s.Asked.Before(since) {
-			out = append(out, s)
+	for _, i := range f.bySeller[sellerID] {
+		if !f.samples[i].Asked.Before(since) {
+			out = append(out, f.samples[i])
 		}
 	}
 	slices.SortStableFunc(out, func(a, b questions.Sample) int { return a.Asked.Compare(b.Asked) })
