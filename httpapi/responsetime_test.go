@@ -156,3 +156,23 @@ func TestResponseTime_EndToEndFollowsQuestionsAnswersAndTheManualClock(t *testin
 	wantError(t, w.do("GET", path, w.buyer.Token, nil), http.StatusNotFound,
 		fmt.Sprintf("Response time not found for user id: %d", w.seller.ID))
 }
+
+// BenchmarkGetResponseTime compares GET /users/:user_id/questions/response_time
+// through the whole stack (routing, token lookup, one key read, JSON) with a
+// bare httprouter handler answering the same bytes.
+func BenchmarkGetResponseTime(b *testing.B) {
+	w := newQWorld(b)
+	w.mustAsk(w.buyer, w.item, "Does it come with a case?")
+	if err := w.clock.Advance(24 * time.Hour); err != nil { // crosses the refresh hour
+		b.Fatal(err)
+	}
+	path := fmt.Sprintf("/users/%d/questions/response_time", w.seller.ID)
+	res := w.do("GET", path, w.buyer.Token, nil)
+	if res.Status != http.StatusOK {
+		b.Fatalf("response time: %d %s", res.Status, res.Raw)
+	}
+	b.Run("stack", func(b *testing.B) { benchServe(b, w.handler, "GET", path, w.buyer.Token) })
+	b.Run("bare", func(b *testing.B) {
+		benchServe(b, bareHandler("GET", "/users/:user_id/questions/response_time", res.Raw), "GET", path, w.buyer.Token)
+	})
+}
