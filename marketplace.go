@@ -61,11 +61,16 @@ type Marketplace struct {
 	Fees      *fees.Service
 	Catalog   *catalog.Service
 
+	// ResponseTimes keeps the sellers' response times, refreshed daily.
+	ResponseTimes *questions.ResponseTimes
+
 	Clock  clock.Clock
 	Logger *slog.Logger
 
 	store     storage.Store
 	ownsStore bool
+	// stopFollow stops the refreshes that follow a manual clock.
+	stopFollow func()
 }
 
 // Open starts the engine on a Badger store in dir (created if missing).
@@ -103,6 +108,15 @@ func New(store storage.Store, opts Options) (*Marketplace, error) {
 	m.Catalog.UseClock(opts.Clock)
 	m.Stock = stock.New(store, opts.Clock, m.Geo)
 	m.Questions = questions.New(store, opts.Clock, m.Accounts, m.Stock, m.Geo)
+	m.ResponseTimes = questions.NewResponseTimes(store, opts.Clock, m.Geo, m.Questions)
+	if manual, ok := opts.Clock.(*clock.Manual); ok {
+		// A manual clock moves only by hand, and whoever moves it across the
+		// refresh hour expects the refresh done when the move returns,
+		// whether or not Start runs.
+		m.stopFollow = m.ResponseTimes.FollowManual(manual, func(err error) {
+			m.Logger.Error("response time refresh", "err", err)
+		})
+	}
 	if err := m.loadBuiltinReference(context.Background()); err != nil {
 		return nil, err
 	}
@@ -115,6 +129,9 @@ func (m *Marketplace) Store() storage.Store { return m.store }
 // Close stops the engine's background work and, for an engine started with
 // Open, closes its store.
 func (m *Marketplace) Close() error {
+	if m.stopFollow != nil {
+		m.stopFollow()
+	}
 	if m.ownsStore {
 		return m.store.Close()
 	}
@@ -124,6 +141,11 @@ func (m *Marketplace) Close() error {
 // Start runs the engine's background work (scheduled refreshes, notification
 // delivery) until ctx ends. Embedders that want the work done on their own
 // schedule call the services' methods instead.
+//
+// The response times are refreshed at once when the latest daily refresh is
+// missing, then daily at questions.RefreshHour in Buenos Aires.
 func (m *Marketplace) Start(ctx context.Context) error {
-	return nil
+	return m.ResponseTimes.Run(ctx, func(err error) {
+		m.Logger.Error("response time refresh", "err", err)
+	})
 }

@@ -36,7 +36,13 @@ var ErrBackwards = errors.New("clock cannot move backwards")
 type Manual struct {
 	mu       sync.Mutex
 	now      time.Time
-	watchers []func(from, to time.Time)
+	nextID   int
+	watchers []watcher
+}
+
+type watcher struct {
+	id int
+	fn func(from, to time.Time)
 }
 
 // NewManual returns a manual clock set to start.
@@ -50,7 +56,8 @@ func (m *Manual) Now() time.Time {
 }
 
 // Set moves the clock to t. Moving backwards returns ErrBackwards and changes
-// nothing; setting the same time is allowed and notifies nobody.
+// nothing; setting the same time is allowed and notifies nobody. Watchers run
+// before Set returns, so whatever the move made due is done when it returns.
 func (m *Manual) Set(t time.Time) error {
 	m.mu.Lock()
 	from := m.now
@@ -59,13 +66,13 @@ func (m *Manual) Set(t time.Time) error {
 		return ErrBackwards
 	}
 	m.now = t
-	watchers := append([]func(from, to time.Time){}, m.watchers...)
+	watchers := append([]watcher{}, m.watchers...)
 	m.mu.Unlock()
 	if t.Equal(from) {
 		return nil
 	}
 	for _, w := range watchers {
-		w(from, t)
+		w.fn(from, t)
 	}
 	return nil
 }
@@ -75,9 +82,23 @@ func (m *Manual) Advance(d time.Duration) error {
 	return m.Set(m.Now().Add(d))
 }
 
-// OnChange registers fn to be called after every forward move.
-func (m *Manual) OnChange(fn func(from, to time.Time)) {
+// OnChange registers fn to be called after every forward move. The returned
+// function unregisters it (for an engine that closes while the clock lives
+// on); calling it more than once is harmless.
+func (m *Manual) OnChange(fn func(from, to time.Time)) (cancel func()) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.watchers = append(m.watchers, fn)
+	m.nextID++
+	id := m.nextID
+	m.watchers = append(m.watchers, watcher{id: id, fn: fn})
+	return func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		for i, w := range m.watchers {
+			if w.id == id {
+				m.watchers = append(m.watchers[:i:i], m.watchers[i+1:]...)
+				return
+			}
+		}
+	}
 }

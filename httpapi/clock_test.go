@@ -1,0 +1,84 @@
+package httpapi_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/matryer/is"
+
+	"marketplace"
+	"marketplace/httpapi"
+	"marketplace/storage/memory"
+)
+
+func TestClockRoutes(t *testing.T) {
+	ts := newTestServer(t)
+	buyer := ts.mustUser("MLA")
+	cases := []struct {
+		name       string
+		method     string
+		token      string
+		body       any
+		wantStatus int
+		wantNow    string // the answer's now, or the error message
+	}{
+		{"GetAnswersTheManualTime", "GET", testOperatorToken, nil, 200, "2026-03-04T15:00:00Z"},
+		{"GetWithoutTokenIs401", "GET", "", nil, 401, ""},
+		{"GetWithUserTokenIs403", "GET", buyer.Token, nil, 403, "Operator routes need the operator token"},
+		{"PutWithUserTokenIs403", "PUT", buyer.Token, map[string]any{"now": "2026-03-05T15:00:00Z"}, 403, "Operator routes need the operator token"},
+		{"PutMissingNowIs400", "PUT", testOperatorToken, map[string]any{}, 400, "The fields [now] are required for requested call"},
+		{"PutNowNotAStringIs400", "PUT", testOperatorToken, map[string]any{"now": 12}, 400, "Invalid JSON: the field [now] must be of type string"},
+		{"PutNowNotRFC3339Is400", "PUT", testOperatorToken, map[string]any{"now": "tomorrow"}, 400, `Invalid now: "tomorrow". It must be an RFC 3339 time, such as 2026-03-04T12:00:00-03:00`},
+		{"PutMalformedJSONIs400", "PUT", testOperatorToken, `{"now":`, 400, ""},
+		{"PutEmptyBodyIs400", "PUT", testOperatorToken, "", 400, "The request body is empty; a JSON object is expected"},
+		{"PutBackwardsIs400", "PUT", testOperatorToken, map[string]any{"now": "2026-03-04T14:59:59.999Z"}, 400, "The clock cannot move backwards: it is 2026-03-04T15:00:00Z"},
+		{"PutTheSameTimeIsAllowed", "PUT", testOperatorToken, map[string]any{"now": "2026-03-04T12:00:00-03:00"}, 200, "2026-03-04T15:00:00Z"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			is := is.New(t)
+			body := c.body
+			if s, ok := body.(string); ok && s == "" {
+				body = []byte{}
+			}
+			res := ts.do(c.method, "/operator/clock", c.token, body)
+			if c.wantStatus != 200 {
+				wantError(t, res, c.wantStatus, c.wantNow)
+			} else {
+				is.Equal(res.Status, 200)
+				is.Equal(res.Header.Get("Content-Type"), "application/json; charset=utf-8")
+				is.Equal(res.Obj(), map[string]any{"now": c.wantNow})
+			}
+			is.Equal(ts.clock.Now().UTC().Format("2006-01-02T15:04:05.999999999Z07:00"), "2026-03-04T15:00:00Z") // nothing moved
+		})
+	}
+}
+
+func TestPutClock_MovesTheClockForwardAndGetReadsIt(t *testing.T) {
+	is := is.New(t)
+	ts := newTestServer(t)
+	res := ts.do("PUT", "/operator/clock", testOperatorToken, map[string]any{"now": "2026-03-05T10:30:00.5-03:00"})
+	is.Equal(res.Status, 200)
+	is.Equal(res.Obj(), map[string]any{"now": "2026-03-05T13:30:00.5Z"})
+	is.True(ts.clock.Now().Equal(testStart.Add(22*3600e9 + 30*60e9 + 5e8))) // the engine's clock moved
+	res = ts.do("GET", "/operator/clock", testOperatorToken, nil)
+	is.Equal(res.Obj(), map[string]any{"now": "2026-03-05T13:30:00.5Z"})
+	// The time read can be written back unchanged.
+	res = ts.do("PUT", "/operator/clock", testOperatorToken, map[string]any{"now": "2026-03-05T13:30:00.5Z"})
+	is.Equal(res.Status, 200)
+}
+
+func TestClockRoutes_OnTheWallClockAnswer409(t *testing.T) {
+	m, err := marketplace.New(memory.New(), marketplace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	ts := &testServer{t: t, m: m, handler: httpapi.New(m, httpapi.Config{OperatorToken: testOperatorToken})}
+	const msg = "The server runs on the wall clock; start it with -clock manual to read and move its clock"
+	wantError(t, ts.do("GET", "/operator/clock", testOperatorToken, nil), http.StatusConflict, msg)
+	wantError(t, ts.do("PUT", "/operator/clock", testOperatorToken, map[string]any{"now": "2030-01-01T00:00:00Z"}), http.StatusConflict, msg)
+	if res := ts.do("GET", "/operator/clock", testOperatorToken, nil); res.Obj()["error"] != "conflict" {
+		t.Fatalf("error code = %v, want conflict", res.Obj()["error"])
+	}
+}

@@ -1,0 +1,25 @@
+package questions
+
+import "marketplace/storage"
+
+// Key layout of the response time figures. Every key starts with "qrt", apart
+// from the rest of the questions package.
+//
+//	qrt/seller/<seller_id>   -> ResponseTime (JSON), figures of the latest refresh
+//	qrt/last                 -> refreshRecord (JSON), when the latest refresh ran
+
+func responseTimeKey(sellerID int64) []byte {
+	return storage.NewKey("qrt/seller").Int(sellerID)
+}
+
+func responseTimePrefix() []byte { return storage.NewKey("qrt/seller") }
+
+// responseTimeSeller reads the seller id back from a responseTimeKey.
+func responseTimeSeller(key []byte) (int64, error) {
+	r := storage.ReadKey(key)
+	r.Str()
+	id := r.Int()
+	return id, r.Err()
+}
+
+func responseTimeLastKey() []byte { return storage.NewKey("qrt/last") }
