@@ -27,6 +27,13 @@ var ErrConflict = errors.New("storage: transaction conflict")
 // ErrClosed is returned by a store after Close.
 var ErrClosed = errors.New("storage: store closed")
 
+// ErrEmptyKey is returned by Get, Set and Delete for an empty key, which no
+// backend stores (Badger refuses it, so the memory backend does too).
+var ErrEmptyKey = errors.New("storage: empty key")
+
+// ErrReadOnly is returned by Set and Delete inside View.
+var ErrReadOnly = errors.New("storage: write in a read-only transaction")
+
 // Store is a transactional, ordered key-value store.
 type Store interface {
 	// View runs fn in a read-only transaction over a consistent snapshot.

@@ -21,7 +21,8 @@ const maxAttempts = 64
 
 // Store is a Badger-backed storage.Store.
 type Store struct {
-	db *badgerdb.DB
+	db  *badgerdb.DB
+	dir string
 }
 
 var _ storage.Store = (*Store)(nil)
@@ -52,8 +53,11 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open badger in %s: %w", dir, err)
 	}
-	return &Store{db: db}, nil
+	return &Store{db: db, dir: dir}, nil
 }
+
+// Dir returns the folder the store was opened in.
+func (s *Store) Dir() string { return s.dir }
 
 // DB exposes the underlying database for maintenance (backups, GC).
 func (s *Store) DB() *badgerdb.DB { return s.db }
@@ -77,7 +81,12 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) error {
 			return err
 		}
 		err := s.db.Update(func(btx *badgerdb.Txn) error {
-			return fn(&tx{btx: btx})
+			if err := fn(&tx{btx: btx}); err != nil {
+				return err
+			}
+			// A caller that gave up while fn ran must not find its writes
+			// committed.
+			return ctx.Err()
 		})
 		if !errors.Is(err, badgerdb.ErrConflict) {
 			return translate(err)
@@ -109,6 +118,10 @@ func translate(err error) error {
 		return storage.ErrConflict
 	case errors.Is(err, badgerdb.ErrDBClosed):
 		return storage.ErrClosed
+	case errors.Is(err, badgerdb.ErrEmptyKey):
+		return storage.ErrEmptyKey
+	case errors.Is(err, badgerdb.ErrReadOnlyTxn):
+		return storage.ErrReadOnly
 	case errors.Is(err, badgerdb.ErrTxnTooBig):
 		return fmt.Errorf("storage: transaction too big: %w", err)
 	}
