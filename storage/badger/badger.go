@@ -1,7 +1,9 @@
 // Package badger is the durable storage backend, on Badger. Writes are synced
 // to disk before Update returns, so an acknowledged write survives a crash of
-// the process; Badger's conflict error is retried and, past the retries,
-// reported as storage.ErrConflict.
+// the process. A conflicting Update is run again; after a few conflicts it
+// runs with no other Update beside it, so a hot key cannot starve a writer.
+// Badger's conflict error, should it outlast the retries, is reported as
+// storage.ErrConflict.
 package badger
 
 import (
@@ -9,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	badgerdb "github.com/dgraph-io/badger/v4"
@@ -16,13 +19,23 @@ import (
 	"marketplace/storage"
 )
 
-// maxAttempts bounds how often a conflicting Update is run again.
+// maxAttempts bounds how often a conflicting Update is run again. It is a
+// safety net: past exclusiveAfter conflicts an Update runs alone and commits.
 const maxAttempts = 64
+
+// exclusiveAfter is how many conflicts an Update suffers before it runs with
+// no other Update beside it. Optimistic retries alone can starve a writer on
+// a hot key (a stock counter, a sequence) for as long as others keep winning.
+const exclusiveAfter = 3
 
 // Store is a Badger-backed storage.Store.
 type Store struct {
 	db  *badgerdb.DB
 	dir string
+	// gate is held shared by every Update attempt and exclusively by one
+	// that has conflicted exclusiveAfter times: nothing can then commit
+	// between its reads and its commit.
+	gate sync.RWMutex
 }
 
 var _ storage.Store = (*Store)(nil)
@@ -80,14 +93,7 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		err := s.db.Update(func(btx *badgerdb.Txn) error {
-			if err := fn(&tx{btx: btx}); err != nil {
-				return err
-			}
-			// A caller that gave up while fn ran must not find its writes
-			// committed.
-			return ctx.Err()
-		})
+		err := s.attempt(ctx, fn, attempt >= exclusiveAfter)
 		if !errors.Is(err, badgerdb.ErrConflict) {
 			return translate(err)
 		}
@@ -101,6 +107,24 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) error {
 			backoff *= 2
 		}
 	}
+}
+
+func (s *Store) attempt(ctx context.Context, fn func(storage.Tx) error, alone bool) error {
+	if alone {
+		s.gate.Lock()
+		defer s.gate.Unlock()
+	} else {
+		s.gate.RLock()
+		defer s.gate.RUnlock()
+	}
+	return s.db.Update(func(btx *badgerdb.Txn) error {
+		if err := fn(&tx{btx: btx}); err != nil {
+			return err
+		}
+		// A caller that gave up while fn ran must not find its writes
+		// committed.
+		return ctx.Err()
+	})
 }
 
 // Close flushes and closes the database.
