@@ -147,7 +147,7 @@ func translate(err error) error {
 	case errors.Is(err, badgerdb.ErrReadOnlyTxn):
 		return storage.ErrReadOnly
 	case errors.Is(err, badgerdb.ErrTxnTooBig):
-		return fmt.Errorf("storage: transaction too big: %w", err)
+		return storage.ErrTooBig
 	}
 	return err
 }

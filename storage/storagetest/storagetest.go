@@ -53,6 +53,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store, opts Options) {
 	t.Run("ConcurrentIncrementsLoseNothing", s.testConcurrentIncrements)
 	t.Run("LargeValues", s.testLargeValues)
 	t.Run("ManyKeys", s.testManyKeys)
+	t.Run("OversizedUpdateCommitsAllOrReportsErrTooBig", s.testTooBig)
 	t.Run("CanceledContextRunsNothing", s.testCanceledContext)
 	t.Run("ContextCanceledDuringUpdateCommitsNothing", s.testCanceledDuringUpdate)
 	t.Run("UseAfterCloseReturnsErrClosed", s.testAfterClose)
@@ -973,6 +974,32 @@ func (s *suite) testManyKeys(t *testing.T) {
 	odd := func(i int) bool { return i%2 == 1 }
 	check(false, odd)
 	check(true, odd)
+}
+
+func (s *suite) testTooBig(t *testing.T) {
+	st := s.store(t)
+	put(t, st, "before", "x")
+	const n = 50000
+	value := make([]byte, 100)
+	err := st.Update(context.Background(), func(tx storage.Tx) error {
+		for i := range n {
+			if err := tx.Set(storage.NewKey("big").Int(int64(i)), value); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	got := scan(t, st, storage.Range{})
+	switch {
+	case err == nil:
+		if len(got) != n+1 {
+			t.Fatalf("Update of %d keys committed, but %d keys are stored", n, len(got)-1)
+		}
+	case errors.Is(err, storage.ErrTooBig):
+		equalPairs(t, "store after an oversized Update", got, []pair{{"before", "x"}})
+	default:
+		t.Fatalf("Update of %d keys = %v; want nil or ErrTooBig", n, err)
+	}
 }
 
 func (s *suite) testCanceledContext(t *testing.T) {
