@@ -51,6 +51,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store, opts Options) {
 	t.Run("ViewSnapshotIsStableWhileUpdateCommits", s.testSnapshot)
 	t.Run("ConflictingUpdateIsRunAgainAndSeesTheWinner", s.testConflictRetry)
 	t.Run("ConcurrentIncrementsLoseNothing", s.testConcurrentIncrements)
+	t.Run("ConcurrentViewsSeeOnlyWholeTransfers", s.testTransfers)
 	t.Run("LargeValues", s.testLargeValues)
 	t.Run("ManyKeys", s.testManyKeys)
 	t.Run("OversizedUpdateCommitsAllOrReportsErrTooBig", s.testTooBig)
@@ -846,6 +847,113 @@ func (s *suite) testConcurrentIncrements(t *testing.T) {
 	if got := scan(t, st, storage.Prefix(storage.NewKey("by"))); len(got) != workers {
 		t.Fatalf("%d index keys; want %d", len(got), workers)
 	}
+}
+
+// testTransfers moves amounts between accounts from several writers while
+// readers add the balances up: any View that sees half a transfer, or any
+// lost Update, shows as a wrong total.
+func (s *suite) testTransfers(t *testing.T) {
+	st := s.store(t)
+	const accounts, start, writers, transfers, readers = 4, 100, 4, 25, 4
+	account := func(i int) []byte { return storage.NewKey("acct").Int(int64(i)) }
+	amount := func(v []byte) int64 { return storage.ReadKey(v).Int() }
+	update(t, st, func(tx storage.Tx) error {
+		for i := range accounts {
+			if err := tx.Set(account(i), storage.NewKeyRaw().Int(start)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	total := func(tx storage.Tx) (byScan, byGet int64, err error) {
+		it := tx.Iterate(storage.Prefix(storage.NewKey("acct")))
+		defer it.Close()
+		for ; it.Valid(); it.Next() {
+			v, err := it.Value()
+			if err != nil {
+				return 0, 0, err
+			}
+			byScan += amount(v)
+		}
+		for i := range accounts {
+			v, err := tx.Get(account(i))
+			if err != nil {
+				return 0, 0, err
+			}
+			byGet += amount(v)
+		}
+		return byScan, byGet, nil
+	}
+
+	var writing, reading sync.WaitGroup
+	errs := make(chan error, writers+readers)
+	done := make(chan struct{})
+	for w := range writers {
+		writing.Add(1)
+		go func() {
+			defer writing.Done()
+			rng := rand.New(rand.NewPCG(uint64(w), 7))
+			for range transfers {
+				from, to, n := rng.IntN(accounts), rng.IntN(accounts), int64(1+rng.IntN(10))
+				err := st.Update(context.Background(), func(tx storage.Tx) error {
+					a, err := tx.Get(account(from))
+					if err != nil {
+						return err
+					}
+					if err := tx.Set(account(from), storage.NewKeyRaw().Int(amount(a)-n)); err != nil {
+						return err
+					}
+					c, err := tx.Get(account(to))
+					if err != nil {
+						return err
+					}
+					return tx.Set(account(to), storage.NewKeyRaw().Int(amount(c)+n))
+				})
+				if err != nil {
+					errs <- fmt.Errorf("transfer: %w", err)
+					return
+				}
+			}
+		}()
+	}
+	for range readers {
+		reading.Add(1)
+		go func() {
+			defer reading.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				err := st.View(context.Background(), func(tx storage.Tx) error {
+					byScan, byGet, err := total(tx)
+					if err == nil && (byScan != accounts*start || byGet != accounts*start) {
+						err = fmt.Errorf("a View saw totals %d (scan) and %d (get); want %d", byScan, byGet, accounts*start)
+					}
+					return err
+				})
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	writing.Wait()
+	close(done)
+	reading.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	view(t, st, func(tx storage.Tx) error {
+		byScan, _, err := total(tx)
+		if err == nil && byScan != accounts*start {
+			t.Errorf("final total %d; want %d", byScan, accounts*start)
+		}
+		return err
+	})
 }
 
 func (s *suite) testLargeValues(t *testing.T) {
