@@ -411,7 +411,7 @@ func (s *suite) fillIterKeys(t *testing.T) storage.Store {
 	return st
 }
 
-func b(s string) []byte { return []byte(s) }
+func raw(s string) []byte { return []byte(s) }
 
 func (s *suite) testIterateRanges(t *testing.T) {
 	st := s.fillIterKeys(t)
@@ -422,21 +422,21 @@ func (s *suite) testIterateRanges(t *testing.T) {
 	}{
 		{"All", storage.Range{}, iterKeys},
 		{"EmptyPrefix", storage.Prefix([]byte{}), iterKeys},
-		{"PrefixA", storage.Prefix(b("a")), []string{"a", "a\x00", "a\x00b", "ab", "abc"}},
-		{"PrefixWithZeroByte", storage.Prefix(b("a\x00")), []string{"a\x00", "a\x00b"}},
-		{"PrefixOfZeroByte", storage.Prefix(b("\x00")), []string{"\x00", "\x00\x01"}},
-		{"PrefixFF", storage.Prefix(b("\xff")), []string{"\xff", "\xff\xff", "\xff\xff\x01"}},
-		{"PrefixFFFF", storage.Prefix(b("\xff\xff")), []string{"\xff\xff", "\xff\xff\x01"}},
-		{"PrefixWithNoKeys", storage.Prefix(b("zz")), nil},
-		{"StartOnly", storage.Range{Start: b("b")}, []string{"b", "ba", "c", "\xff", "\xff\xff", "\xff\xff\x01"}},
-		{"EndOnlyIsExclusive", storage.Range{End: b("a\x00")}, []string{"\x00", "\x00\x01", "a"}},
-		{"HalfOpen", storage.Range{Start: b("ab"), End: b("b")}, []string{"ab", "abc"}},
-		{"BoundsBetweenKeys", storage.Range{Start: b("aa"), End: b("bb")}, []string{"ab", "abc", "b", "ba"}},
-		{"StartEqualsEndIsEmpty", storage.Range{Start: b("ab"), End: b("ab")}, nil},
-		{"StartAfterEndIsEmpty", storage.Range{Start: b("c"), End: b("a")}, nil},
-		{"OneKey", storage.Range{Start: b("a"), End: b("a\x00")}, []string{"a"}},
-		{"StartAboveEveryKey", storage.Range{Start: b("\xff\xff\x02")}, nil},
-		{"EndBelowEveryKey", storage.Range{End: b("\x00")}, nil},
+		{"PrefixA", storage.Prefix(raw("a")), []string{"a", "a\x00", "a\x00b", "ab", "abc"}},
+		{"PrefixWithZeroByte", storage.Prefix(raw("a\x00")), []string{"a\x00", "a\x00b"}},
+		{"PrefixOfZeroByte", storage.Prefix(raw("\x00")), []string{"\x00", "\x00\x01"}},
+		{"PrefixFF", storage.Prefix(raw("\xff")), []string{"\xff", "\xff\xff", "\xff\xff\x01"}},
+		{"PrefixFFFF", storage.Prefix(raw("\xff\xff")), []string{"\xff\xff", "\xff\xff\x01"}},
+		{"PrefixWithNoKeys", storage.Prefix(raw("zz")), nil},
+		{"StartOnly", storage.Range{Start: raw("b")}, []string{"b", "ba", "c", "\xff", "\xff\xff", "\xff\xff\x01"}},
+		{"EndOnlyIsExclusive", storage.Range{End: raw("a\x00")}, []string{"\x00", "\x00\x01", "a"}},
+		{"HalfOpen", storage.Range{Start: raw("ab"), End: raw("b")}, []string{"ab", "abc"}},
+		{"BoundsBetweenKeys", storage.Range{Start: raw("aa"), End: raw("bb")}, []string{"ab", "abc", "b", "ba"}},
+		{"StartEqualsEndIsEmpty", storage.Range{Start: raw("ab"), End: raw("ab")}, nil},
+		{"StartAfterEndIsEmpty", storage.Range{Start: raw("c"), End: raw("a")}, nil},
+		{"OneKey", storage.Range{Start: raw("a"), End: raw("a\x00")}, []string{"a"}},
+		{"StartAboveEveryKey", storage.Range{Start: raw("\xff\xff\x02")}, nil},
+		{"EndBelowEveryKey", storage.Range{End: raw("\x00")}, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -458,7 +458,7 @@ func (s *suite) testSeek(t *testing.T) {
 	st := s.fillIterKeys(t)
 	all := iterKeys
 	rev := reversed(iterKeys)
-	prefixA := storage.Prefix(b("a"))
+	prefixA := storage.Prefix(raw("a"))
 	tests := []struct {
 		name    string
 		r       storage.Range
@@ -478,10 +478,10 @@ func (s *suite) testSeek(t *testing.T) {
 		{"ReversePastEveryKey", storage.Range{}, true, "\xff\xff\xff", rev},
 		{"ReverseBelowEveryKey", storage.Range{}, true, "\x00\x00", []string{"\x00"}},
 		{"ReverseAboveEndIsClamped", prefixA, true, "z", []string{"abc", "ab", "a\x00b", "a\x00", "a"}},
-		{"ReverseAtEndExcludesEnd", storage.Range{Start: b("ab"), End: b("b")}, true, "b", []string{"abc", "ab"}},
+		{"ReverseAtEndExcludesEnd", storage.Range{Start: raw("ab"), End: raw("b")}, true, "b", []string{"abc", "ab"}},
 		{"ReverseInsideRange", prefixA, true, "ab", []string{"ab", "a\x00b", "a\x00", "a"}},
 		{"ReverseBelowStartIsDone", prefixA, true, "\x00", nil},
-		{"ReverseUnderFFPrefix", storage.Prefix(b("\xff")), true, "\xff\xff", []string{"\xff\xff", "\xff"}},
+		{"ReverseUnderFFPrefix", storage.Prefix(raw("\xff")), true, "\xff\xff", []string{"\xff\xff", "\xff"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -507,11 +507,11 @@ func (s *suite) testSeekAgain(t *testing.T) {
 	view(t, st, func(tx storage.Tx) error {
 		it := tx.Iterate(storage.Range{})
 		defer it.Close()
-		it.Seek(b("c"))
+		it.Seek(raw("c"))
 		if !it.Valid() || string(it.Key()) != "c" {
 			t.Fatalf("Seek(c) landed on %q", it.Key())
 		}
-		it.Seek(b("a"))
+		it.Seek(raw("a"))
 		if !it.Valid() || string(it.Key()) != "a" {
 			t.Fatalf("Seek(a) after Seek(c) landed on %q; want a", it.Key())
 		}
@@ -524,11 +524,11 @@ func (s *suite) testSeekAgain(t *testing.T) {
 	view(t, st, func(tx storage.Tx) error {
 		it := tx.Iterate(storage.Range{Reverse: true})
 		defer it.Close()
-		it.Seek(b("a"))
+		it.Seek(raw("a"))
 		if !it.Valid() || string(it.Key()) != "a" {
 			t.Fatalf("reverse Seek(a) landed on %q", it.Key())
 		}
-		it.Seek(b("c"))
+		it.Seek(raw("c"))
 		if !it.Valid() || string(it.Key()) != "c" {
 			t.Fatalf("reverse Seek(c) after Seek(a) landed on %q; want c", it.Key())
 		}
@@ -543,7 +543,7 @@ func (s *suite) testSeekAgain(t *testing.T) {
 func (s *suite) testIteratorValues(t *testing.T) {
 	st := s.fillIterKeys(t)
 	view(t, st, func(tx storage.Tx) error {
-		it := tx.Iterate(storage.Prefix(b("a")))
+		it := tx.Iterate(storage.Prefix(raw("a")))
 		defer it.Close()
 		var keys [][]byte
 		for ; it.Valid(); it.Next() {
@@ -575,9 +575,9 @@ func (s *suite) testFailedUpdate(t *testing.T) {
 	before := scan(t, st, storage.Range{})
 	err := st.Update(context.Background(), func(tx storage.Tx) error {
 		for _, op := range []error{
-			tx.Set(b("new"), b("n")),
-			tx.Set(b("change"), b("new")),
-			tx.Delete(b("drop")),
+			tx.Set(raw("new"), raw("n")),
+			tx.Set(raw("change"), raw("new")),
+			tx.Delete(raw("drop")),
 		} {
 			if op != nil {
 				return op
@@ -617,10 +617,10 @@ func (s *suite) testPanic(t *testing.T) {
 	}
 	mustPanic("Update", func() {
 		_ = st.Update(context.Background(), func(tx storage.Tx) error {
-			if err := tx.Set(b("a"), b("2")); err != nil {
+			if err := tx.Set(raw("a"), raw("2")); err != nil {
 				return err
 			}
-			if err := tx.Set(b("b"), b("2")); err != nil {
+			if err := tx.Set(raw("b"), raw("2")); err != nil {
 				return err
 			}
 			panic("boom")
@@ -648,10 +648,10 @@ func (s *suite) testUncommitted(t *testing.T) {
 	var once sync.Once
 	go func() {
 		done <- st.Update(context.Background(), func(tx storage.Tx) error {
-			if err := tx.Set(b("k"), b("new")); err != nil {
+			if err := tx.Set(raw("k"), raw("new")); err != nil {
 				return err
 			}
-			if err := tx.Set(b("k2"), b("new")); err != nil {
+			if err := tx.Set(raw("k2"), raw("new")); err != nil {
 				return err
 			}
 			once.Do(func() { close(inside) })
@@ -690,25 +690,25 @@ func (s *suite) testSnapshot(t *testing.T) {
 		done := make(chan error, 1)
 		go func() {
 			done <- st.Update(context.Background(), func(tx storage.Tx) error {
-				if err := tx.Set(b("a"), b("2")); err != nil {
+				if err := tx.Set(raw("a"), raw("2")); err != nil {
 					return err
 				}
-				if err := tx.Delete(b("b")); err != nil {
+				if err := tx.Delete(raw("b")); err != nil {
 					return err
 				}
-				return tx.Set(b("c"), b("2"))
+				return tx.Set(raw("c"), raw("2"))
 			})
 		}()
 		if err := <-done; err != nil {
 			t.Fatalf("Update during a View: %v", err)
 		}
-		if v, err := tx.Get(b("a")); err != nil || string(v) != "1" {
+		if v, err := tx.Get(raw("a")); err != nil || string(v) != "1" {
 			t.Errorf("a in the open View = %q, %v; want 1", v, err)
 		}
-		if v, err := tx.Get(b("b")); err != nil || string(v) != "1" {
+		if v, err := tx.Get(raw("b")); err != nil || string(v) != "1" {
 			t.Errorf("b in the open View = %q, %v; want 1", v, err)
 		}
-		if _, err := tx.Get(b("c")); !errors.Is(err, storage.ErrNotFound) {
+		if _, err := tx.Get(raw("c")); !errors.Is(err, storage.ErrNotFound) {
 			t.Errorf("c in the open View: %v; want ErrNotFound", err)
 		}
 		rest, err := collect(it)
@@ -733,7 +733,7 @@ func increment(tx storage.Tx, key []byte) (uint64, error) {
 
 func (s *suite) testConflictRetry(t *testing.T) {
 	st := s.store(t)
-	counter := b("counter")
+	counter := raw("counter")
 	attempts := 0
 	var reads []uint64
 	other := make(chan error, 1)
@@ -745,7 +745,7 @@ func (s *suite) testConflictRetry(t *testing.T) {
 		}
 		reads = append(reads, n-1)
 		if attempts == 1 {
-			if err := tx.Set(b("first-attempt-only"), b("x")); err != nil {
+			if err := tx.Set(raw("first-attempt-only"), raw("x")); err != nil {
 				return err
 			}
 			go func() {
@@ -801,7 +801,7 @@ func (s *suite) testConflictRetry(t *testing.T) {
 func (s *suite) testConcurrentIncrements(t *testing.T) {
 	st := s.store(t)
 	const workers = 32
-	counter := b("counter")
+	counter := raw("counter")
 	committed := make([]uint64, workers)
 	var wg sync.WaitGroup
 	errs := make(chan error, workers)
@@ -1002,7 +1002,7 @@ func (s *suite) testLargeValues(t *testing.T) {
 	})
 	// Replacing and deleting large values works like any other.
 	update(t, st, func(tx storage.Tx) error {
-		if err := tx.Set(storage.NewKey("big").Int(3), b("small")); err != nil {
+		if err := tx.Set(storage.NewKey("big").Int(3), raw("small")); err != nil {
 			return err
 		}
 		return tx.Delete(storage.NewKey("big").Int(0))
@@ -1123,7 +1123,7 @@ func (s *suite) testCanceledContext(t *testing.T) {
 		called := false
 		fn := func(tx storage.Tx) error {
 			called = true
-			return tx.Set(b("k"), b("v"))
+			return tx.Set(raw("k"), raw("v"))
 		}
 		if err := st.Update(tc.ctx, fn); !errors.Is(err, tc.want) {
 			t.Errorf("Update = %v; want %v", err, tc.want)
@@ -1143,7 +1143,7 @@ func (s *suite) testCanceledDuringUpdate(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	err := st.Update(ctx, func(tx storage.Tx) error {
-		if err := tx.Set(b("k"), b("v")); err != nil {
+		if err := tx.Set(raw("k"), raw("v")); err != nil {
 			return err
 		}
 		cancel()
@@ -1177,23 +1177,23 @@ func (s *suite) testAfterClose(t *testing.T) {
 
 func (s *suite) testReopen(t *testing.T) {
 	st := s.open(t)
-	seq := b("seq")
-	big := bytes.Repeat(b("0123456789abcdef"), 1<<16) // 1 MiB
+	seq := raw("seq")
+	big := bytes.Repeat(raw("0123456789abcdef"), 1<<16) // 1 MiB
 	update(t, st, func(tx storage.Tx) error {
 		for _, kv := range [][2]string{{"a", "1"}, {"b", "2"}, {"c", "3"}, {"\xff", "ff"}} {
-			if err := tx.Set(b(kv[0]), b(kv[1])); err != nil {
+			if err := tx.Set(raw(kv[0]), raw(kv[1])); err != nil {
 				return err
 			}
 		}
 		if _, err := storage.NextSeq(tx, seq, 1); err != nil {
 			return err
 		}
-		return tx.Set(b("big"), big)
+		return tx.Set(raw("big"), big)
 	})
 	put(t, st, "b", "2bis")
-	update(t, st, func(tx storage.Tx) error { return tx.Delete(b("c")) })
+	update(t, st, func(tx storage.Tx) error { return tx.Delete(raw("c")) })
 	_ = st.Update(context.Background(), func(tx storage.Tx) error {
-		if err := tx.Set(b("failed"), b("x")); err != nil {
+		if err := tx.Set(raw("failed"), raw("x")); err != nil {
 			return err
 		}
 		return errBoom
