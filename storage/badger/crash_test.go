@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"marketplace/storage"
 	"marketplace/storage/badger"
@@ -92,6 +93,9 @@ func runCrashChild(t *testing.T, dir string, killAfter int) []int {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	// A child that hangs instead of writing would hang the test with it.
+	guard := time.AfterFunc(time.Minute, func() { _ = cmd.Process.Kill() })
+	defer guard.Stop()
 	var acked []int
 	sc := bufio.NewScanner(out)
 	killed := false
