@@ -2,6 +2,7 @@ package storage
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -38,7 +39,7 @@ func NextSeq(tx Tx, key []byte, start uint64) (uint64, error) {
 		next = beUint64(b) + 1
 	case err == nil:
 		return 0, fmt.Errorf("sequence %q: corrupt value", key)
-	case err == ErrNotFound:
+	case errors.Is(err, ErrNotFound):
 		next = start
 	default:
 		return 0, err

@@ -7,9 +7,11 @@ import (
 
 // Key builds an ordered key from parts. Every domain package lays out its keys
 // with it (see each package's keys.go), so that byte order is the order the
-// indexes need: strings are written as they are followed by a 0x00
-// terminator (so "a" sorts before "ab" and no string is a prefix of another's
-// key part), integers as fixed-width big-endian.
+// indexes need: strings are written followed by a 0x00 terminator (so "a"
+// sorts before "ab" and no string part is a prefix of another's), integers as
+// fixed-width big-endian. A 0x00 or 0x01 inside a string is escaped (as 0x01
+// 0x01 and 0x01 0x02), which keeps the order and keeps input such as a
+// nickname with a NUL byte from forging the parts that follow it.
 type Key []byte
 
 // NewKey starts a key with a namespace such as "acc/user".
@@ -18,9 +20,16 @@ func NewKey(namespace string) Key {
 	return k.Str(namespace)
 }
 
-// Str appends a string part. The string must not contain 0x00.
+// Str appends a string part. Any string is allowed.
 func (k Key) Str(s string) Key {
-	k = append(k, s...)
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case 0x00, 0x01:
+			k = append(k, 0x01, c+1)
+		default:
+			k = append(k, c)
+		}
+	}
 	return append(k, 0)
 }
 
@@ -57,23 +66,50 @@ func ReadKey(k []byte) *KeyReader { return &KeyReader{b: k} }
 
 // Str reads a string part.
 func (r *KeyReader) Str() string {
+	escaped := false
 	for i, c := range r.b {
-		if c == 0 {
-			s := string(r.b[:i])
+		switch c {
+		case 0x00:
+			s := r.b[:i]
 			r.b = r.b[i+1:]
-			return s
+			if escaped {
+				return unescape(s)
+			}
+			return string(s)
+		case 0x01:
+			escaped = true
 		}
 	}
-	r.err = ErrShortKey
-	r.b = nil
+	r.fail()
 	return ""
+}
+
+// unescape undoes the escaping of Key.Str. A stray escape byte (a key not
+// written by Key.Str) is kept as it is rather than guessed at.
+func unescape(b []byte) string {
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); i++ {
+		if b[i] == 0x01 && i+1 < len(b) && (b[i+1] == 0x01 || b[i+1] == 0x02) {
+			out = append(out, b[i+1]-1)
+			i++
+			continue
+		}
+		out = append(out, b[i])
+	}
+	return string(out)
+}
+
+func (r *KeyReader) fail() {
+	if r.err == nil {
+		r.err = ErrShortKey
+	}
+	r.b = nil
 }
 
 // Uint reads an unsigned integer part.
 func (r *KeyReader) Uint() uint64 {
 	if len(r.b) < 8 {
-		r.err = ErrShortKey
-		r.b = nil
+		r.fail()
 		return 0
 	}
 	v := binary.BigEndian.Uint64(r.b)
@@ -89,3 +125,6 @@ func (r *KeyReader) Desc() int64 { return int64(^r.Uint() ^ (1 << 63)) }
 
 // Err returns the first error met while reading.
 func (r *KeyReader) Err() error { return r.err }
+
+// Rest returns the bytes not read yet.
+func (r *KeyReader) Rest() []byte { return r.b }

@@ -27,6 +27,19 @@ var ErrConflict = errors.New("storage: transaction conflict")
 // ErrClosed is returned by a store after Close.
 var ErrClosed = errors.New("storage: store closed")
 
+// ErrEmptyKey is returned by Get, Set and Delete for an empty key, which no
+// backend stores (Badger refuses it, so the memory backend does too).
+var ErrEmptyKey = errors.New("storage: empty key")
+
+// ErrTooBig is returned by Set, Delete or Update when one transaction holds
+// more writes than the backend can commit at once (Badger: about 2.4 MB or
+// some 10,000 small writes with the default options). Nothing is committed;
+// split the work into several Updates.
+var ErrTooBig = errors.New("storage: transaction too big")
+
+// ErrReadOnly is returned by Set and Delete inside View.
+var ErrReadOnly = errors.New("storage: write in a read-only transaction")
+
 // Store is a transactional, ordered key-value store.
 type Store interface {
 	// View runs fn in a read-only transaction over a consistent snapshot.

@@ -1,7 +1,9 @@
 // Package badger is the durable storage backend, on Badger. Writes are synced
 // to disk before Update returns, so an acknowledged write survives a crash of
-// the process; Badger's conflict error is retried and, past the retries,
-// reported as storage.ErrConflict.
+// the process. A conflicting Update is run again; after a few conflicts it
+// runs with no other Update beside it, so a hot key cannot starve a writer.
+// Badger's conflict error, should it outlast the retries, is reported as
+// storage.ErrConflict.
 package badger
 
 import (
@@ -9,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	badgerdb "github.com/dgraph-io/badger/v4"
@@ -16,12 +19,23 @@ import (
 	"marketplace/storage"
 )
 
-// maxAttempts bounds how often a conflicting Update is run again.
+// maxAttempts bounds how often a conflicting Update is run again. It is a
+// safety net: past exclusiveAfter conflicts an Update runs alone and commits.
 const maxAttempts = 64
+
+// exclusiveAfter is how many conflicts an Update suffers before it runs with
+// no other Update beside it. Optimistic retries alone can starve a writer on
+// a hot key (a stock counter, a sequence) for as long as others keep winning.
+const exclusiveAfter = 3
 
 // Store is a Badger-backed storage.Store.
 type Store struct {
-	db *badgerdb.DB
+	db  *badgerdb.DB
+	dir string
+	// gate is held shared by every Update attempt and exclusively by one
+	// that has conflicted exclusiveAfter times: nothing can then commit
+	// between its reads and its commit.
+	gate sync.RWMutex
 }
 
 var _ storage.Store = (*Store)(nil)
@@ -52,8 +66,11 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open badger in %s: %w", dir, err)
 	}
-	return &Store{db: db}, nil
+	return &Store{db: db, dir: dir}, nil
 }
+
+// Dir returns the folder the store was opened in.
+func (s *Store) Dir() string { return s.dir }
 
 // DB exposes the underlying database for maintenance (backups, GC).
 func (s *Store) DB() *badgerdb.DB { return s.db }
@@ -76,9 +93,7 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		err := s.db.Update(func(btx *badgerdb.Txn) error {
-			return fn(&tx{btx: btx})
-		})
+		err := s.attempt(ctx, fn, attempt >= exclusiveAfter)
 		if !errors.Is(err, badgerdb.ErrConflict) {
 			return translate(err)
 		}
@@ -92,6 +107,24 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) error {
 			backoff *= 2
 		}
 	}
+}
+
+func (s *Store) attempt(ctx context.Context, fn func(storage.Tx) error, alone bool) error {
+	if alone {
+		s.gate.Lock()
+		defer s.gate.Unlock()
+	} else {
+		s.gate.RLock()
+		defer s.gate.RUnlock()
+	}
+	return s.db.Update(func(btx *badgerdb.Txn) error {
+		if err := fn(&tx{btx: btx}); err != nil {
+			return err
+		}
+		// A caller that gave up while fn ran must not find its writes
+		// committed.
+		return ctx.Err()
+	})
 }
 
 // Close flushes and closes the database.
@@ -109,8 +142,12 @@ func translate(err error) error {
 		return storage.ErrConflict
 	case errors.Is(err, badgerdb.ErrDBClosed):
 		return storage.ErrClosed
+	case errors.Is(err, badgerdb.ErrEmptyKey):
+		return storage.ErrEmptyKey
+	case errors.Is(err, badgerdb.ErrReadOnlyTxn):
+		return storage.ErrReadOnly
 	case errors.Is(err, badgerdb.ErrTxnTooBig):
-		return fmt.Errorf("storage: transaction too big: %w", err)
+		return storage.ErrTooBig
 	}
 	return err
 }

@@ -57,6 +57,10 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) error {
 	if err := fn(t); err != nil {
 		return err
 	}
+	// A caller that gave up while fn ran must not find its writes committed.
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	s.current.Store(work)
 	return nil
 }
@@ -79,13 +83,10 @@ type tx struct {
 	readOnly bool
 }
 
-var errReadOnly = storageError("storage: write in a read-only transaction")
-
-type storageError string
-
-func (e storageError) Error() string { return string(e) }
-
 func (t *tx) Get(key []byte) ([]byte, error) {
+	if len(key) == 0 {
+		return nil, storage.ErrEmptyKey
+	}
 	v, ok := t.tree.Get(string(key))
 	if !ok {
 		return nil, storage.ErrNotFound
@@ -94,8 +95,8 @@ func (t *tx) Get(key []byte) ([]byte, error) {
 }
 
 func (t *tx) Set(key, value []byte) error {
-	if t.readOnly {
-		return errReadOnly
+	if err := t.checkWrite(key); err != nil {
+		return err
 	}
 	v := make([]byte, len(value))
 	copy(v, value)
@@ -104,10 +105,20 @@ func (t *tx) Set(key, value []byte) error {
 }
 
 func (t *tx) Delete(key []byte) error {
-	if t.readOnly {
-		return errReadOnly
+	if err := t.checkWrite(key); err != nil {
+		return err
 	}
 	t.tree.Delete(string(key))
+	return nil
+}
+
+func (t *tx) checkWrite(key []byte) error {
+	if t.readOnly {
+		return storage.ErrReadOnly
+	}
+	if len(key) == 0 {
+		return storage.ErrEmptyKey
+	}
 	return nil
 }
 

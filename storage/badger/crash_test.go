@@ -1,0 +1,193 @@
+package badger_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"marketplace/storage"
+	"marketplace/storage/badger"
+)
+
+// crashDirEnv names the folder the child process writes to; the child test
+// does nothing unless it is set.
+const crashDirEnv = "MARKETPLACE_STORAGE_CRASH_DIR"
+
+var lastKey = []byte("last")
+
+func crashKey(i int) []byte { return storage.NewKey("crash").Int(int64(i)) }
+
+// crashValue is mostly small, with a value bigger than Badger's value
+// threshold now and then, so that both the LSM tree and the value log are
+// written when the process dies.
+func crashValue(i int) []byte {
+	if i%25 == 0 {
+		return bytes.Repeat([]byte{byte(i)}, 1<<20+512)
+	}
+	return fmt.Appendf(nil, "value %d", i)
+}
+
+// TestCrashChild is the child of TestCrash_EveryAcknowledgedWriteSurvivesSIGKILL:
+// it writes until it is killed, printing each write after Update returned.
+func TestCrashChild(t *testing.T) {
+	dir := os.Getenv(crashDirEnv)
+	if dir == "" {
+		t.Skip("runs only as the child of the crash test")
+	}
+	st, err := badger.Open(dir, badger.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "open:", err)
+		os.Exit(2)
+	}
+	next := 0
+	err = st.View(context.Background(), func(tx storage.Tx) error {
+		v, err := tx.Get(lastKey)
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil
+		}
+		next = int(storage.ReadKey(v).Int()) + 1
+		return err
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "read last:", err)
+		os.Exit(2)
+	}
+	// The parent kills this process; the bound only stops a child whose
+	// parent went away.
+	for i := next; i < next+100000; i++ {
+		err := st.Update(context.Background(), func(tx storage.Tx) error {
+			if err := tx.Set(crashKey(i), crashValue(i)); err != nil {
+				return err
+			}
+			return tx.Set(lastKey, storage.NewKeyRaw().Int(int64(i)))
+		})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "update:", err)
+			os.Exit(2)
+		}
+		fmt.Printf("ack %d\n", i)
+	}
+	os.Exit(3)
+}
+
+// runCrashChild starts a child writing to dir, kills it with SIGKILL once it
+// has acknowledged killAfter writes, and returns every write it acknowledged.
+func runCrashChild(t *testing.T, dir string, killAfter int) []int {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), crashDirEnv+"="+dir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// A child that hangs instead of writing would hang the test with it.
+	guard := time.AfterFunc(time.Minute, func() { _ = cmd.Process.Kill() })
+	defer guard.Stop()
+	var acked []int
+	sc := bufio.NewScanner(out)
+	killed := false
+	for sc.Scan() {
+		line := sc.Text()
+		n, ok := strings.CutPrefix(line, "ack ")
+		if !ok {
+			continue // the test framework's own output
+		}
+		i, err := strconv.Atoi(n)
+		if err != nil {
+			t.Fatalf("child printed %q", line)
+		}
+		acked = append(acked, i)
+		if len(acked) == killAfter && !killed {
+			// Lines already in the pipe are acknowledged writes too: keep
+			// reading them after the kill.
+			if err := cmd.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			killed = true
+		}
+	}
+	err = cmd.Wait()
+	if !killed {
+		t.Fatalf("child ended before it was killed (%v), after %d writes; stderr:\n%s", err, len(acked), stderr.String())
+	}
+	return acked
+}
+
+func TestCrash_EveryAcknowledgedWriteSurvivesSIGKILL(t *testing.T) {
+	if os.Getenv(crashDirEnv) != "" {
+		t.Skip("already the child")
+	}
+	dir := t.TempDir()
+	var acked []int
+	// Two crashes in a row: the second child starts from a folder that was
+	// itself recovered from a kill.
+	for round, killAfter := range []int{150, 100} {
+		got := runCrashChild(t, dir, killAfter)
+		if len(got) < killAfter {
+			t.Fatalf("round %d: only %d writes acknowledged", round, len(got))
+		}
+		acked = append(acked, got...)
+
+		st, err := badger.Open(dir, badger.Options{})
+		if err != nil {
+			t.Fatalf("round %d: reopen after the kill: %v", round, err)
+		}
+		var last int
+		present := map[int]bool{}
+		err = st.View(context.Background(), func(tx storage.Tx) error {
+			v, err := tx.Get(lastKey)
+			if err != nil {
+				return fmt.Errorf("last: %w", err)
+			}
+			last = int(storage.ReadKey(v).Int())
+			it := tx.Iterate(storage.Prefix(storage.NewKey("crash")))
+			defer it.Close()
+			for ; it.Valid(); it.Next() {
+				r := storage.ReadKey(it.Key())
+				r.Str()
+				i := int(r.Int())
+				v, err := it.Value()
+				if err != nil {
+					return err
+				}
+				if !bytes.Equal(v, crashValue(i)) {
+					return fmt.Errorf("key %d holds %d wrong bytes", i, len(v))
+				}
+				present[i] = true
+			}
+			return nil
+		})
+		if cerr := st.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		for _, i := range acked {
+			if !present[i] {
+				t.Fatalf("round %d: acknowledged write %d is missing after the kill", round, i)
+			}
+		}
+		// Each Update wrote its key and "last" together: both or neither.
+		if len(present) != last+1 || !present[last] {
+			t.Fatalf("round %d: last = %d but %d keys present", round, last, len(present))
+		}
+		t.Logf("round %d: %d writes acknowledged in all, %d found (last %d)", round, len(acked), len(present), last)
+		if last < acked[len(acked)-1] {
+			t.Fatalf("round %d: last = %d, before the last acknowledged write %d", round, last, acked[len(acked)-1])
+		}
+	}
+}
