@@ -53,7 +53,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	bo := badgerdb.DefaultOptions(dir).
 		WithSyncWrites(true).
 		WithLogger(nil).
-		WithMemTableSize(16 << 20).
+		WithMemTableSize(64 << 20).
 		WithNumMemtables(2).
 		WithBlockCacheSize(32 << 20).
 		WithIndexCacheSize(16 << 20).
