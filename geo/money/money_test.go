@@ -37,7 +37,7 @@ func TestParse_RejectsWhatIsNotANumber(t *testing.T) {
 func TestPercent_IsExact(t *testing.T) {
 	is := is.New(t)
 	is.Equal(money.MustParse("10630").Percent(money.MustParse("36")).String(), "3826.8") // 36% of 10630
-	is.Equal(money.MustParse("0.1").Add(money.MustParse("0.2")).String(), "0.3")          // no float drift
+	is.Equal(money.MustParse("0.1").Add(money.MustParse("0.2")).String(), "0.3")         // no float drift
 }
 
 func TestRound_HalfAwayFromZero(t *testing.T) {
@@ -57,8 +57,8 @@ func TestRound_HalfAwayFromZero(t *testing.T) {
 
 func TestQuo_RoundsToPlaces(t *testing.T) {
 	is := is.New(t)
-	is.Equal(money.FromInt(1).Quo(money.FromInt(3), 4).String(), "0.3333")   // 1/3
-	is.Equal(money.FromInt(2).Quo(money.FromInt(3), 4).String(), "0.6667")   // 2/3
+	is.Equal(money.FromInt(1).Quo(money.FromInt(3), 4).String(), "0.3333") // 1/3
+	is.Equal(money.FromInt(2).Quo(money.FromInt(3), 4).String(), "0.6667") // 2/3
 	is.Equal(money.FromInt(1180).Quo(money.MustParse("0.5"), 2).String(), "2360")
 }
 
