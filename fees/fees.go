@@ -92,6 +92,9 @@ const maxQuantity = 1_000_000_000
 // params is a checked Query.
 type params struct {
 	price    money.Dec
+	// rates memoizes the ratio from a rule's currency to the asked one: the
+	// rules of one site share a currency, and one lookup prices every type.
+	rates map[string]money.Dec
 	category string
 	currency geo.Currency
 	site     geo.Site
@@ -161,7 +164,7 @@ func readParams(tx storage.Tx, siteID string, q Query) (params, error) {
 	if err != nil {
 		return params{}, err
 	}
-	p := params{site: site, category: GeneralCategory}
+	p := params{site: site, category: GeneralCategory, rates: map[string]money.Dec{}}
 	if q.Price != "" {
 		d, err := money.Parse(q.Price)
 		if err != nil || d.Sign() < 0 {
@@ -255,24 +258,29 @@ func price(tx storage.Tx, p params, lt ListingType, now time.Time) (ListingPrice
 	if err != nil {
 		return ListingPrice{}, err
 	}
-	conv, err := geo.GetConversion(tx, r.CurrencyID, p.currency.ID)
-	if errs.Is(err, errs.NotFound) {
-		return ListingPrice{}, errs.Invalidf("Invalid currency_id: %s. There is no conversion from %s", p.currency.ID, r.CurrencyID)
-	}
-	if err != nil {
-		return ListingPrice{}, err
+	rate, ok := p.rates[r.CurrencyID]
+	if !ok {
+		conv, err := geo.GetConversion(tx, r.CurrencyID, p.currency.ID)
+		if errs.Is(err, errs.NotFound) {
+			return ListingPrice{}, errs.Invalidf("Invalid currency_id: %s. There is no conversion from %s", p.currency.ID, r.CurrencyID)
+		}
+		if err != nil {
+			return ListingPrice{}, err
+		}
+		rate = conv.Rate
+		p.rates[r.CurrencyID] = rate
 	}
 	places := int32(p.currency.DecimalPlaces)
 	pct := r.MeliPercentageFee.Add(r.FinancingAddOnFee)
 	fixed := money.Dec{}
 	if p.price.Sign() > 0 && r.FixedFee.Sign() > 0 {
-		below := r.FixedFeeBelow.Mul(conv.Rate)
+		below := r.FixedFeeBelow.Mul(rate)
 		if r.FixedFeeBelow.IsZero() || p.price.Cmp(below) < 0 {
-			fixed = r.FixedFee.Mul(conv.Rate)
+			fixed = r.FixedFee.Mul(rate)
 		}
 	}
 	sale := p.price.Percent(pct).Add(fixed).Round(places)
-	listing := r.ListingFee.Mul(conv.Rate).Round(places)
+	listing := r.ListingFee.Mul(rate).Round(places)
 	return ListingPrice{
 		ListingTypeID:     lt.ID,
 		ListingTypeName:   lt.Name,
