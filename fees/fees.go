@@ -91,10 +91,10 @@ const maxQuantity = 1_000_000_000
 
 // params is a checked Query.
 type params struct {
-	price    money.Dec
+	price money.Dec
 	// rates memoizes the ratio from a rule's currency to the asked one: the
 	// rules of one site share a currency, and one lookup prices every type.
-	rates map[string]money.Dec
+	rates    map[string]money.Dec
 	category string
 	currency geo.Currency
 	site     geo.Site
