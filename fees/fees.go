@@ -198,14 +198,23 @@ func readParams(tx storage.Tx, siteID string, q Query) (params, error) {
 	return p, nil
 }
 
+// Decoded records, shared by every lookup (see money.DecodeCache).
+var (
+	listingTypeCache money.DecodeCache[ListingType]
+	ruleCache        money.DecodeCache[Rule]
+)
+
 func getListingType(tx storage.Tx, siteID, id string) (ListingType, error) {
-	var lt ListingType
-	err := storage.GetJSON(tx, listingTypeKey(siteID, id), &lt)
+	b, err := tx.Get(listingTypeKey(siteID, id))
 	if errors.Is(err, storage.ErrNotFound) {
-		return lt, errs.NotFoundf("Listing type not found: %s for site %s", id, siteID)
+		return ListingType{}, errs.NotFoundf("Listing type not found: %s for site %s", id, siteID)
 	}
 	if err != nil {
-		return lt, errs.Internalf(err, "read listing type")
+		return ListingType{}, errs.Internalf(err, "read listing type")
+	}
+	lt, err := listingTypeCache.Decode(b)
+	if err != nil {
+		return ListingType{}, errs.Internalf(err, "decode listing type")
 	}
 	return lt, nil
 }
@@ -221,8 +230,8 @@ func siteListingTypes(tx storage.Tx, siteID string) ([]ListingType, error) {
 		if err != nil {
 			return nil, err
 		}
-		var lt ListingType
-		if err := jsonUnmarshal(b, &lt); err != nil {
+		lt, err := listingTypeCache.Decode(b)
+		if err != nil {
 			return nil, err
 		}
 		out = append(out, lt)
@@ -237,9 +246,12 @@ func siteListingTypes(tx storage.Tx, siteID string) ([]ListingType, error) {
 // the listing type; a listing type with no rule at all costs nothing.
 func rule(tx storage.Tx, site geo.Site, lt ListingType, category string) (Rule, error) {
 	for _, c := range []string{category, GeneralCategory} {
-		var r Rule
-		err := storage.GetJSON(tx, ruleKey(site.ID, lt.ID, c), &r)
+		b, err := tx.Get(ruleKey(site.ID, lt.ID, c))
 		if err == nil {
+			r, err := ruleCache.Decode(b)
+			if err != nil {
+				return Rule{}, errs.Internalf(err, "decode fee rule")
+			}
 			return r, nil
 		}
 		if !errors.Is(err, storage.ErrNotFound) {

@@ -288,5 +288,3 @@ func checkCategory(siteID, categoryID string) error {
 	}
 	return nil
 }
-
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

@@ -16,6 +16,7 @@ import (
 
 	"marketplace/clock"
 	"marketplace/errs"
+	"marketplace/geo/money"
 	"marketplace/storage"
 )
 
@@ -58,14 +59,19 @@ func New(store storage.Store, opts ...Option) *Service {
 	return s
 }
 
+var siteCache money.DecodeCache[Site]
+
 // GetSite reads the site with id inside tx. A site the store does not hold
 // yet (the embedded dataset is loaded when the engine opens) is taken from
 // the embedded dataset, so that a service over a fresh store still knows the
 // shipped sites. Errors: NotFound.
 func GetSite(tx storage.Tx, id string) (Site, error) {
-	var site Site
-	err := storage.GetJSON(tx, siteKey(id), &site)
+	b, err := tx.Get(siteKey(id))
 	if err == nil {
+		site, err := siteCache.Decode(b)
+		if err != nil {
+			return Site{}, errs.Internalf(err, "decode site")
+		}
 		return site, nil
 	}
 	if !errors.Is(err, storage.ErrNotFound) {

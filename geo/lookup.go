@@ -84,33 +84,49 @@ func valueJSON(it storage.Iterator, v any) error {
 	return json.Unmarshal(b, v)
 }
 
-func get[T any](tx storage.Tx, key []byte, notFound func() error) (T, error) {
-	var v T
-	err := storage.GetJSON(tx, key, &v)
+// Decoded records, shared by every lookup (see money.DecodeCache).
+var (
+	currencyCache   money.DecodeCache[Currency]
+	conversionCache money.DecodeCache[Conversion]
+	countryCache    money.DecodeCache[Country]
+	stateCache      money.DecodeCache[State]
+	cityCache       money.DecodeCache[City]
+	zipCache        money.DecodeCache[ZipCode]
+)
+
+// getCached reads the record at key through a decode cache; a missing key
+// is notFound().
+func getCached[T any](tx storage.Tx, c *money.DecodeCache[T], key []byte, notFound func() error) (T, error) {
+	var zero T
+	b, err := tx.Get(key)
 	if errors.Is(err, storage.ErrNotFound) {
-		return v, notFound()
+		return zero, notFound()
 	}
 	if err != nil {
-		return v, errs.Internalf(err, "read reference record")
+		return zero, errs.Internalf(err, "read reference record")
+	}
+	v, err := c.Decode(b)
+	if err != nil {
+		return zero, errs.Internalf(err, "decode reference record")
 	}
 	return v, nil
 }
 
 func getCountry(tx storage.Tx, id string) (Country, error) {
-	return get[Country](tx, countryKey(id), func() error { return errs.NotFoundf("Country not found: %s", id) })
+	return getCached(tx, &countryCache, countryKey(id), func() error { return errs.NotFoundf("Country not found: %s", id) })
 }
 
 func getState(tx storage.Tx, id string) (State, error) {
-	return get[State](tx, stateKey(id), func() error { return errs.NotFoundf("State not found: %s", id) })
+	return getCached(tx, &stateCache, stateKey(id), func() error { return errs.NotFoundf("State not found: %s", id) })
 }
 
 func getCity(tx storage.Tx, id string) (City, error) {
-	return get[City](tx, cityKey(id), func() error { return errs.NotFoundf("City not found: %s", id) })
+	return getCached(tx, &cityCache, cityKey(id), func() error { return errs.NotFoundf("City not found: %s", id) })
 }
 
 // GetCurrency reads a currency inside tx. Errors: NotFound.
 func GetCurrency(tx storage.Tx, id string) (Currency, error) {
-	return get[Currency](tx, currencyKey(id), func() error { return errs.NotFoundf("Currency not found: %s", id) })
+	return getCached(tx, &currencyCache, currencyKey(id), func() error { return errs.NotFoundf("Currency not found: %s", id) })
 }
 
 // GetConversion returns the ratio that converts an amount of from into to,
@@ -126,14 +142,14 @@ func GetConversion(tx storage.Tx, from, to string) (Conversion, error) {
 	if from == to {
 		return Conversion{From: from, To: to, Rate: money.FromInt(1)}, nil
 	}
-	c, err := get[Conversion](tx, conversionKey(from, to), func() error { return errs.NotFoundf("no direct ratio") })
+	c, err := getCached(tx, &conversionCache, conversionKey(from, to), func() error { return errs.NotFoundf("no direct ratio") })
 	if err == nil {
 		return c, nil
 	}
 	if !errs.Is(err, errs.NotFound) {
 		return Conversion{}, err
 	}
-	inv, err := get[Conversion](tx, conversionKey(to, from), func() error {
+	inv, err := getCached(tx, &conversionCache, conversionKey(to, from), func() error {
 		return errs.NotFoundf("Conversion not found: from %s to %s", from, to)
 	})
 	if err != nil {
@@ -314,7 +330,7 @@ func (s *Service) ZipCode(ctx context.Context, countryID, zip string) (ZipCodeDe
 		if _, err := getCountry(tx, countryID); err != nil {
 			return err
 		}
-		z, err := get[ZipCode](tx, zipKey(countryID, zip), func() error {
+		z, err := getCached(tx, &zipCache, zipKey(countryID, zip), func() error {
 			return errs.NotFoundf("Zip code not found: %s", zip)
 		})
 		if err != nil {

@@ -106,8 +106,24 @@ func pow10(n int32) *big.Int {
 	return new(big.Int).Exp(bigTen, big.NewInt(int64(n)), nil)
 }
 
-// normalize drops trailing zero decimals, so equal values look alike.
+// normalize drops trailing zero decimals, so equal values look alike. Values
+// are never modified in place, so a result may share d's coefficient.
 func (d Dec) normalize() Dec {
+	if d.places == 0 && d.coef != nil {
+		return d
+	}
+	if d.c().IsInt64() {
+		// Amounts fit in 64 bits: skip the big.Int divisions.
+		v, p := d.c().Int64(), d.places
+		for p > 0 && v%10 == 0 {
+			v /= 10
+			p--
+		}
+		if v == 0 {
+			p = 0
+		}
+		return Dec{coef: big.NewInt(v), places: p}
+	}
 	c := new(big.Int).Set(d.c())
 	p := d.places
 	if c.Sign() == 0 {
@@ -210,8 +226,23 @@ func (d Dec) IsZero() bool { return d.Sign() == 0 }
 // "3826.8" or "200".
 func (d Dec) String() string {
 	n := d.normalize()
-	s := new(big.Int).Abs(n.c()).String()
+	var s string
 	neg := n.c().Sign() < 0
+	if n.c().IsInt64() {
+		v := n.c().Int64()
+		if neg {
+			v = -v
+		}
+		s = strconv.FormatUint(uint64(v), 10)
+	} else {
+		s = new(big.Int).Abs(n.c()).String()
+	}
+	if n.places == 0 {
+		if neg {
+			return "-" + s
+		}
+		return s
+	}
 	if n.places > 0 {
 		if int32(len(s)) <= n.places {
 			s = strings.Repeat("0", int(n.places)-len(s)+1) + s
