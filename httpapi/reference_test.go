@@ -383,3 +383,24 @@ func BenchmarkListingPricesAllTypes(b *testing.B) {
 func BenchmarkZipCodeLookup(b *testing.B) {
 	benchRoute(b, "/countries/AR/zip_codes/1425")
 }
+
+func TestImport_NewSiteTakesUsersAndPricesListings(t *testing.T) {
+	is := is.New(t)
+	ts := newTestServer(t)
+	doc := map[string]any{"records": []any{
+		map[string]any{"kind": "currency", "data": map[string]any{"id": "BOB", "description": "Boliviano", "symbol": "Bs", "decimal_places": 2}},
+		map[string]any{"kind": "country", "data": map[string]any{"id": "BO", "name": "Bolivia", "locale": "es_BO", "currency_id": "BOB",
+			"decimal_separator": ",", "thousands_separator": ".", "time_zone": "GMT-04:00"}},
+		map[string]any{"kind": "site", "data": map[string]any{"id": "MBO", "name": "Bolivia", "country_id": "BO", "default_currency_id": "BOB", "time_zone": "America/La_Paz"}},
+		map[string]any{"kind": "listing_type", "data": map[string]any{"site_id": "MBO", "id": "gold_special", "name": "Clásica", "exposure": "high", "duration_days": 7300}},
+		map[string]any{"kind": "fee_rule", "data": map[string]any{"site_id": "MBO", "listing_type_id": "gold_special", "meli_percentage_fee": 10}},
+	}}
+	res := ts.do(http.MethodPut, "/operator/reference", testOperatorToken, doc)
+	is.Equal(res.Status, http.StatusOK)
+	u := ts.mustUser("MBO") // the imported site accepts users
+	res = ts.get("/sites/MBO/listing_prices?price=99.99", u.Token)
+	is.Equal(res.Status, http.StatusOK)
+	is.Equal(len(res.Arr()), 1)
+	is.Equal(res.Arr()[0].(map[string]any)["sale_fee_amount"], 10.0) // 9.999 rounded to 2 places
+	is.Equal(res.Arr()[0].(map[string]any)["currency_id"], "BOB")
+}

@@ -99,3 +99,22 @@ func decimalString(t *rapid.T, label string) string {
 	}
 	return fmt.Sprintf("%s%d.%04d", sign, i, f)
 }
+
+// FuzzParse checks that no input panics and that what parses prints back to
+// the same value.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"10630", "-0.5", "1e3", "3826.80", ".", "1e-30", "99999999999999999999999.5"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := money.Parse(s)
+		if err != nil {
+			return
+		}
+		back, err := money.Parse(d.String())
+		if err != nil || back.Cmp(d) != 0 {
+			t.Fatalf("%q -> %s -> %v %v", s, d, back, err)
+		}
+		_ = d.Round(2).Add(d).Percent(d)
+	})
+}
