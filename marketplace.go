@@ -96,9 +96,9 @@ func New(store storage.Store, opts Options) (*Marketplace, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	m := &Marketplace{Clock: opts.Clock, Logger: opts.Logger, store: store}
-	m.Geo = geo.New(store, geo.WithClock(opts.Clock))
+	m.Geo = geo.New(store)
 	m.Accounts = accounts.New(store, opts.Clock, m.Geo)
-	m.Fees = fees.New(store, m.Geo, fees.WithClock(opts.Clock))
+	m.Fees = fees.New(store, m.Geo)
 	m.Catalog = catalog.New(store)
 	m.Stock = stock.New(store, opts.Clock, m.Geo)
 	m.Questions = questions.New(store, opts.Clock, m.Accounts, m.Stock, m.Geo)

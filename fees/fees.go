@@ -24,26 +24,17 @@ type Service struct {
 	clock clock.Clock
 }
 
-// Option configures a Service.
-type Option func(*Service)
-
-// WithClock sets the clock that dates stop_time. The default is the wall
-// clock.
-func WithClock(c clock.Clock) Option {
-	return func(s *Service) {
-		if c != nil {
-			s.clock = c
-		}
+// UseClock sets the clock that dates stop_time; the default is the wall clock. Call it
+// before the service is used.
+func (s *Service) UseClock(c clock.Clock) {
+	if c != nil {
+		s.clock = c
 	}
 }
 
 // New returns the fees service.
-func New(store storage.Store, g *geo.Service, opts ...Option) *Service {
-	s := &Service{store: store, geo: g, clock: clock.Wall{}}
-	for _, o := range opts {
-		o(s)
-	}
-	return s
+func New(store storage.Store, g *geo.Service) *Service {
+	return &Service{store: store, geo: g, clock: clock.Wall{}}
 }
 
 // Query is a listing-price lookup as the caller sends it: every field is

@@ -30,8 +30,10 @@ func newEnv(t testing.TB) env {
 	t.Helper()
 	st := memory.New()
 	clk := clock.NewManual(testNow)
-	g := geo.New(st, geo.WithClock(clk))
-	f := fees.New(st, g, fees.WithClock(clk))
+	g := geo.New(st)
+	g.UseClock(clk)
+	f := fees.New(st, g)
+	f.UseClock(clk)
 	ctx := context.Background()
 	if err := g.LoadBuiltin(ctx); err != nil {
 		t.Fatalf("load geo: %v", err)

@@ -37,26 +37,17 @@ type Service struct {
 	clock clock.Clock
 }
 
-// Option configures a Service.
-type Option func(*Service)
-
-// WithClock sets the clock that dates imported conversion ratios which carry
-// no creation_date of their own. The default is the wall clock.
-func WithClock(c clock.Clock) Option {
-	return func(s *Service) {
-		if c != nil {
-			s.clock = c
-		}
+// UseClock sets the clock that dates imported conversion ratios that carry no creation_date of their own; the default is the wall clock. Call it
+// before the service is used.
+func (s *Service) UseClock(c clock.Clock) {
+	if c != nil {
+		s.clock = c
 	}
 }
 
 // New returns the geo service over store.
-func New(store storage.Store, opts ...Option) *Service {
-	s := &Service{store: store, clock: clock.Wall{}}
-	for _, o := range opts {
-		o(s)
-	}
-	return s
+func New(store storage.Store) *Service {
+	return &Service{store: store, clock: clock.Wall{}}
 }
 
 var siteCache money.DecodeCache[Site]

@@ -19,7 +19,8 @@ var testNow = time.Date(2026, 3, 4, 15, 0, 0, 0, time.UTC)
 func newLoaded(t *testing.T) (*Service, storage.Store) {
 	t.Helper()
 	st := memory.New()
-	g := New(st, WithClock(clock.NewManual(testNow)))
+	g := New(st)
+	g.UseClock(clock.NewManual(testNow))
 	if err := g.LoadBuiltin(context.Background()); err != nil {
 		t.Fatalf("load builtin: %v", err)
 	}
