@@ -115,6 +115,9 @@ func (d Dec) normalize() Dec {
 	if d.c().IsInt64() {
 		// Amounts fit in 64 bits: skip the big.Int divisions.
 		v, p := d.c().Int64(), d.places
+		if v%10 != 0 && d.coef != nil {
+			return d
+		}
 		for p > 0 && v%10 == 0 {
 			v /= 10
 			p--
