@@ -178,3 +178,31 @@ func TestConversion_OppositeRatioIsInvertedAndImportDatesNow(t *testing.T) {
 	_, err = g.Conversion(context.Background(), "XTS", "EUR")
 	is.Equal(errs.As(err).Message, "Conversion not found: from XTS to EUR")
 }
+
+func TestZipCodesBetween_BothEndsIncludedAndLongerCodesOutside(t *testing.T) {
+	is := is.New(t)
+	g, st := newLoaded(t)
+	for _, z := range []string{"10000", "1001"} {
+		is.NoErr(importRec(t, g, st, KindZipCode, `{"zip_code":"`+z+`","country_id":"AR","state_id":"AR-C","city_id":"TUxBQ0lUQ1BhbGVybW8"}`))
+	}
+	page, err := g.ZipCodesBetween(context.Background(), "AR", "1000", "1000", 0, 50)
+	is.NoErr(err)
+	is.Equal(page.Total, 1) // only 1000 itself, not 10000
+	is.Equal(page.Results[0].ZipCode, "1000")
+	page, err = g.ZipCodesBetween(context.Background(), "AR", "1000", "1001", 0, 50)
+	is.NoErr(err)
+	var codes []string
+	for _, r := range page.Results {
+		codes = append(codes, r.ZipCode)
+	}
+	is.Equal(codes, []string{"1000", "10000", "1001"}) // text order within the country
+}
+
+func TestConversion_SameCurrencyIsOne(t *testing.T) {
+	is := is.New(t)
+	g, _ := newLoaded(t)
+	c, err := g.Conversion(context.Background(), "ARS", "ARS")
+	is.NoErr(err)
+	is.Equal(c.Rate.String(), "1")
+	is.Equal(c.InvRate.String(), "1")
+}
