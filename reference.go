@@ -22,8 +22,12 @@ func (m *Marketplace) referencePackages() []referenceData {
 }
 
 // loadBuiltinReference loads each package's embedded dataset (a package skips
-// a version it has already loaded).
+// a version it has already loaded). The reference services date what they
+// answer and import (stop_time, undated conversion ratios) by the engine's
+// clock, which they are given first.
 func (m *Marketplace) loadBuiltinReference(ctx context.Context) error {
+	m.Geo.UseClock(m.Clock)
+	m.Fees.UseClock(m.Clock)
 	for _, p := range m.referencePackages() {
 		if err := p.LoadBuiltin(ctx); err != nil {
 			return fmt.Errorf("load reference data: %w", err)

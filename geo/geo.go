@@ -2,15 +2,21 @@
 // sites, countries, states, cities, zip codes, currencies and conversion
 // ratios. Other packages ask it which sites exist, which currency a site
 // uses and in which time zone its sellers live.
+//
+// The data ships embedded (data/geo.json), is loaded into storage when the
+// engine opens, and can be extended with imported records (UpsertRecord).
 package geo
 
 import (
 	_ "time/tzdata" // site time zones must work on machines without zone files
 
 	"context"
+	"errors"
 	"sort"
 
+	"marketplace/clock"
 	"marketplace/errs"
+	"marketplace/geo/money"
 	"marketplace/storage"
 )
 
@@ -25,43 +31,85 @@ type Site struct {
 	TimeZone string `json:"time_zone"`
 }
 
-// builtinSites are the sites the engine knows before any reference data is
-// loaded; they are also what the embedded dataset starts from.
-var builtinSites = []Site{
-	{ID: "MLA", Name: "Argentina", CountryID: "AR", DefaultCurrencyID: "ARS", TimeZone: "America/Argentina/Buenos_Aires"},
-	{ID: "MLB", Name: "Brasil", CountryID: "BR", DefaultCurrencyID: "BRL", TimeZone: "America/Sao_Paulo"},
-	{ID: "MLM", Name: "Mexico", CountryID: "MX", DefaultCurrencyID: "MXN", TimeZone: "America/Mexico_City"},
-	{ID: "MLC", Name: "Chile", CountryID: "CL", DefaultCurrencyID: "CLP", TimeZone: "America/Santiago"},
-	{ID: "MCO", Name: "Colombia", CountryID: "CO", DefaultCurrencyID: "COP", TimeZone: "America/Bogota"},
-	{ID: "MLU", Name: "Uruguay", CountryID: "UY", DefaultCurrencyID: "UYU", TimeZone: "America/Montevideo"},
-	{ID: "MPE", Name: "Perú", CountryID: "PE", DefaultCurrencyID: "PEN", TimeZone: "America/Lima"},
-	{ID: "MEC", Name: "Ecuador", CountryID: "EC", DefaultCurrencyID: "USD", TimeZone: "America/Guayaquil"},
-	{ID: "MLV", Name: "Venezuela", CountryID: "VE", DefaultCurrencyID: "VES", TimeZone: "America/Caracas"},
-}
-
-// Service answers geography questions.
+// Service answers geography and currency questions.
 type Service struct {
 	store storage.Store
+	clock clock.Clock
+}
+
+// UseClock sets the clock that dates imported conversion ratios that carry no creation_date of their own; the default is the wall clock. Call it
+// before the service is used.
+func (s *Service) UseClock(c clock.Clock) {
+	if c != nil {
+		s.clock = c
+	}
 }
 
 // New returns the geo service over store.
 func New(store storage.Store) *Service {
-	return &Service{store: store}
+	return &Service{store: store, clock: clock.Wall{}}
 }
 
-// Site returns the site with id. Errors: NotFound.
-func (s *Service) Site(ctx context.Context, id string) (Site, error) {
-	for _, site := range builtinSites {
-		if site.ID == id {
-			return site, nil
+var siteCache money.DecodeCache[Site]
+
+// GetSite reads the site with id inside tx. A site the store does not hold
+// yet (the embedded dataset is loaded when the engine opens) is taken from
+// the embedded dataset, so that a service over a fresh store still knows the
+// shipped sites. Errors: NotFound.
+func GetSite(tx storage.Tx, id string) (Site, error) {
+	b, err := tx.Get(siteKey(id))
+	if err == nil {
+		site, err := siteCache.Decode(b)
+		if err != nil {
+			return Site{}, errs.Internalf(err, "decode site")
 		}
+		return site, nil
+	}
+	if !errors.Is(err, storage.ErrNotFound) {
+		return Site{}, errs.Internalf(err, "read site")
+	}
+	if site, ok := embeddedSite(id); ok {
+		return site, nil
 	}
 	return Site{}, errs.NotFoundf("Site not found: %s", id)
 }
 
+// Site returns the site with id. Errors: NotFound.
+func (s *Service) Site(ctx context.Context, id string) (Site, error) {
+	var site Site
+	err := s.store.View(ctx, func(tx storage.Tx) error {
+		var err error
+		site, err = GetSite(tx, id)
+		return err
+	})
+	return site, err
+}
+
 // Sites returns every site, ordered by id.
 func (s *Service) Sites(ctx context.Context) ([]Site, error) {
-	out := append([]Site(nil), builtinSites...)
+	byID := map[string]Site{}
+	for _, site := range embedded().sites {
+		byID[site.ID] = site
+	}
+	err := s.store.View(ctx, func(tx storage.Tx) error {
+		it := tx.Iterate(storage.Prefix(sitePrefix()))
+		defer it.Close()
+		for ; it.Valid(); it.Next() {
+			var site Site
+			if err := valueJSON(it, &site); err != nil {
+				return err
+			}
+			byID[site.ID] = site
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Site, 0, len(byID))
+	for _, site := range byID {
+		out = append(out, site)
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 
 	"marketplace"
 )
@@ -42,8 +43,13 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		return fmt.Errorf("import %s: %w", rest[0], err)
 	}
 	fmt.Fprintf(stdout, "imported %d records into %s\n", res.Total, c.data)
-	for kind, n := range res.Imported {
-		fmt.Fprintf(stdout, "  %s: %d\n", kind, n)
+	kinds := make([]string, 0, len(res.Imported))
+	for kind := range res.Imported {
+		kinds = append(kinds, kind)
+	}
+	sort.Strings(kinds)
+	for _, kind := range kinds {
+		fmt.Fprintf(stdout, "  %s: %d\n", kind, res.Imported[kind])
 	}
 	return nil
 }

@@ -1,0 +1,24 @@
+package fees
+
+import "marketplace/storage"
+
+// Key layout of fees. Every key starts with "fees".
+//
+//	fees/version                                   -> version of the embedded dataset last loaded (JSON integer)
+//	fees/ltype/<site_id>/<listing_type_id>         -> ListingType (JSON)
+//	fees/rule/<site_id>/<listing_type_id>/<category> -> Rule (JSON); category is "general" or a category id
+//	fees/imported/<kind>/<id>                      -> empty; imported by a user, kept over newer embedded data
+
+func versionKey() []byte { return storage.NewKey("fees/version") }
+
+func listingTypeKey(siteID, id string) []byte {
+	return storage.NewKey("fees/ltype").Str(siteID).Str(id)
+}
+
+func listingTypePrefix(siteID string) []byte { return storage.NewKey("fees/ltype").Str(siteID) }
+
+func ruleKey(siteID, listingTypeID, category string) []byte {
+	return storage.NewKey("fees/rule").Str(siteID).Str(listingTypeID).Str(category)
+}
+
+func importedKey(kind, id string) []byte { return storage.NewKey("fees/imported").Str(kind).Str(id) }
