@@ -21,6 +21,7 @@ import (
 	"marketplace/errs"
 	"marketplace/fees"
 	"marketplace/geo"
+	"marketplace/notify"
 	"marketplace/questions"
 	"marketplace/stock"
 	"marketplace/storage"
@@ -50,6 +51,9 @@ type Options struct {
 	Clock clock.Clock
 	// Logger receives the engine's logs; nil discards them.
 	Logger *slog.Logger
+	// Notifications configure the delivery of notifications (callback
+	// address policy, POST timeout, concurrency).
+	Notifications notify.Options
 }
 
 // Marketplace is the engine: one service per domain over one store.
@@ -60,6 +64,7 @@ type Marketplace struct {
 	Questions *questions.Service
 	Fees      *fees.Service
 	Catalog   *catalog.Service
+	Notify    *notify.Service
 
 	Clock  clock.Clock
 	Logger *slog.Logger
@@ -98,6 +103,7 @@ func New(store storage.Store, opts Options) (*Marketplace, error) {
 	m := &Marketplace{Clock: opts.Clock, Logger: opts.Logger, store: store}
 	m.Geo = geo.New(store)
 	m.Accounts = accounts.New(store, opts.Clock, m.Geo)
+	m.Notify = notify.New(store, opts.Clock, opts.Notifications)
 	m.Fees = fees.New(store, m.Geo)
 	m.Catalog = catalog.New(store)
 	m.Stock = stock.New(store, opts.Clock, m.Geo)
@@ -114,6 +120,9 @@ func (m *Marketplace) Store() storage.Store { return m.store }
 // Close stops the engine's background work and, for an engine started with
 // Open, closes its store.
 func (m *Marketplace) Close() error {
+	// Deliveries in flight end before the store closes; what they did not
+	// record is sent again after the next Start.
+	m.Notify.Stop()
 	if m.ownsStore {
 		return m.store.Close()
 	}
@@ -124,5 +133,5 @@ func (m *Marketplace) Close() error {
 // delivery) until ctx ends. Embedders that want the work done on their own
 // schedule call the services' methods instead.
 func (m *Marketplace) Start(ctx context.Context) error {
-	return nil
+	return m.Notify.Run(ctx)
 }

@@ -1,0 +1,54 @@
+package notify
+
+import (
+	"time"
+
+	"marketplace/storage"
+)
+
+// Key layout of notify. Every key starts with "ntf" (the outbox keys are in
+// outbox.go).
+//
+//	ntf/seq/app                                  -> last application id
+//	ntf/seq/delivery                             -> last delivery id
+//	ntf/seq/attempt                              -> last attempt id
+//	ntf/app/<app_id>                             -> Application (JSON)
+//	ntf/uapp/<owner_user_id>/<app_id>            -> empty; an owner's applications
+//	ntf/delivery/<delivery_id>                   -> Delivery (JSON), pending or missed
+//	ntf/due/<next_attempt_unix_nano>/<delivery>  -> application id; pending deliveries by due time
+//	ntf/missed/<app_id>/<missed_unix_nano>/<delivery> -> empty; the missed feed, oldest first
+//	ntf/attempt/<app_id>/<attempt_id>            -> Attempt (JSON), every POST made
+//
+// An acknowledged delivery is deleted with its due key in the transaction that
+// records the acknowledging attempt; a missed one moves from the due index to
+// the missed index. Missed deliveries and attempts older than the retention
+// (2 days) are pruned.
+
+// firstAppID makes application ids look like the public API's long integers.
+const firstAppID = 1000001
+
+func appSeqKey() []byte      { return storage.NewKey("ntf/seq/app") }
+func deliverySeqKey() []byte { return storage.NewKey("ntf/seq/delivery") }
+func attemptSeqKey() []byte  { return storage.NewKey("ntf/seq/attempt") }
+
+func appPrefix() []byte      { return storage.NewKey("ntf/app") }
+func appKey(id int64) []byte { return storage.Key(appPrefix()).Int(id) }
+func ownerAppsPrefix(owner int64) []byte {
+	return storage.NewKey("ntf/uapp").Int(owner)
+}
+func ownerAppKey(owner, app int64) []byte { return storage.Key(ownerAppsPrefix(owner)).Int(app) }
+
+func deliveryKey(id uint64) []byte { return storage.NewKey("ntf/delivery").Uint(id) }
+
+func duePrefix() []byte { return storage.NewKey("ntf/due") }
+func dueKey(at time.Time, id uint64) []byte {
+	return storage.Key(duePrefix()).Int(at.UnixNano()).Uint(id)
+}
+
+func missedPrefix(app int64) []byte { return storage.NewKey("ntf/missed").Int(app) }
+func missedKey(app int64, at time.Time, id uint64) []byte {
+	return storage.Key(missedPrefix(app)).Int(at.UnixNano()).Uint(id)
+}
+
+func attemptPrefix(app int64) []byte         { return storage.NewKey("ntf/attempt").Int(app) }
+func attemptKey(app int64, id uint64) []byte { return storage.Key(attemptPrefix(app)).Uint(id) }
