@@ -203,3 +203,22 @@ func (s *Service) pruneApp(ctx context.Context, app int64, cutoff time.Time) err
 		}
 	}
 }
+
+// Pending returns the number of notifications not yet acknowledged nor
+// missed: events still in the outbox (counted once, before fan-out) and
+// deliveries waiting for an attempt. Errors: storage failures (Internal).
+func (s *Service) Pending(ctx context.Context) (int, error) {
+	n := 0
+	err := s.store.View(ctx, func(tx storage.Tx) error {
+		n = 0
+		for _, p := range [][]byte{OutboxPrefix(), duePrefix()} {
+			it := tx.Iterate(storage.Prefix(p))
+			for ; it.Valid(); it.Next() {
+				n++
+			}
+			it.Close()
+		}
+		return nil
+	})
+	return n, wrapInternal(err, "count pending")
+}
