@@ -172,7 +172,7 @@ func (s *Service) fanOut(tx storage.Tx, ev Event, now time.Time) error {
 		if err := storage.SetJSON(tx, deliveryKey(id), d); err != nil {
 			return err
 		}
-		if err := tx.Set(dueKey(now, id), storage.NewKeyRaw().Int(appID)); err != nil {
+		if err := tx.Set(dueKey(appID, now, id), nil); err != nil {
 			return err
 		}
 	}
@@ -238,7 +238,7 @@ func (s *Service) attempt(ctx context.Context, id uint64) error {
 		a := Attempt{ID: seq, NotificationID: cur.NotificationID, DeliveryID: id, ApplicationID: cur.ApplicationID,
 			Topic: cur.Event.Topic, Resource: cur.Event.Resource, UserID: cur.Event.UserID,
 			Attempt: cur.Attempts + 1, Sent: n.Sent, Request: req, Response: res}
-		if err := tx.Delete(dueKey(cur.NextAttempt, id)); err != nil {
+		if err := tx.Delete(dueKey(cur.ApplicationID, cur.NextAttempt, id)); err != nil {
 			return err
 		}
 		if cur.Attempts == 0 {
@@ -266,7 +266,7 @@ func (s *Service) attempt(ctx context.Context, id uint64) error {
 			a.Outcome = OutcomeRetry
 			a.NextAttempt = next.UTC().Format(TimeLayout)
 			cur.NextAttempt = next
-			if err := tx.Set(dueKey(next, id), storage.NewKeyRaw().Int(cur.ApplicationID)); err != nil {
+			if err := tx.Set(dueKey(cur.ApplicationID, next, id), nil); err != nil {
 				return err
 			}
 			if err := storage.SetJSON(tx, deliveryKey(id), cur); err != nil {

@@ -15,7 +15,7 @@ import (
 //	ntf/app/<app_id>                             -> Application (JSON)
 //	ntf/uapp/<owner_user_id>/<app_id>            -> empty; an owner's applications
 //	ntf/delivery/<delivery_id>                   -> Delivery (JSON), pending or missed
-//	ntf/due/<next_attempt_unix_nano>/<delivery>  -> application id; pending deliveries by due time
+//	ntf/due/<app_id>/<next_attempt_unix_nano>/<delivery> -> empty; an application's pending deliveries by due time
 //	ntf/missed/<app_id>/<missed_unix_nano>/<delivery> -> empty; the missed feed, oldest first
 //	ntf/attempt/<app_id>/<attempt_id>            -> Attempt (JSON), every POST made
 //
@@ -40,9 +40,10 @@ func ownerAppKey(owner, app int64) []byte { return storage.Key(ownerAppsPrefix(o
 
 func deliveryKey(id uint64) []byte { return storage.NewKey("ntf/delivery").Uint(id) }
 
-func duePrefix() []byte { return storage.NewKey("ntf/due") }
-func dueKey(at time.Time, id uint64) []byte {
-	return storage.Key(duePrefix()).Int(at.UnixNano()).Uint(id)
+func duePrefix() []byte             { return storage.NewKey("ntf/due") }
+func appDuePrefix(app int64) []byte { return storage.Key(duePrefix()).Int(app) }
+func dueKey(app int64, at time.Time, id uint64) []byte {
+	return storage.Key(appDuePrefix(app)).Int(at.UnixNano()).Uint(id)
 }
 
 func missedPrefix(app int64) []byte { return storage.NewKey("ntf/missed").Int(app) }

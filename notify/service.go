@@ -273,57 +273,63 @@ type dueEntry struct {
 	app int64
 }
 
-// scanSlack bounds how far past the busy head of the due index one pass
-// looks for deliveries of other applications.
-const scanSlack = 4096
-
 // due claims the deliveries due at now that have a free slot: not in flight,
-// within the global and the per-application bounds.
+// within the global and the per-application bounds. Each application's due
+// deliveries are read from its own range, so that a busy application never
+// hides the others' and a pass costs no more than the slots it fills.
 func (s *Service) due(ctx context.Context, now time.Time) ([]dueEntry, error) {
 	s.mu.Lock()
 	free := s.opts.Concurrency - len(s.inflight)
-	budget := len(s.inflight) + free + scanSlack
 	s.mu.Unlock()
 	if free <= 0 {
 		return nil, nil
 	}
-	var cands []dueEntry
+	var out []dueEntry
 	err := s.store.View(ctx, func(tx storage.Tx) error {
-		cands = cands[:0]
-		it := tx.Iterate(storage.Range{Start: duePrefix(), End: storage.Key(duePrefix()).Int(now.UnixNano() + 1)})
-		defer it.Close()
-		for visited := 0; it.Valid() && visited < budget; it.Next() {
-			visited++
-			kr := storage.ReadKey(it.Key()[len(duePrefix()):])
-			kr.Int()
-			id := kr.Uint()
-			if kr.Err() != nil {
+		out = out[:0]
+		var apps []int64
+		it := tx.Iterate(storage.Prefix(appPrefix()))
+		for ; it.Valid(); it.Next() {
+			apps = append(apps, storage.ReadKey(it.Key()[len(appPrefix()):]).Int())
+		}
+		it.Close()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for _, app := range apps {
+			room := min(s.opts.PerApplication-s.perApp[app], s.opts.Concurrency-len(s.inflight))
+			if room <= 0 {
 				continue
 			}
-			v, err := it.Value()
-			if err != nil {
-				return err
+			p := appDuePrefix(app)
+			it := tx.Iterate(storage.Range{Start: p, End: storage.Key(p).Int(now.UnixNano() + 1)})
+			// In-flight deliveries keep their key until recorded, and they
+			// sit at the head of the range: skip past them.
+			for visited := 0; it.Valid() && room > 0 && visited < room+s.opts.PerApplication; it.Next() {
+				visited++
+				kr := storage.ReadKey(it.Key()[len(p):])
+				kr.Int()
+				id := kr.Uint()
+				if kr.Err() != nil || s.inflight[id] {
+					continue
+				}
+				s.inflight[id] = true
+				s.perApp[app]++
+				room--
+				out = append(out, dueEntry{id: id, app: app})
 			}
-			cands = append(cands, dueEntry{id: id, app: storage.ReadKey(v).Int()})
+			it.Close()
 		}
 		return nil
 	})
 	if err != nil {
+		// Release what this pass claimed: nothing was started.
+		s.mu.Lock()
+		for _, d := range out {
+			delete(s.inflight, d.id)
+			s.perApp[d.app]--
+		}
+		s.mu.Unlock()
 		return nil, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []dueEntry
-	for _, c := range cands {
-		if len(s.inflight) >= s.opts.Concurrency {
-			break
-		}
-		if s.inflight[c.id] || s.perApp[c.app] >= s.opts.PerApplication {
-			continue
-		}
-		s.inflight[c.id] = true
-		s.perApp[c.app]++
-		out = append(out, c)
 	}
 	return out, nil
 }
