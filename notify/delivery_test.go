@@ -422,3 +422,36 @@ func TestDelivery_PendingNotificationsAreDeliveredAfterRestart(t *testing.T) {
 		is.True(acked[fmt.Sprintf("/questions/%d", i)]) // none lost
 	}
 }
+
+func TestDelivery_PostCutShortByStopIsNotRecordedAndIsSentAgain(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t, notify.Options{Timeout: 10 * time.Second})
+	rcv := newReceiver(t, always(http.StatusOK))
+	hold := make(chan struct{})
+	rcv.delay = func(n int) <-chan struct{} {
+		if n == 0 {
+			return hold
+		}
+		return nil
+	}
+	seller := e.mustUser()
+	app := e.mustApp(seller, rcv.URL)
+	e.emit(seller, "/questions/1")
+	go func() { _ = e.m.Start(context.Background()) }()
+	waitHits(t, rcv, 1) // the first POST is in flight
+	e.m.Notify.Stop()   // as on shutdown
+	close(hold)
+	_, total, err := e.m.Notify.Attempts(e.ctx, app.ID, 0, 10)
+	is.NoErr(err)
+	is.Equal(total, 0) // nothing recorded for the POST cut short
+	pending, err := e.m.Notify.Pending(e.ctx)
+	is.NoErr(err)
+	is.Equal(pending, 1)
+	is.Equal(e.process(), 1) // sent again
+	got := rcv.got()
+	is.Equal(got[1].Body.ID, got[0].Body.ID)
+	is.Equal(got[1].Body.Attempts, 1)
+	pending, err = e.m.Notify.Pending(e.ctx)
+	is.NoErr(err)
+	is.Equal(pending, 0)
+}

@@ -115,7 +115,8 @@ type receiver struct {
 	status func(n int) int
 	// delay, when set, is waited before answering the n-th call.
 	delay func(n int) <-chan struct{}
-	// notify gets every hit, for tests that wait on the background loop.
+	// ch gets every hit as it arrives, for tests that wait on the
+	// background loop.
 	ch chan hit
 }
 
@@ -130,6 +131,7 @@ func newReceiver(t testing.TB, status func(n int) int) *receiver {
 		n := len(r.hits)
 		r.hits = append(r.hits, h)
 		r.mu.Unlock()
+		r.ch <- h
 		if r.delay != nil {
 			if c := r.delay(n); c != nil {
 				select {
@@ -145,7 +147,6 @@ func newReceiver(t testing.TB, status func(n int) int) *receiver {
 		w.Header().Set("X-Receiver", "test")
 		w.WriteHeader(code)
 		_, _ = w.Write([]byte("receiver says " + http.StatusText(code)))
-		r.ch <- h
 	}))
 	t.Cleanup(r.Close)
 	return r

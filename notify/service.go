@@ -170,11 +170,9 @@ func (s *Service) Run(ctx context.Context) error {
 	tick := time.NewTicker(s.opts.PollInterval)
 	defer tick.Stop()
 	for {
-		if _, err := s.step(ctx); err != nil && ctx.Err() == nil {
-			// A storage failure is retried at the next poll: the outbox and
-			// the due index keep everything that is not yet done.
-			_ = err
-		}
+		// A storage failure is retried at the next poll: the outbox and the
+		// due index keep everything that is not yet done.
+		_, _ = s.step(ctx)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
