@@ -64,6 +64,7 @@ func TestCreateApplication_InvalidInputIsRefusedAndChangesNothing(t *testing.T) 
 		{"NoCallback", func(a *notify.NewApplication) { a.CallbackURL = "" }, "The fields [callback_url] are required for requested call"},
 		{"FTP", func(a *notify.NewApplication) { a.CallbackURL = "ftp://127.0.0.1/x" }, "Invalid callback_url: ftp://127.0.0.1/x. It must be an absolute http or https URL"},
 		{"Relative", func(a *notify.NewApplication) { a.CallbackURL = "/hook" }, "Invalid callback_url: /hook. It must be an absolute http or https URL"},
+		{"TooLong", func(a *notify.NewApplication) { a.CallbackURL = "http://127.0.0.1/" + strings.Repeat("a", 2048) }, "Invalid callback_url: it must be at most 2048 characters"},
 		{"Credentials", func(a *notify.NewApplication) { a.CallbackURL = "http://u:p@127.0.0.1/" }, "Invalid callback_url: http://u:p@127.0.0.1/. It must not carry user credentials"},
 	}
 	for _, c := range cases {

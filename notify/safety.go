@@ -60,6 +60,9 @@ func refusal(addr netip.Addr, allowPrivate bool) string {
 	return ""
 }
 
+// maxURLLength bounds a callback URL, as browsers and proxies commonly do.
+const maxURLLength = 2048
+
 // resolveTimeout bounds the name lookup of a callback host at registration.
 const resolveTimeout = 3 * time.Second
 
@@ -70,6 +73,9 @@ func checkCallbackURL(ctx context.Context, raw string, allowPrivate bool) (strin
 	raw = strings.TrimSpace(raw)
 	if raw == "" {
 		return "", errs.Invalidf("The fields [callback_url] are required for requested call")
+	}
+	if len(raw) > maxURLLength {
+		return "", errs.Invalidf("Invalid callback_url: it must be at most %d characters", maxURLLength)
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Hostname() == "" {
