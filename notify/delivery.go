@@ -72,7 +72,6 @@ type Delivery struct {
 
 // Attempt is one POST of a notification, as the operator lists them.
 type Attempt struct {
-	ID             uint64   `json:"id"`
 	NotificationID string   `json:"_id"`
 	DeliveryID     uint64   `json:"delivery_id"`
 	ApplicationID  int64    `json:"application_id"`
@@ -231,11 +230,7 @@ func (s *Service) attempt(ctx context.Context, id uint64) error {
 		if cur.State != StatePending || cur.Attempts != d.Attempts {
 			return nil
 		}
-		seq, err := storage.NextSeq(tx, attemptSeqKey(), 1)
-		if err != nil {
-			return err
-		}
-		a := Attempt{ID: seq, NotificationID: cur.NotificationID, DeliveryID: id, ApplicationID: cur.ApplicationID,
+		a := Attempt{NotificationID: cur.NotificationID, DeliveryID: id, ApplicationID: cur.ApplicationID,
 			Topic: cur.Event.Topic, Resource: cur.Event.Resource, UserID: cur.Event.UserID,
 			Attempt: cur.Attempts + 1, Sent: n.Sent, Request: req, Response: res}
 		if err := tx.Delete(dueKey(cur.ApplicationID, cur.NextAttempt, id)); err != nil {
@@ -273,7 +268,7 @@ func (s *Service) attempt(ctx context.Context, id uint64) error {
 				return err
 			}
 		}
-		return storage.SetJSON(tx, attemptKey(cur.ApplicationID, seq), a)
+		return storage.SetJSON(tx, attemptKey(cur.ApplicationID, sent, id, a.Attempt), a)
 	})
 }
 

@@ -173,20 +173,8 @@ func (s *Service) pruneApp(ctx context.Context, app int64, cutoff time.Time) err
 			}
 			it.Close()
 			ap := attemptPrefix(app)
-			it = tx.Iterate(storage.Prefix(ap))
+			it = tx.Iterate(storage.Range{Start: ap, End: storage.Key(ap).Int(cutoff.UnixNano())})
 			for ; it.Valid() && len(del) < 2*pruneBatch; it.Next() {
-				v, err := it.Value()
-				if err != nil {
-					it.Close()
-					return err
-				}
-				var a struct {
-					Sent string `json:"sent"`
-				}
-				_ = json.Unmarshal(v, &a)
-				if t, err := time.Parse(TimeLayout, a.Sent); err == nil && !t.Before(cutoff) {
-					break
-				}
 				del = append(del, append([]byte(nil), it.Key()...))
 			}
 			it.Close()
