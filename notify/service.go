@@ -19,10 +19,12 @@ import (
 // delays is at most about 40 minutes); retryWindow still bounds them when the
 // clock jumps.
 const (
-	MaxAttempts    = 8
-	retryBase      = 15 * time.Second
-	retryWindow    = time.Hour
-	retention      = 48 * time.Hour
+	// MaxAttempts is how many POSTs a notification gets before it is missed.
+	MaxAttempts = 8
+	retryBase   = 15 * time.Second
+	retryWindow = time.Hour
+	retention   = 48 * time.Hour
+	// DefaultTimeout bounds a POST when Options.Timeout is not set.
 	DefaultTimeout = 500 * time.Millisecond
 	// UserAgent is sent with every notification POST.
 	UserAgent = "marketplace-notifications/1.0"
@@ -201,10 +203,16 @@ func (s *Service) Stop() {
 // Process does, once and in the caller's goroutine, what Run does forever:
 // it fans out the outbox and sends every delivery due by the clock, waiting
 // for each POST, until nothing is due. For embedders that deliver on their
-// own schedule and for tests on a manual clock; do not call it while Run
-// runs. It returns the number of POSTs made. Errors: storage failures, the
-// context's.
+// own schedule and for tests on a manual clock. It returns the number of
+// POSTs made. Errors: ErrRunning while Run runs (the two would claim the same
+// deliveries), storage failures, the context's.
 func (s *Service) Process(ctx context.Context) (int, error) {
+	s.mu.Lock()
+	running := s.stop != nil
+	s.mu.Unlock()
+	if running {
+		return 0, ErrRunning
+	}
 	total := 0
 	for {
 		n, err := s.step(ctx)
