@@ -458,3 +458,22 @@ func TestDelivery_PostCutShortByStopIsNotRecordedAndIsSentAgain(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(pending, 0)
 }
+
+func TestProcess_IsRefusedWhileTheDeliveryLoopRuns(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t, notify.Options{})
+	rcv := newReceiver(t, always(http.StatusOK))
+	seller := e.mustUser()
+	e.mustApp(seller, rcv.URL)
+	e.emit(seller, "/questions/1")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = e.m.Start(ctx) }()
+	waitHits(t, rcv, 1) // the loop runs
+	_, err := e.m.Notify.Process(e.ctx)
+	is.Equal(err, notify.ErrRunning)
+	is.Equal(e.m.Start(ctx), notify.ErrRunning) // one loop at a time
+	e.m.Notify.Stop()
+	_, err = e.m.Notify.Process(e.ctx)
+	is.NoErr(err) // allowed again once stopped
+}
