@@ -21,6 +21,7 @@ import (
 	"marketplace/errs"
 	"marketplace/fees"
 	"marketplace/geo"
+	"marketplace/notify"
 	"marketplace/questions"
 	"marketplace/stock"
 	"marketplace/storage"
@@ -50,6 +51,9 @@ type Options struct {
 	Clock clock.Clock
 	// Logger receives the engine's logs; nil discards them.
 	Logger *slog.Logger
+	// Notifications configure the delivery of notifications (callback
+	// address policy, POST timeout, concurrency).
+	Notifications notify.Options
 }
 
 // Marketplace is the engine: one service per domain over one store.
@@ -60,6 +64,7 @@ type Marketplace struct {
 	Questions *questions.Service
 	Fees      *fees.Service
 	Catalog   *catalog.Service
+	Notify    *notify.Service
 
 	// ResponseTimes keeps the sellers' response times, refreshed daily.
 	ResponseTimes *questions.ResponseTimes
@@ -103,6 +108,7 @@ func New(store storage.Store, opts Options) (*Marketplace, error) {
 	m := &Marketplace{Clock: opts.Clock, Logger: opts.Logger, store: store}
 	m.Geo = geo.New(store)
 	m.Accounts = accounts.New(store, opts.Clock, m.Geo)
+	m.Notify = notify.New(store, opts.Clock, opts.Notifications)
 	m.Fees = fees.New(store, m.Geo)
 	m.Catalog = catalog.New(store)
 	m.Catalog.UseClock(opts.Clock)
@@ -132,6 +138,9 @@ func (m *Marketplace) Close() error {
 	if m.stopFollow != nil {
 		m.stopFollow()
 	}
+	// Deliveries in flight end before the store closes; what they did not
+	// record is sent again after the next Start.
+	m.Notify.Stop()
 	if m.ownsStore {
 		return m.store.Close()
 	}
@@ -145,7 +154,19 @@ func (m *Marketplace) Close() error {
 // The response times are refreshed at once when the latest daily refresh is
 // missing, then daily at questions.RefreshHour in Buenos Aires.
 func (m *Marketplace) Start(ctx context.Context) error {
-	return m.ResponseTimes.Run(ctx, func(err error) {
-		m.Logger.Error("response time refresh", "err", err)
-	})
+	errc := make(chan error, 2)
+	go func() {
+		errc <- m.ResponseTimes.Run(ctx, func(err error) {
+			m.Logger.Error("response time refresh", "err", err)
+		})
+	}()
+	go func() { errc <- m.Notify.Run(ctx) }()
+	// Both loops run until ctx ends; the first to stop for another reason
+	// is reported once both have stopped.
+	first := <-errc
+	second := <-errc
+	if first == nil || errors.Is(first, context.Canceled) {
+		return second
+	}
+	return first
 }

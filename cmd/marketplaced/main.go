@@ -24,6 +24,7 @@ import (
 	"marketplace"
 	"marketplace/clock"
 	"marketplace/httpapi"
+	"marketplace/notify"
 	"marketplace/storage/memory"
 )
 
@@ -50,6 +51,10 @@ type config struct {
 	clockMode     string
 	logLevel      string
 	drain         time.Duration
+	// allowPrivateCallbacks and notifyTimeout configure notification
+	// delivery (notify.Options).
+	allowPrivateCallbacks bool
+	notifyTimeout         time.Duration
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -72,6 +77,8 @@ func parseFlagsWithArgs(args []string, stderr io.Writer) (config, []string, erro
 	fs.StringVar(&c.clockMode, "clock", "wall", "clock: wall, or manual (moves only by PUT /operator/clock)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.DurationVar(&c.drain, "shutdown-timeout", 10*time.Second, "how long in-flight requests may finish on shutdown")
+	fs.BoolVar(&c.allowPrivateCallbacks, "allow-private-callbacks", false, "let notification callback URLs reach loopback and private addresses (local receivers)")
+	fs.DurationVar(&c.notifyTimeout, "notification-timeout", notify.DefaultTimeout, "timeout of each notification POST")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: marketplaced [flags]\n       marketplaced import [-data DIR] FILE\n\nFlags (each also MARKETPLACE_<NAME>):\n")
 		fs.PrintDefaults()
@@ -81,6 +88,9 @@ func parseFlagsWithArgs(args []string, stderr io.Writer) (config, []string, erro
 	}
 	if err := fs.Parse(args); err != nil {
 		return c, nil, err
+	}
+	if c.notifyTimeout <= 0 {
+		return c, nil, fmt.Errorf("-notification-timeout must be positive, not %s", c.notifyTimeout)
 	}
 	if c.clockMode != "wall" && c.clockMode != "manual" {
 		return c, nil, fmt.Errorf("-clock must be wall or manual, not %q", c.clockMode)
@@ -117,7 +127,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
 
-	opts := marketplace.Options{Logger: logger}
+	opts := marketplace.Options{Logger: logger, Notifications: notify.Options{
+		AllowPrivateCallbacks: c.allowPrivateCallbacks,
+		Timeout:               c.notifyTimeout,
+	}}
 	var manual *clock.Manual
 	if c.clockMode == "manual" {
 		manual = clock.NewManual(time.Now())

@@ -1,0 +1,175 @@
+package notify_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/matryer/is"
+
+	"marketplace"
+	"marketplace/clock"
+	"marketplace/errs"
+	"marketplace/notify"
+	"marketplace/storage/memory"
+)
+
+// strictEnv is an engine that refuses private and loopback callbacks, the
+// server's default.
+func strictEnv(t *testing.T) *env {
+	t.Helper()
+	clk := clock.NewManual(start)
+	m, err := marketplace.New(memory.New(), marketplace.Options{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	return &env{t: t, ctx: context.Background(), m: m, clock: clk}
+}
+
+func TestCreateApplication_ReturnsIDAndSecretAndIsReadBack(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t, notify.Options{})
+	seller := e.mustUser()
+	app, err := e.m.Notify.CreateApplication(e.ctx, notify.NewApplication{Name: " My app ", OwnerUserID: seller,
+		CallbackURL: "http://127.0.0.1:9000/notifications", Topics: []string{"questions", "questions"}})
+	is.NoErr(err)
+	is.True(app.ID > 0)
+	is.Equal(app.Name, "My app")
+	is.Equal(app.Topics, []string{"questions"}) // duplicates removed
+	is.Equal(len(app.Secret), 64)
+	got, err := e.m.Notify.Application(e.ctx, app.ID)
+	is.NoErr(err)
+	is.Equal(got, app)
+	other := e.mustApp(seller, "http://127.0.0.1:9000/")
+	is.True(other.ID != app.ID)
+	is.True(other.Secret != app.Secret) // each application its own secret
+}
+
+func TestCreateApplication_InvalidInputIsRefusedAndChangesNothing(t *testing.T) {
+	e := newEnv(t, notify.Options{})
+	seller := e.mustUser()
+	ok := notify.NewApplication{Name: "app", OwnerUserID: seller, CallbackURL: "http://127.0.0.1:9000/", Topics: []string{"questions"}}
+	cases := []struct {
+		name    string
+		edit    func(*notify.NewApplication)
+		message string
+	}{
+		{"NoName", func(a *notify.NewApplication) { a.Name = "  " }, "The fields [name] are required for requested call"},
+		{"LongName", func(a *notify.NewApplication) { a.Name = strings.Repeat("x", 101) }, "The field [name] must be at most 100 characters"},
+		{"NoOwner", func(a *notify.NewApplication) { a.OwnerUserID = 0 }, "The fields [owner_user_id] are required for requested call"},
+		{"UnknownOwner", func(a *notify.NewApplication) { a.OwnerUserID = 999 }, "Invalid owner_user_id: user 999 does not exist"},
+		{"UnknownTopic", func(a *notify.NewApplication) { a.Topics = []string{"orders"} }, `Invalid topic: "orders". Valid topics are: questions`},
+		{"NoCallback", func(a *notify.NewApplication) { a.CallbackURL = "" }, "The fields [callback_url] are required for requested call"},
+		{"FTP", func(a *notify.NewApplication) { a.CallbackURL = "ftp://127.0.0.1/x" }, "Invalid callback_url: ftp://127.0.0.1/x. It must be an absolute http or https URL"},
+		{"Relative", func(a *notify.NewApplication) { a.CallbackURL = "/hook" }, "Invalid callback_url: /hook. It must be an absolute http or https URL"},
+		{"TooLong", func(a *notify.NewApplication) { a.CallbackURL = "http://127.0.0.1/" + strings.Repeat("a", 2048) }, "Invalid callback_url: it must be at most 2048 characters"},
+		{"Credentials", func(a *notify.NewApplication) { a.CallbackURL = "http://u:p@127.0.0.1/" }, "Invalid callback_url: http://u:p@127.0.0.1/. It must not carry user credentials"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			is := is.New(t)
+			in := ok
+			c.edit(&in)
+			_, err := e.m.Notify.CreateApplication(e.ctx, in)
+			is.Equal(errs.KindOf(err), errs.Invalid)
+			is.Equal(errs.As(err).Message, c.message)
+		})
+	}
+	is := is.New(t)
+	app := e.mustApp(seller, "http://127.0.0.1:9000/")
+	is.Equal(app.ID, int64(1000001)) // no failed call took an id
+}
+
+func TestCallbackURL_LinkLocalAndMetadataAreAlwaysRefused(t *testing.T) {
+	e := newEnv(t, notify.Options{}) // private callbacks allowed
+	seller := e.mustUser()
+	for _, u := range []string{
+		"http://169.254.169.254/latest/meta-data/",
+		"http://169.254.1.1/",
+		"http://[fe80::1]/",
+		"http://[::ffff:169.254.169.254]/",
+		"http://100.100.100.200/",
+		"http://[fd00:ec2::254]/",
+		"http://metadata.google.internal/computeMetadata/v1/",
+		"http://0.0.0.0:8080/",
+		"http://224.0.0.1/",
+	} {
+		t.Run(u, func(t *testing.T) {
+			is := is.New(t)
+			_, err := e.m.Notify.CreateApplication(e.ctx, notify.NewApplication{Name: "a", OwnerUserID: seller, CallbackURL: u})
+			is.Equal(errs.KindOf(err), errs.Invalid)
+			is.True(strings.HasPrefix(errs.As(err).Message, "Callback URL not allowed: "))
+		})
+	}
+}
+
+func TestCallbackURL_PrivateAndLoopbackNeedTheOption(t *testing.T) {
+	strict := strictEnv(t)
+	loose := newEnv(t, notify.Options{})
+	s1, s2 := strict.mustUser(), loose.mustUser()
+	for _, u := range []string{
+		"http://127.0.0.1:8080/hook",
+		"http://localhost:8080/hook",
+		"http://[::1]/hook",
+		"http://10.1.2.3/",
+		"https://172.16.0.1/",
+		"http://192.168.1.10/",
+		"http://100.64.0.1/",
+		"http://[fd12::1]/",
+	} {
+		t.Run(u, func(t *testing.T) {
+			is := is.New(t)
+			_, err := strict.m.Notify.CreateApplication(strict.ctx, notify.NewApplication{Name: "a", OwnerUserID: s1, CallbackURL: u})
+			is.Equal(errs.KindOf(err), errs.Invalid)
+			is.True(strings.Contains(errs.As(err).Message, "allowed only with -allow-private-callbacks"))
+			_, err = loose.m.Notify.CreateApplication(loose.ctx, notify.NewApplication{Name: "a", OwnerUserID: s2, CallbackURL: u})
+			is.NoErr(err) // allowed with the option
+		})
+	}
+	is := is.New(t)
+	_, err := strict.m.Notify.CreateApplication(strict.ctx, notify.NewApplication{Name: "a", OwnerUserID: s1, CallbackURL: "https://8.8.8.8/hook"})
+	is.NoErr(err) // a public address is fine
+}
+
+func TestCallbackURL_UpdateIsCheckedLikeCreation(t *testing.T) {
+	is := is.New(t)
+	e := strictEnv(t)
+	seller := e.mustUser()
+	app, err := e.m.Notify.CreateApplication(e.ctx, notify.NewApplication{Name: "a", OwnerUserID: seller, CallbackURL: "https://8.8.8.8/hook"})
+	is.NoErr(err)
+	bad := "http://127.0.0.1/"
+	_, err = e.m.Notify.UpdateApplication(e.ctx, app.ID, notify.ApplicationUpdate{CallbackURL: &bad})
+	is.Equal(errs.KindOf(err), errs.Invalid)
+	got, err := e.m.Notify.Application(e.ctx, app.ID)
+	is.NoErr(err)
+	is.Equal(got.CallbackURL, "https://8.8.8.8/hook") // unchanged
+	topics := []string{}
+	got, err = e.m.Notify.UpdateApplication(e.ctx, app.ID, notify.ApplicationUpdate{Topics: &topics})
+	is.NoErr(err)
+	is.Equal(got.Topics, []string{})
+	is.Equal(got.CallbackURL, "https://8.8.8.8/hook")
+	_, err = e.m.Notify.UpdateApplication(e.ctx, app.ID+1, notify.ApplicationUpdate{Topics: &topics})
+	is.Equal(errs.KindOf(err), errs.NotFound)
+}
+
+// TestCallbackURL_RefusedAddressIsCheckedAgainAtDelivery stores an
+// application whose host now points to loopback (as if its DNS answer had
+// changed since registration): the dial check refuses it.
+func TestCallbackURL_RefusedAddressIsCheckedAgainAtDelivery(t *testing.T) {
+	is := is.New(t)
+	e := strictEnv(t)
+	rcv := newReceiver(t, always(http.StatusOK))
+	seller := e.mustUser()
+	app := notify.Application{ID: 77, Name: "a", OwnerUserID: seller, CallbackURL: rcv.URL, Topics: []string{"questions"}, Secret: "s"}
+	is.NoErr(notify.PutApplication(e.ctx, e.m.Store(), app))
+	e.emit(seller, "/questions/1")
+	e.process()
+	is.Equal(len(rcv.got()), 0) // never reached
+	attempts, _, err := e.m.Notify.Attempts(e.ctx, app.ID, 0, 10)
+	is.NoErr(err)
+	is.Equal(len(attempts), 1)
+	is.Equal(attempts[0].Response.HTTPCode, 0)
+	is.True(strings.Contains(attempts[0].Response.Error, "refused: a loopback address"))
+}

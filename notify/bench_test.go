@@ -1,0 +1,181 @@
+package notify_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"marketplace"
+	"marketplace/clock"
+	"marketplace/notify"
+	"marketplace/storage"
+	"marketplace/storage/memory"
+)
+
+const benchEvents = 10000
+
+// latencyReceiver records when each /questions/<n> arrived.
+type latencyReceiver struct {
+	*httptest.Server
+	mu      sync.Mutex
+	arrived []time.Time
+	count   int
+	done    chan struct{}
+}
+
+func newLatencyReceiver(tb testing.TB) *latencyReceiver {
+	r := &latencyReceiver{arrived: make([]time.Time, benchEvents+1), done: make(chan struct{})}
+	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		now := time.Now()
+		var buf bytes.Buffer
+		_, _ = buf.ReadFrom(req.Body)
+		body := buf.String()
+		i := strings.Index(body, `"/questions/`)
+		n, _ := strconv.Atoi(body[i+len(`"/questions/`) : i+len(`"/questions/`)+strings.IndexByte(body[i+len(`"/questions/`):], '"')])
+		r.mu.Lock()
+		if r.arrived[n].IsZero() {
+			r.arrived[n] = now
+			r.count++
+			if r.count == benchEvents {
+				close(r.done)
+			}
+		}
+		r.mu.Unlock()
+		w.WriteHeader(http.StatusOK)
+	}))
+	tb.Cleanup(r.Close)
+	return r
+}
+
+// BenchmarkDelivery appends 10,000 question events, each in its own
+// transaction as a question change does, while the delivery loop runs, and
+// reports the events delivered per second and the latency from the commit
+// of the change to the arrival of its POST.
+func BenchmarkDelivery(b *testing.B) {
+	for _, c := range []struct {
+		backend string
+		rate    int // events appended per second; 0: as fast as possible
+	}{{"memory", 0}, {"memory", 2000}, {"badger", 0}} {
+		name := c.backend + "/burst"
+		if c.rate > 0 {
+			name = fmt.Sprintf("%s/paced-%d-per-s", c.backend, c.rate)
+		}
+		b.Run(name, func(b *testing.B) {
+			var p50s, p99s, rates []float64
+			for i := 0; i < b.N; i++ {
+				p50, p99, rate := runDeliveryBench(b, c.backend, c.rate)
+				p50s, p99s, rates = append(p50s, p50), append(p99s, p99), append(rates, rate)
+			}
+			b.ReportMetric(median(rates), "events/s")
+			b.ReportMetric(median(p50s), "p50-ms")
+			b.ReportMetric(median(p99s), "p99-ms")
+		})
+	}
+}
+
+func runDeliveryBench(b *testing.B, backend string, pace int) (p50, p99, rate float64) {
+	b.StopTimer()
+	opts := marketplace.Options{Clock: clock.Wall{}, Notifications: notify.Options{AllowPrivateCallbacks: true}}
+	var m *marketplace.Marketplace
+	var err error
+	if backend == "badger" {
+		m, err = marketplace.Open(b.TempDir(), opts)
+	} else {
+		m, err = marketplace.New(memory.New(), opts)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	rcv := newLatencyReceiver(b)
+	e := &env{t: b, ctx: context.Background(), m: m}
+	seller := e.mustUser()
+	e.mustApp(seller, rcv.URL)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = m.Start(ctx) }()
+	committed := make([]time.Time, benchEvents+1)
+	b.StartTimer()
+	begin := time.Now()
+	for n := 1; n <= benchEvents; n++ {
+		if pace > 0 {
+			time.Sleep(time.Until(begin.Add(time.Duration(n) * time.Second / time.Duration(pace))))
+		}
+		err := m.Store().Update(ctx, func(tx storage.Tx) error {
+			_, err := notify.Append(tx, notify.Event{Topic: notify.TopicQuestions, UserID: seller,
+				Resource: fmt.Sprintf("/questions/%d", n), Action: "created", Received: time.Now()})
+			return err
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		committed[n] = time.Now()
+	}
+	select {
+	case <-rcv.done:
+	case <-time.After(2 * time.Minute):
+		b.Fatalf("only %d of %d delivered", rcv.count, benchEvents)
+	}
+	elapsed := time.Since(begin)
+	b.StopTimer()
+	lat := make([]float64, 0, benchEvents)
+	for n := 1; n <= benchEvents; n++ {
+		lat = append(lat, float64(rcv.arrived[n].Sub(committed[n]).Microseconds())/1000)
+	}
+	slices.Sort(lat)
+	return lat[len(lat)/2], lat[len(lat)*99/100], benchEvents / elapsed.Seconds()
+}
+
+// BenchmarkDeliveryBaseline POSTs the same 10,000 bodies straight to the
+// same kind of receiver with the same concurrency, without storage: the
+// bound a delivery engine can approach on this machine.
+func BenchmarkDeliveryBaseline(b *testing.B) {
+	var rates []float64
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		rcv := newLatencyReceiver(b)
+		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
+		bodies := make(chan int, benchEvents)
+		for n := 1; n <= benchEvents; n++ {
+			bodies <- n
+		}
+		close(bodies)
+		b.StartTimer()
+		begin := time.Now()
+		var wg sync.WaitGroup
+		for w := 0; w < 8; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for n := range bodies {
+					body := fmt.Sprintf(`{"_id":"x","topic":"questions","resource":"/questions/%d","user_id":1,"application_id":1,"attempts":1,"sent":"2026-03-04T15:00:00.000Z","received":"2026-03-04T15:00:00.000Z"}`, n)
+					resp, err := client.Post(rcv.URL, "application/json", strings.NewReader(body))
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					resp.Body.Close()
+				}
+			}()
+		}
+		wg.Wait()
+		<-rcv.done
+		rates = append(rates, benchEvents/time.Since(begin).Seconds())
+		b.StopTimer()
+	}
+	b.ReportMetric(median(rates), "events/s")
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}

@@ -1,0 +1,27 @@
+package notify
+
+import (
+	"time"
+
+	"context"
+
+	"marketplace/storage"
+)
+
+// SetJitter replaces the backoff jitter source, so that tests know the
+// schedule.
+func SetJitter(s *Service, f func() float64) { s.jitter = f }
+
+// PutApplication writes app as it is, skipping the registration checks, as
+// if the callback host's address had changed since registration.
+func PutApplication(ctx context.Context, st storage.Store, app Application) error {
+	return st.Update(ctx, func(tx storage.Tx) error {
+		if err := storage.SetJSON(tx, appKey(app.ID), app); err != nil {
+			return err
+		}
+		return tx.Set(ownerAppKey(app.OwnerUserID, app.ID), nil)
+	})
+}
+
+// Backoff exposes the retry delay after the n-th failed attempt.
+func Backoff(s *Service, n int) time.Duration { return s.backoff(n) }

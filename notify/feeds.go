@@ -1,0 +1,212 @@
+package notify
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"time"
+
+	"marketplace/errs"
+	"marketplace/storage"
+)
+
+// MissedMessage is one entry of the missed feed: the notification as last
+// sent, with that attempt's request and response.
+type MissedMessage struct {
+	Notification
+	Request  Request  `json:"request"`
+	Response Response `json:"response"`
+}
+
+// FeedQuery selects a page of an application's missed feed.
+type FeedQuery struct {
+	AppID  int64
+	Topic  string // empty: every topic
+	Offset int
+	Limit  int
+}
+
+// MissedFeeds returns the notifications of an application that were never
+// acknowledged, oldest first, as long as they are kept (2 days). Only the
+// application's owner may read them. Errors: Invalid (unknown topic),
+// NotFound (no such application), Forbidden (caller is not the owner).
+func (s *Service) MissedFeeds(ctx context.Context, caller int64, q FeedQuery) ([]MissedMessage, error) {
+	if q.Topic != "" && !slices.Contains(Topics, q.Topic) {
+		return nil, errs.Invalidf("Invalid topic: %q. Valid topics are: %s", q.Topic, strings.Join(Topics, ", "))
+	}
+	cutoff := s.clock.Now().Add(-retention)
+	out := []MissedMessage{}
+	err := s.store.View(ctx, func(tx storage.Tx) error {
+		out = out[:0]
+		app, err := getApp(tx, q.AppID)
+		if err != nil {
+			return err
+		}
+		if app.OwnerUserID != caller {
+			return errs.Forbiddenf("The application %d does not belong to the caller", q.AppID)
+		}
+		prefix := missedPrefix(q.AppID)
+		it := tx.Iterate(storage.Range{Start: storage.Key(prefix).Int(cutoff.UnixNano()), End: storage.PrefixEnd(prefix)})
+		defer it.Close()
+		skipped := 0
+		for ; it.Valid() && len(out) < q.Limit; it.Next() {
+			kr := storage.ReadKey(it.Key()[len(prefix):])
+			kr.Int()
+			id := kr.Uint()
+			var d Delivery
+			if err := storage.GetJSON(tx, deliveryKey(id), &d); err != nil {
+				continue
+			}
+			if q.Topic != "" && d.Event.Topic != q.Topic {
+				continue
+			}
+			if skipped < q.Offset {
+				skipped++
+				continue
+			}
+			out = append(out, missedMessage(d))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, wrapInternal(err, "read missed feeds")
+	}
+	return out, nil
+}
+
+func missedMessage(d Delivery) MissedMessage {
+	m := MissedMessage{}
+	if d.LastRequest != nil {
+		m.Request = *d.LastRequest
+		_ = json.Unmarshal(d.LastRequest.Data, &m.Notification)
+	}
+	if d.LastResponse != nil {
+		m.Response = *d.LastResponse
+	}
+	if m.Request.Headers == nil {
+		m.Request.Headers = map[string]string{}
+	}
+	if m.Response.Headers == nil {
+		m.Response.Headers = map[string]string{}
+	}
+	return m
+}
+
+// Attempts returns a page of every POST made to application appID, newest
+// first, and their total (attempts are kept 2 days). Errors: NotFound.
+func (s *Service) Attempts(ctx context.Context, appID int64, offset, limit int) ([]Attempt, int, error) {
+	out := []Attempt{}
+	total := 0
+	err := s.store.View(ctx, func(tx storage.Tx) error {
+		out, total = out[:0], 0
+		if _, err := getApp(tx, appID); err != nil {
+			return err
+		}
+		p := attemptPrefix(appID)
+		it := tx.Iterate(storage.Range{Start: p, End: storage.PrefixEnd(p), Reverse: true})
+		defer it.Close()
+		for ; it.Valid(); it.Next() {
+			total++
+			if total <= offset || len(out) >= limit {
+				continue
+			}
+			v, err := it.Value()
+			if err != nil {
+				return err
+			}
+			var a Attempt
+			if err := json.Unmarshal(v, &a); err != nil {
+				return err
+			}
+			out = append(out, a)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, 0, wrapInternal(err, "list attempts")
+	}
+	return out, total, nil
+}
+
+// Prune deletes the missed deliveries and the attempt records older than
+// the retention (2 days) by the clock. Errors: storage failures (Internal).
+func (s *Service) Prune(ctx context.Context) error {
+	cutoff := s.clock.Now().Add(-retention)
+	var apps []int64
+	err := s.store.View(ctx, func(tx storage.Tx) error {
+		apps = apps[:0]
+		it := tx.Iterate(storage.Prefix(appPrefix()))
+		defer it.Close()
+		for ; it.Valid(); it.Next() {
+			apps = append(apps, storage.ReadKey(it.Key()[len(appPrefix()):]).Int())
+		}
+		return nil
+	})
+	if err != nil {
+		return wrapInternal(err, "prune")
+	}
+	for _, app := range apps {
+		if err := s.pruneApp(ctx, app, cutoff); err != nil {
+			return wrapInternal(err, "prune")
+		}
+	}
+	return nil
+}
+
+// pruneBatch bounds the keys deleted in one transaction.
+const pruneBatch = 512
+
+func (s *Service) pruneApp(ctx context.Context, app int64, cutoff time.Time) error {
+	for {
+		n := 0
+		err := s.store.Update(ctx, func(tx storage.Tx) error {
+			n = 0
+			var del [][]byte
+			mp := missedPrefix(app)
+			it := tx.Iterate(storage.Range{Start: mp, End: storage.Key(mp).Int(cutoff.UnixNano())})
+			for ; it.Valid() && len(del) < pruneBatch; it.Next() {
+				k := append([]byte(nil), it.Key()...)
+				kr := storage.ReadKey(k[len(mp):])
+				kr.Int()
+				del = append(del, k, deliveryKey(kr.Uint()))
+			}
+			it.Close()
+			ap := attemptPrefix(app)
+			it = tx.Iterate(storage.Range{Start: ap, End: storage.Key(ap).Int(cutoff.UnixNano())})
+			for ; it.Valid() && len(del) < 2*pruneBatch; it.Next() {
+				del = append(del, append([]byte(nil), it.Key()...))
+			}
+			it.Close()
+			for _, k := range del {
+				if err := tx.Delete(k); err != nil {
+					return err
+				}
+			}
+			n = len(del)
+			return nil
+		})
+		if err != nil || n == 0 {
+			return err
+		}
+	}
+}
+
+// Pending returns the number of notifications not yet acknowledged nor
+// missed: events still in the outbox (counted once, before fan-out) and
+// deliveries waiting for an attempt. Errors: storage failures (Internal).
+func (s *Service) Pending(ctx context.Context) (int, error) {
+	n := 0
+	err := s.store.View(ctx, func(tx storage.Tx) error {
+		n = 0
+		for _, p := range [][]byte{OutboxPrefix(), duePrefix()} {
+			it := tx.Iterate(storage.Prefix(p))
+			for ; it.Valid(); it.Next() {
+				n++
+			}
+			it.Close()
+		}
+		return nil
+	})
+	return n, wrapInternal(err, "count pending")
+}

@@ -1,0 +1,59 @@
+package notify
+
+import (
+	"time"
+
+	"marketplace/storage"
+)
+
+// Key layout of notify. Every key starts with "ntf" (the outbox keys are in
+// outbox.go).
+//
+//	ntf/seq/app                                  -> last application id
+//	ntf/seq/delivery                             -> last delivery id
+//	ntf/app/<app_id>                             -> Application (JSON)
+//	ntf/uapp/<owner_user_id>/<app_id>            -> empty; an owner's applications
+//	ntf/delivery/<delivery_id>                   -> Delivery (JSON), pending or missed
+//	ntf/due/<app_id>/<next_attempt_unix_nano>/<delivery> -> empty; an application's pending deliveries by due time
+//	ntf/missed/<app_id>/<missed_unix_nano>/<delivery> -> empty; the missed feed, oldest first
+//	ntf/attempt/<app_id>/<sent_unix_nano>/<delivery>/<n> -> Attempt (JSON), every POST made, in time order
+//
+// Attempt keys carry the time and the delivery rather than a sequence number:
+// concurrent deliveries then write no common key, so their transactions do
+// not conflict.
+//
+// An acknowledged delivery is deleted with its due key in the transaction that
+// records the acknowledging attempt; a missed one moves from the due index to
+// the missed index. Missed deliveries and attempts older than the retention
+// (2 days) are pruned.
+
+// firstAppID makes application ids look like the public API's long integers.
+const firstAppID = 1000001
+
+func appSeqKey() []byte      { return storage.NewKey("ntf/seq/app") }
+func deliverySeqKey() []byte { return storage.NewKey("ntf/seq/delivery") }
+
+func appPrefix() []byte      { return storage.NewKey("ntf/app") }
+func appKey(id int64) []byte { return storage.Key(appPrefix()).Int(id) }
+func ownerAppsPrefix(owner int64) []byte {
+	return storage.NewKey("ntf/uapp").Int(owner)
+}
+func ownerAppKey(owner, app int64) []byte { return storage.Key(ownerAppsPrefix(owner)).Int(app) }
+
+func deliveryKey(id uint64) []byte { return storage.NewKey("ntf/delivery").Uint(id) }
+
+func duePrefix() []byte             { return storage.NewKey("ntf/due") }
+func appDuePrefix(app int64) []byte { return storage.Key(duePrefix()).Int(app) }
+func dueKey(app int64, at time.Time, id uint64) []byte {
+	return storage.Key(appDuePrefix(app)).Int(at.UnixNano()).Uint(id)
+}
+
+func missedPrefix(app int64) []byte { return storage.NewKey("ntf/missed").Int(app) }
+func missedKey(app int64, at time.Time, id uint64) []byte {
+	return storage.Key(missedPrefix(app)).Int(at.UnixNano()).Uint(id)
+}
+
+func attemptPrefix(app int64) []byte { return storage.NewKey("ntf/attempt").Int(app) }
+func attemptKey(app int64, sent time.Time, delivery uint64, n int) []byte {
+	return storage.Key(attemptPrefix(app)).Int(sent.UnixNano()).Uint(delivery).Uint(uint64(n))
+}

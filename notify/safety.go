@@ -1,0 +1,142 @@
+package notify
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"strings"
+	"syscall"
+	"time"
+
+	"marketplace/errs"
+)
+
+// Addresses a callback may never reach, whatever the options: a callback URL
+// is chosen by whoever registers the application, and the server POSTs to it
+// from inside its own network (server-side request forgery).
+var (
+	// Cloud metadata services that do not live in the link-local block.
+	metadataAddrs = []netip.Addr{
+		netip.MustParseAddr("100.100.100.200"), // Alibaba Cloud
+		netip.MustParseAddr("fd00:ec2::254"),   // AWS, over IPv6
+	}
+	metadataHosts = []string{"metadata.google.internal", "metadata.goog", "metadata", "instance-data", "instance-data.ec2.internal"}
+	// 100.64.0.0/10 is shared address space behind carrier-grade NAT: private
+	// in all but name.
+	sharedSpace = netip.MustParsePrefix("100.64.0.0/10")
+	// 0.0.0.0/8 means "this network"; many stacks route it to the host itself.
+	thisNetwork = netip.MustParsePrefix("0.0.0.0/8")
+)
+
+// refusal says why a callback may not reach addr, or "" when it may.
+// Link-local, metadata, unspecified, multicast and broadcast addresses are
+// always refused; private, shared and loopback ones unless allowPrivate.
+func refusal(addr netip.Addr, allowPrivate bool) string {
+	addr = addr.Unmap()
+	for _, m := range metadataAddrs {
+		if addr == m {
+			return "a cloud metadata address"
+		}
+	}
+	switch {
+	case addr.IsLinkLocalUnicast() || addr.IsLinkLocalMulticast():
+		return "a link-local address"
+	case addr.IsUnspecified() || thisNetwork.Contains(addr):
+		return "an unspecified address"
+	case addr.IsMulticast() || addr == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
+		return "a multicast or broadcast address"
+	}
+	if allowPrivate {
+		return ""
+	}
+	switch {
+	case addr.IsLoopback():
+		return "a loopback address (allowed only with -allow-private-callbacks)"
+	case addr.IsPrivate() || sharedSpace.Contains(addr):
+		return "a private address (allowed only with -allow-private-callbacks)"
+	}
+	return ""
+}
+
+// maxURLLength bounds a callback URL, as browsers and proxies commonly do.
+const maxURLLength = 2048
+
+// resolveTimeout bounds the name lookup of a callback host at registration.
+const resolveTimeout = 3 * time.Second
+
+// checkCallbackURL validates raw as a callback URL: absolute http or https,
+// with a host whose every address is allowed. It returns the URL in its
+// canonical form. Errors: Invalid.
+func checkCallbackURL(ctx context.Context, raw string, allowPrivate bool) (string, error) {
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return "", errs.Invalidf("The fields [callback_url] are required for requested call")
+	}
+	if len(raw) > maxURLLength {
+		return "", errs.Invalidf("Invalid callback_url: it must be at most %d characters", maxURLLength)
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Hostname() == "" {
+		return "", errs.Invalidf("Invalid callback_url: %s. It must be an absolute http or https URL", raw)
+	}
+	if u.User != nil {
+		return "", errs.Invalidf("Invalid callback_url: %s. It must not carry user credentials", raw)
+	}
+	if u.Fragment != "" {
+		u.Fragment = ""
+	}
+	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	for _, h := range metadataHosts {
+		if host == h {
+			return "", errs.Invalidf("Callback URL not allowed: %s is a cloud metadata address", host)
+		}
+	}
+	var addrs []netip.Addr
+	switch {
+	case isIP(host):
+		addrs = []netip.Addr{netip.MustParseAddr(host)}
+	case host == "localhost" || strings.HasSuffix(host, ".localhost"):
+		// RFC 6761: these names always mean the loopback interface.
+		addrs = []netip.Addr{netip.MustParseAddr("127.0.0.1")}
+	default:
+		lctx, cancel := context.WithTimeout(ctx, resolveTimeout)
+		defer cancel()
+		addrs, err = net.DefaultResolver.LookupNetIP(lctx, "ip", host)
+		if err != nil || len(addrs) == 0 {
+			return "", errs.Invalidf("Invalid callback_url: %s. The host %s cannot be resolved", raw, host)
+		}
+	}
+	for _, a := range addrs {
+		if why := refusal(a, allowPrivate); why != "" {
+			return "", errs.Invalidf("Callback URL not allowed: %s is %s", host, why)
+		}
+	}
+	return u.String(), nil
+}
+
+func isIP(host string) bool {
+	_, err := netip.ParseAddr(host)
+	return err == nil
+}
+
+// dialControl checks the address actually dialed, after name resolution, so
+// that a host whose DNS answer changed since registration still cannot reach
+// a refused address.
+func dialControl(allowPrivate bool) func(network, address string, _ syscall.RawConn) error {
+	return func(network, address string, _ syscall.RawConn) error {
+		host, _, err := net.SplitHostPort(address)
+		if err != nil {
+			return fmt.Errorf("callback address %q: %w", address, err)
+		}
+		addr, err := netip.ParseAddr(host)
+		if err != nil {
+			return fmt.Errorf("callback address %q: %w", address, err)
+		}
+		if why := refusal(addr, allowPrivate); why != "" {
+			return fmt.Errorf("callback address %s refused: %s", addr, why)
+		}
+		return nil
+	}
+}
