@@ -154,6 +154,8 @@ func (m *Marketplace) Close() error {
 // The response times are refreshed at once when the latest daily refresh is
 // missing, then daily at questions.RefreshHour in Buenos Aires.
 func (m *Marketplace) Start(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	errc := make(chan error, 2)
 	go func() {
 		errc <- m.ResponseTimes.Run(ctx, func(err error) {
@@ -161,12 +163,10 @@ func (m *Marketplace) Start(ctx context.Context) error {
 		})
 	}()
 	go func() { errc <- m.Notify.Run(ctx) }()
-	// Both loops run until ctx ends; the first to stop for another reason
-	// is reported once both have stopped.
+	// The engine's background work is one unit: when either loop stops
+	// (ctx ended, or Close stopped the deliveries), the other stops too.
 	first := <-errc
-	second := <-errc
-	if first == nil || errors.Is(first, context.Canceled) {
-		return second
-	}
+	cancel()
+	<-errc
 	return first
 }

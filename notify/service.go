@@ -129,8 +129,10 @@ func New(store storage.Store, clk clock.Clock, opts Options) *Service {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	if w, ok := clk.(interface {
-		OnChange(func(from, to time.Time))
+		OnChange(func(from, to time.Time)) (cancel func())
 	}); ok {
+		// Waking an idle loop is harmless, so the watcher lives as long as
+		// the clock.
 		w.OnChange(func(_, _ time.Time) { s.Wake() })
 	}
 	return s
