@@ -34,3 +34,21 @@ func sellerItemsPrefix(sellerID int64) []byte { return storage.NewKey("stk/selle
 func sellerItemKey(sellerID int64, itemID string) []byte {
 	return storage.Key(sellerItemsPrefix(sellerID)).Str(itemID)
 }
+
+// Search index (see search.go), written in the transaction of every item
+// change. Only active items have entries. The value of an entry is the
+// item's price in hundredths and its title's distinct word count, so that a
+// query sorts its matches without reading the items.
+//
+//	stk/word/<site_id>/<word>/<item_id>   -> posting; a word's items
+//	stk/active/<site_id>/<item_id>        -> posting; a site's active items (empty query)
+
+func wordPrefix(siteID, word string) []byte { return storage.NewKey("stk/word").Str(siteID).Str(word) }
+
+func wordKey(siteID, word, itemID string) []byte {
+	return storage.Key(wordPrefix(siteID, word)).Str(itemID)
+}
+
+func activePrefix(siteID string) []byte { return storage.NewKey("stk/active").Str(siteID) }
+
+func activeKey(siteID, itemID string) []byte { return storage.Key(activePrefix(siteID)).Str(itemID) }
