@@ -121,6 +121,8 @@ type SearchQuery struct {
 
 // SearchResult is one page of a site search and the number of matches.
 type SearchResult struct {
+	// Sort is the sort applied (relevance when none was asked for).
+	Sort    string
 	Total   int
 	Results []Item
 }
@@ -155,7 +157,7 @@ func (s *Service) Search(ctx context.Context, q SearchQuery) (SearchResult, erro
 	}
 	// The longest word is likely the rarest: walk its list, probe the others.
 	slices.SortFunc(ws, func(a, b string) int { return len(b) - len(a) })
-	var res SearchResult
+	res := SearchResult{Sort: q.Sort}
 	err := s.store.View(ctx, func(tx storage.Tx) error {
 		var cands []candidate
 		prefix := activePrefix(q.SiteID)
