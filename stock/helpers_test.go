@@ -86,7 +86,9 @@ func plainItem(title, price string, qty int64) stock.NewItem {
 		ListingTypeID: "gold_special", CurrencyID: "ARS", AvailableQuantity: &qty}
 }
 
-func loc(store string, q int64) stock.StockLocation { return stock.StockLocation{StoreID: store, Quantity: q} }
+func loc(store string, q int64) stock.StockLocation {
+	return stock.StockLocation{StoreID: store, Quantity: q}
+}
 
 func (e *env) mustPublishMulti(seller int64, in stock.NewItem) stock.Published {
 	e.tb.Helper()

@@ -200,7 +200,7 @@ func TestPutStock_ListedStoresAreSetOthersKeptVersionMoves(t *testing.T) {
 	is.Equal(out.Version, int64(2))
 	is.Equal(out.ProductReleaseDate, (*string)(nil))
 	want := []stock.StockLocation{
-		{Type: "seller_warehouse", StoreID: stores[0], NetworkNodeID: "anything-goes", Quantity: 9}, // rule 5 and rule 6
+		{Type: "seller_warehouse", StoreID: stores[0], NetworkNodeID: "anything-goes", Quantity: 9},  // rule 5 and rule 6
 		{Type: "seller_warehouse", StoreID: stores[1], NetworkNodeID: stores[1] + "01", Quantity: 4}, // left out: kept
 		{Type: "seller_warehouse", StoreID: stores[2], NetworkNodeID: stores[2] + "01", Quantity: 2}, // new store: added
 	}
