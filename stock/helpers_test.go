@@ -18,7 +18,7 @@ import (
 
 // env is the stock service with the accounts it needs, over one store.
 type env struct {
-	tb    testing.TB
+	tb    fataler
 	store storage.Store
 	clock *clock.Manual
 	acc   *accounts.Service
@@ -27,14 +27,21 @@ type env struct {
 
 var ctx = context.Background()
 
-func newEnvOn(tb testing.TB, st storage.Store) *env {
+// fataler is what the helpers need of a test: *testing.T, *testing.B and
+// *rapid.T all have it.
+type fataler interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
+
+func newEnvOn(tb fataler, st storage.Store) *env {
 	tb.Helper()
 	clk := clock.NewManual(time.Date(2026, 3, 4, 15, 0, 0, 0, time.UTC))
 	g := geo.New(st)
 	return &env{tb: tb, store: st, clock: clk, acc: accounts.New(st, clk, g), svc: stock.New(st, clk, g)}
 }
 
-func newEnv(tb testing.TB) *env { return newEnvOn(tb, memory.New()) }
+func newEnv(tb fataler) *env { return newEnvOn(tb, memory.New()) }
 
 func newBadgerEnv(tb testing.TB) *env {
 	tb.Helper()
