@@ -172,18 +172,6 @@ func (s *Service) Item(ctx context.Context, id string) (Item, error) {
 	return it, err
 }
 
-func getUserProduct(tx storage.Tx, id string) (UserProduct, error) {
-	var up UserProduct
-	err := storage.GetJSON(tx, userProductKey(id), &up)
-	if errors.Is(err, storage.ErrNotFound) {
-		return UserProduct{}, errs.NotFoundf("User product not found: %s", id)
-	}
-	if err != nil {
-		return UserProduct{}, errs.Internalf(err, "read user product %s", id)
-	}
-	return up, nil
-}
-
 // NewItem is the input of Publish and PublishMultiOrigin.
 type NewItem struct {
 	Title             string          `json:"title"`
@@ -444,7 +432,7 @@ func (s *Service) publish(ctx context.Context, sellerID int64, in NewItem, multi
 			DateCreated: now, LastUpdated: now,
 		}
 		it.Permalink = permalink(it)
-		if err := storage.SetJSON(tx, userProductKey(up.ID), up); err != nil {
+		if err := putUserProduct(tx, up); err != nil {
 			return err
 		}
 		if err := storage.SetJSON(tx, itemKey(it.ID), it); err != nil {

@@ -113,7 +113,7 @@ func (s *Service) PutStock(ctx context.Context, caller int64, id, rawVersion str
 			return err
 		}
 		up.Version++
-		if err := storage.SetJSON(tx, userProductKey(id), up); err != nil {
+		if err := putUserProduct(tx, up); err != nil {
 			return err
 		}
 		out = StockUpdate{UserID: up.UserID, ID: up.ID, Locations: locationsOf(up), Version: up.Version}
