@@ -351,12 +351,15 @@ func newBenchServer(b *testing.B, onBadger bool) benchServer {
 	return benchServer{h: ts.handler, token: seller.Token, up: up, store: stores[0]}
 }
 
-// bare is a bare httprouter handler answering body with the same headers.
+// bare is a bare httprouter handler answering body with the same headers
+// (x-version only when given).
 func bare(method, path string, body []byte, version string) http.Handler {
 	r := httprouter.New()
 	r.Handle(method, path, func(w http.ResponseWriter, _ *http.Request, _ httprouter.Params) {
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		w.Header().Set("x-version", version)
+		if version != "" {
+			w.Header().Set("x-version", version)
+		}
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write(body)
 	})

@@ -36,12 +36,12 @@ func sellerItemKey(sellerID int64, itemID string) []byte {
 }
 
 // Search index (see search.go), written in the transaction of every item
-// change. Only active items have entries. The value of an entry is the
+// change. Only active items have entries. An entry's key ends with the
 // item's price in hundredths and its title's distinct word count, so that a
-// query sorts its matches without reading the items.
+// query sorts its matches from the keys alone, without reading the items.
 //
-//	stk/word/<site_id>/<word>/<item_id>   -> posting; a word's items
-//	stk/active/<site_id>/<item_id>        -> posting; a site's active items (empty query)
+//	stk/word/<site_id>/<word>/<item_id>/<cents>/<words>  -> empty; a word's items
+//	stk/active/<site_id>/<item_id>/<cents>/<words>       -> empty; a site's active items (empty query)
 
 func wordPrefix(siteID, word string) []byte { return storage.NewKey("stk/word").Str(siteID).Str(word) }
 

@@ -1,6 +1,7 @@
 package stock
 
 import (
+	"bytes"
 	"context"
 	"slices"
 	"strings"
@@ -26,7 +27,7 @@ var SortNames = []struct{ ID, Name string }{
 }
 
 // MaxQueryWords bounds the words of a query, so that one request cannot ask
-// for an unbounded number of posting-list lookups per candidate.
+// for an unbounded number of posting lists to join.
 const MaxQueryWords = 20
 
 // foldTable maps the accented Latin letters of the sites' languages
@@ -73,16 +74,17 @@ func words(s string) []string {
 	return slices.Compact(w)
 }
 
-// posting is the value of an index entry: what the sorts need, so that a
-// query orders its matches without reading the items.
-func posting(it Item) []byte {
+// entrySuffix is what follows the item id in an index key: what the sorts
+// need (price in hundredths, distinct title words), so that a query orders
+// its matches from the keys alone, without reading values or items.
+func entrySuffix(it Item) storage.Key {
 	p, _ := ParsePrice(it.Price)
 	return storage.NewKeyRaw().Int(p.Cents).Int(int64(len(words(it.Title))))
 }
 
-func readPosting(v []byte) (cents, nwords int64) {
-	r := storage.ReadKey(v)
-	return r.Int(), r.Int()
+func entryKey(prefix []byte, it Item) []byte {
+	k := storage.Key(slices.Clone(prefix)).Str(it.ID)
+	return append(k, entrySuffix(it)...)
 }
 
 // reindex moves an item's search entries from before to after. Only active
@@ -90,24 +92,23 @@ func readPosting(v []byte) (cents, nwords int64) {
 func reindex(tx storage.Tx, before, after Item) error {
 	if before.ID != "" && before.Status == StatusActive {
 		for _, w := range words(before.Title) {
-			if err := tx.Delete(wordKey(before.SiteID, w, before.ID)); err != nil {
+			if err := tx.Delete(entryKey(wordPrefix(before.SiteID, w), before)); err != nil {
 				return err
 			}
 		}
-		if err := tx.Delete(activeKey(before.SiteID, before.ID)); err != nil {
+		if err := tx.Delete(entryKey(activePrefix(before.SiteID), before)); err != nil {
 			return err
 		}
 	}
 	if after.Status != StatusActive {
 		return nil
 	}
-	v := posting(after)
 	for _, w := range words(after.Title) {
-		if err := tx.Set(wordKey(after.SiteID, w, after.ID), v); err != nil {
+		if err := tx.Set(entryKey(wordPrefix(after.SiteID, w), after), nil); err != nil {
 			return err
 		}
 	}
-	return tx.Set(activeKey(after.SiteID, after.ID), v)
+	return tx.Set(entryKey(activePrefix(after.SiteID), after), nil)
 }
 
 // SearchQuery is a site search.
@@ -127,17 +128,11 @@ type SearchResult struct {
 	Results []Item
 }
 
-type candidate struct {
-	id     string
-	cents  int64
-	nwords int64
-}
-
 // Search finds the active items of a site whose title holds every word of
 // the query, ignoring case and accents; an empty query finds every active
-// item of the site. It reads posting lists, never every item: the matches
-// are ordered from the index entries alone and only the page's items are
-// read. Relevance puts first the titles with the fewest words beside the
+// item of the site. It joins posting lists and never reads every item: the
+// matches are ordered from the index keys alone and only the page's items
+// are read. Relevance puts first the titles with the fewest words beside the
 // query's, then the oldest publication; the price sorts break ties the same
 // way by publication. Errors: NotFound (site), Invalid (sort, too many
 // words).
@@ -155,45 +150,22 @@ func (s *Service) Search(ctx context.Context, q SearchQuery) (SearchResult, erro
 	if len(ws) > MaxQueryWords {
 		return SearchResult{}, errs.Invalidf("Invalid q: at most %d words are allowed", MaxQueryWords)
 	}
-	// The longest word is likely the rarest: walk its list, probe the others.
-	slices.SortFunc(ws, func(a, b string) int { return len(b) - len(a) })
+	prefixes := [][]byte{activePrefix(q.SiteID)}
+	if len(ws) > 0 {
+		prefixes = prefixes[:0]
+		for _, w := range ws {
+			prefixes = append(prefixes, wordPrefix(q.SiteID, w))
+		}
+	}
 	res := SearchResult{Sort: q.Sort}
 	err := s.store.View(ctx, func(tx storage.Tx) error {
-		var cands []candidate
-		prefix := activePrefix(q.SiteID)
-		if len(ws) > 0 {
-			prefix = wordPrefix(q.SiteID, ws[0])
-		}
-		it := tx.Iterate(storage.Prefix(prefix))
-		defer it.Close()
-	next:
-		for ; it.Valid(); it.Next() {
-			id := storage.ReadKey(it.Key()[len(prefix):]).Str()
-			for _, w := range ws[min(1, len(ws)):] {
-				if _, err := tx.Get(wordKey(q.SiteID, w, id)); err != nil {
-					if err == storage.ErrNotFound {
-						continue next
-					}
-					return err
-				}
-			}
-			v, err := it.Value()
-			if err != nil {
-				return err
-			}
-			c := candidate{id: id}
-			c.cents, c.nwords = readPosting(v)
-			cands = append(cands, c)
-		}
-		sortCandidates(cands, q.Sort)
-		res.Total = len(cands)
+		var m matches
+		m.collect(tx, prefixes)
+		res.Total = len(m.cands)
 		res.Results = []Item{}
-		if q.Offset >= len(cands) {
-			return nil
-		}
-		end := min(len(cands), q.Offset+q.Limit)
-		for _, c := range cands[q.Offset:end] {
-			item, err := GetItem(tx, c.id)
+		page := m.top(q.Sort, min(q.Offset, len(m.cands))+q.Limit)
+		for _, c := range page[min(q.Offset, len(page)):] {
+			item, err := GetItem(tx, string(m.id(c)))
 			if err != nil {
 				return err
 			}
@@ -204,41 +176,173 @@ func (s *Service) Search(ctx context.Context, q SearchQuery) (SearchResult, erro
 	return res, err
 }
 
-// byPublication orders item ids of one site by publication: ids are the
-// site prefix and a growing number, so a shorter id is an older one.
-func byPublication(a, b string) int {
-	if len(a) != len(b) {
-		return len(a) - len(b)
-	}
-	return strings.Compare(a, b)
+// candidate is a match: its sort data and its id, kept as a span of one
+// shared buffer so that a query over many matches does not allocate per
+// match.
+type candidate struct {
+	cents, nwords int64
+	off, n        int32
 }
 
-func sortCandidates(c []candidate, sort string) {
-	slices.SortFunc(c, func(a, b candidate) int {
-		switch sort {
-		case SortPriceAsc:
-			if a.cents != b.cents {
-				return cmpInt(a.cents, b.cents)
+// matches collects the entries present in every posting list of a query.
+type matches struct {
+	ids   []byte
+	cands []candidate
+}
+
+func (m *matches) id(c candidate) []byte { return m.ids[c.off : c.off+c.n] }
+
+// entryID splits an index key after its prefix into the item id (without
+// its terminator) and the sort data.
+func entryID(key []byte, prefixLen int) (id, rest []byte) {
+	k := key[prefixLen:]
+	i := bytes.IndexByte(k, 0)
+	if i < 0 {
+		return k, nil
+	}
+	return k[:i], k[i+1:]
+}
+
+// cursor walks one posting list, holding the current key and its item id
+// (read once per move: a backend may copy the key on every Key call).
+type cursor struct {
+	it   storage.Iterator
+	plen int
+	key  []byte
+	id   []byte
+	ok   bool
+}
+
+func (c *cursor) load() {
+	c.ok = c.it.Valid()
+	if c.ok {
+		c.key = c.it.Key()
+		c.id, _ = entryID(c.key, c.plen)
+	}
+}
+
+// collect is a leapfrog join: each posting list is sorted by item id, so
+// every cursor seeks to the largest id any of them stands on, and an id on
+// which all agree is a match. The cost follows the shortest list, not the
+// longest.
+func (m *matches) collect(tx storage.Tx, prefixes [][]byte) {
+	cs := make([]*cursor, len(prefixes))
+	for i, p := range prefixes {
+		it := tx.Iterate(storage.Prefix(p))
+		defer it.Close()
+		cs[i] = &cursor{it: it, plen: len(p)}
+		cs[i].load()
+	}
+	seek := make([]byte, 0, 64)
+	for {
+		var target []byte
+		for _, c := range cs {
+			if !c.ok {
+				return
 			}
-		case SortPriceDesc:
-			if a.cents != b.cents {
-				return cmpInt(b.cents, a.cents)
-			}
-		default:
-			if a.nwords != b.nwords {
-				return cmpInt(a.nwords, b.nwords)
+			if target == nil || bytes.Compare(c.id, target) > 0 {
+				target = c.id
 			}
 		}
-		return byPublication(a.id, b.id)
-	})
+		agreed := true
+		for i, c := range cs {
+			if !bytes.Equal(c.id, target) {
+				agreed = false
+				seek = append(append(append(seek[:0], prefixes[i]...), target...), 0)
+				c.it.Seek(seek)
+				c.load()
+			}
+		}
+		if !agreed {
+			continue
+		}
+		_, rest := entryID(cs[0].key, cs[0].plen)
+		r := storage.ReadKey(rest)
+		m.cands = append(m.cands, candidate{cents: r.Int(), nwords: r.Int(), off: int32(len(m.ids)), n: int32(len(target))})
+		m.ids = append(m.ids, target...)
+		cs[0].it.Next()
+		cs[0].load()
+	}
 }
 
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
+// less orders candidates by sort, then by publication: ids are the site
+// prefix and a growing number, so a shorter id is an older one.
+func (m *matches) less(sort string, a, b candidate) bool {
+	switch sort {
+	case SortPriceAsc:
+		if a.cents != b.cents {
+			return a.cents < b.cents
+		}
+	case SortPriceDesc:
+		if a.cents != b.cents {
+			return a.cents > b.cents
+		}
+	default:
+		if a.nwords != b.nwords {
+			return a.nwords < b.nwords
+		}
 	}
-	return 0
+	if a.n != b.n {
+		return a.n < b.n
+	}
+	return bytes.Compare(m.id(a), m.id(b)) < 0
+}
+
+// top returns the first k candidates in order, selected with a bounded heap
+// (O(n log k)) rather than by sorting every match.
+func (m *matches) top(sort string, k int) []candidate {
+	if k <= 0 {
+		return nil
+	}
+	less := func(a, b candidate) bool { return m.less(sort, a, b) }
+	cmp := func(a, b candidate) int {
+		switch {
+		case less(a, b):
+			return -1
+		case less(b, a):
+			return 1
+		}
+		return 0
+	}
+	if k >= len(m.cands) {
+		out := slices.Clone(m.cands)
+		slices.SortFunc(out, cmp)
+		return out
+	}
+	// h is a max-heap of the k best so far: its root is the worst of them.
+	h := make([]candidate, 0, k)
+	for _, c := range m.cands {
+		if len(h) < k {
+			h = append(h, c)
+			for i := len(h) - 1; i > 0; {
+				p := (i - 1) / 2
+				if !less(h[p], h[i]) {
+					break
+				}
+				h[p], h[i] = h[i], h[p]
+				i = p
+			}
+			continue
+		}
+		if !less(c, h[0]) {
+			continue
+		}
+		h[0] = c
+		for i := 0; ; {
+			l, worst := 2*i+1, i
+			if l < len(h) && less(h[worst], h[l]) {
+				worst = l
+			}
+			if r := l + 1; r < len(h) && less(h[worst], h[r]) {
+				worst = r
+			}
+			if worst == i {
+				break
+			}
+			h[i], h[worst] = h[worst], h[i]
+			i = worst
+		}
+	}
+	slices.SortFunc(h, cmp)
+	return h
 }
