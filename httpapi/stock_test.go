@@ -428,3 +428,19 @@ func BenchmarkGetStock_Memory(b *testing.B) { benchmarkGetStock(b, false) }
 func BenchmarkGetStock_Badger(b *testing.B) { benchmarkGetStock(b, true) }
 func BenchmarkPutStock_Memory(b *testing.B) { benchmarkPutStock(b, false) }
 func BenchmarkPutStock_Badger(b *testing.B) { benchmarkPutStock(b, true) }
+
+func TestGetStock_SingleOriginUserProductHasNoLocations(t *testing.T) {
+	is := is.New(t)
+	ts := newTestServer(t)
+	plain := ts.mustUser("MLA", "normal")
+	res := ts.do("POST", "/items", plain.Token, with(itemBody(), "available_quantity", 3))
+	is.Equal(res.Status, http.StatusCreated)
+	up := res.Obj()["user_product_id"].(string)
+	read := ts.do("GET", "/user-products/"+up+"/stock", plain.Token, nil)
+	is.Equal(read.Status, 200)
+	is.Equal(read.Header.Get("x-version"), "1")
+	is.Equal(read.Body, map[string]any{"id": up, "user_id": float64(plain.ID), "locations": []any{}})
+	wantError(t, ts.do("PUT", "/user-products/"+up+"/stock/type/seller_warehouse", plain.Token,
+		map[string]any{"locations": []any{map[string]any{"store_id": "1", "quantity": 1}}}, "x-version", "1"),
+		400, "User product "+up+" has no seller_warehouse stock: it was published with available_quantity")
+}
