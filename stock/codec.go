@@ -9,8 +9,10 @@ import (
 	"marketplace/storage"
 )
 
-// User products are read on every stock read and write, the hottest path of
-// the package, so they are stored in a compact binary form rather than JSON:
+// User products are read on every stock read and write, and items on every
+// item read, question and search result, so both are stored in a compact
+// binary form rather than JSON (decoding JSON was most of a search's time).
+// A user product:
 //
 //	format byte (1) | version varint | user id varint | flags byte (bit 0:
 //	multi-origin) | plain quantity varint | id string | site id string |
@@ -18,7 +20,81 @@ import (
 //	string, quantity varint
 //
 // where a string is its uvarint length followed by its bytes.
-const userProductFormat = 1
+//
+// An item: format byte (1) | seller id varint | the strings ID, SiteID,
+// Title, CategoryID, Price, BasePrice, CurrencyID, ListingTypeID, Condition,
+// Status, UserProductID, Permalink, Thumbnail, DateCreated, LastUpdated |
+// channel count uvarint | each channel string. AvailableQuantity is not
+// stored: it is read from the user product.
+const (
+	userProductFormat = 1
+	itemFormat        = 1
+)
+
+func itemStrings(it *Item) []*string {
+	return []*string{&it.ID, &it.SiteID, &it.Title, &it.CategoryID, (*string)(&it.Price), (*string)(&it.BasePrice),
+		&it.CurrencyID, &it.ListingTypeID, &it.Condition, &it.Status, &it.UserProductID, &it.Permalink,
+		&it.Thumbnail, &it.DateCreated, &it.LastUpdated}
+}
+
+func encodeItem(it Item) []byte {
+	b := make([]byte, 0, 256)
+	b = append(b, itemFormat)
+	b = binary.AppendVarint(b, it.SellerID)
+	for _, f := range itemStrings(&it) {
+		b = appendString(b, *f)
+	}
+	b = binary.AppendUvarint(b, uint64(len(it.Channels)))
+	for _, c := range it.Channels {
+		b = appendString(b, c)
+	}
+	return b
+}
+
+func decodeItem(b []byte) (Item, error) {
+	d := decoder{b: b}
+	if f := d.byte(); d.err == nil && f != itemFormat {
+		return Item{}, fmt.Errorf("item record format %d unknown", f)
+	}
+	var it Item
+	it.SellerID = d.varint()
+	for _, f := range itemStrings(&it) {
+		*f = d.str()
+	}
+	n := d.uvarint()
+	if d.err == nil && n > uint64(len(d.b)) {
+		d.err = errCorrupt
+	}
+	if d.err != nil {
+		return Item{}, d.err
+	}
+	it.Channels = make([]string, 0, n)
+	for i := uint64(0); i < n; i++ {
+		it.Channels = append(it.Channels, d.str())
+	}
+	if d.err != nil {
+		return Item{}, d.err
+	}
+	return it, nil
+}
+
+func putItem(tx storage.Tx, it Item) error { return tx.Set(itemKey(it.ID), encodeItem(it)) }
+
+// getItemRecord reads the stored item, without its quantity.
+func getItemRecord(tx storage.Tx, id string) (Item, error) {
+	b, err := tx.Get(itemKey(id))
+	if errors.Is(err, storage.ErrNotFound) {
+		return Item{}, errs.NotFoundf("Item with id %s not found", id)
+	}
+	if err != nil {
+		return Item{}, errs.Internalf(err, "read item %s", id)
+	}
+	it, err := decodeItem(b)
+	if err != nil {
+		return Item{}, errs.Internalf(err, "decode item %s", id)
+	}
+	return it, nil
+}
 
 var errCorrupt = errors.New("corrupt user product record")
 

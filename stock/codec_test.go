@@ -33,3 +33,26 @@ func TestUserProductCodec_RoundTripsAndRejectsCorruptRecords(t *testing.T) {
 		}
 	})
 }
+
+func TestItemCodec_RoundTripsAndRejectsCorruptRecords(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var it Item
+		it.SellerID = rapid.Int64().Draw(t, "seller")
+		for i, f := range itemStrings(&it) {
+			*f = rapid.String().Draw(t, "field"+string(rune('a'+i)))
+		}
+		it.Channels = rapid.SliceOf(rapid.String()).Draw(t, "channels")
+		if it.Channels == nil {
+			it.Channels = []string{}
+		}
+		b := encodeItem(it)
+		got, err := decodeItem(b)
+		if err != nil || !reflect.DeepEqual(got, it) {
+			t.Fatalf("decode(encode(%+v)) = %+v, %v", it, got, err)
+		}
+		cut := rapid.IntRange(0, len(b)-1).Draw(t, "cut")
+		if _, err := decodeItem(b[:cut]); err == nil {
+			t.Fatalf("a record cut at %d of %d decoded", cut, len(b))
+		}
+	})
+}

@@ -7,7 +7,6 @@ package stock
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -145,13 +144,9 @@ func (s *Service) itemChanged(ctx context.Context, tx storage.Tx, before, after 
 // GetItem reads an item inside another package's transaction, with its
 // available quantity taken from its user product. Errors: NotFound.
 func GetItem(tx storage.Tx, id string) (Item, error) {
-	var it Item
-	err := storage.GetJSON(tx, itemKey(id), &it)
-	if errors.Is(err, storage.ErrNotFound) {
-		return Item{}, errs.NotFoundf("Item with id %s not found", id)
-	}
+	it, err := getItemRecord(tx, id)
 	if err != nil {
-		return Item{}, errs.Internalf(err, "read item %s", id)
+		return Item{}, err
 	}
 	up, err := getUserProduct(tx, it.UserProductID)
 	if err != nil {
@@ -435,7 +430,7 @@ func (s *Service) publish(ctx context.Context, sellerID int64, in NewItem, multi
 		if err := putUserProduct(tx, up); err != nil {
 			return err
 		}
-		if err := storage.SetJSON(tx, itemKey(it.ID), it); err != nil {
+		if err := putItem(tx, it); err != nil {
 			return err
 		}
 		if err := tx.Set(userProductItemKey(up.ID, it.ID), nil); err != nil {
@@ -548,9 +543,7 @@ func (s *Service) UpdateItem(ctx context.Context, caller int64, id string, in It
 			after.Title = title
 		}
 		after.LastUpdated = now
-		stored := after
-		stored.AvailableQuantity = 0
-		if err := storage.SetJSON(tx, itemKey(id), stored); err != nil {
+		if err := putItem(tx, after); err != nil {
 			return err
 		}
 		if err := s.itemChanged(ctx, tx, before, after); err != nil {

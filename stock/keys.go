@@ -6,7 +6,7 @@ import "marketplace/storage"
 //
 //	stk/seq/item                          -> last item number (uint64)
 //	stk/seq/up                            -> last user product number (uint64)
-//	stk/item/<item_id>                    -> Item (JSON)
+//	stk/item/<item_id>                    -> Item (binary, codec.go)
 //	stk/up/<user_product_id>              -> UserProduct (binary, codec.go): owner, version, quantities per store
 //	stk/upitem/<user_product_id>/<item_id> -> empty; the items a user product groups
 //	stk/seller/<seller_id>/<item_id>      -> empty; a seller's items
