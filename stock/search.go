@@ -135,10 +135,13 @@ type SearchResult struct {
 // are read. Relevance puts first the titles with the fewest words beside the
 // query's, then the oldest publication; the price sorts break ties the same
 // way by publication. Errors: NotFound (site), Invalid (sort, too many
-// words).
+// words, negative offset or limit).
 func (s *Service) Search(ctx context.Context, q SearchQuery) (SearchResult, error) {
 	if _, err := s.geo.Site(ctx, q.SiteID); err != nil {
 		return SearchResult{}, err
+	}
+	if q.Offset < 0 || q.Limit < 0 {
+		return SearchResult{}, errs.Invalidf("Invalid paging: offset %d and limit %d must be non-negative", q.Offset, q.Limit)
 	}
 	if q.Sort == "" {
 		q.Sort = SortRelevance
@@ -163,8 +166,11 @@ func (s *Service) Search(ctx context.Context, q SearchQuery) (SearchResult, erro
 		m.collect(tx, prefixes)
 		res.Total = len(m.cands)
 		res.Results = []Item{}
-		page := m.top(q.Sort, min(q.Offset, len(m.cands))+q.Limit)
-		for _, c := range page[min(q.Offset, len(page)):] {
+		if q.Offset >= len(m.cands) {
+			return nil
+		}
+		page := m.top(q.Sort, q.Offset+q.Limit)
+		for _, c := range page[q.Offset:] {
 			item, err := GetItem(tx, string(m.id(c)))
 			if err != nil {
 				return err
