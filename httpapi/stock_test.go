@@ -10,6 +10,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 	"github.com/matryer/is"
+	"pgregory.net/rapid"
 
 	"marketplace"
 	"marketplace/clock"
@@ -443,4 +444,52 @@ func TestGetStock_SingleOriginUserProductHasNoLocations(t *testing.T) {
 	wantError(t, ts.do("PUT", "/user-products/"+up+"/stock/type/seller_warehouse", plain.Token,
 		map[string]any{"locations": []any{map[string]any{"store_id": "1", "quantity": 1}}}, "x-version", "1"),
 		400, "User product "+up+" has no seller_warehouse stock: it was published with available_quantity")
+}
+
+// TestStockRoutes_NoInputGivesA500 sends arbitrary bodies, headers and ids
+// to the item and stock routes: every answer is a success or a 4xx in the
+// error body shape, never a 500.
+func TestStockRoutes_NoInputGivesA500(t *testing.T) {
+	ts := newTestServer(t)
+	seller, stores := ts.mustSeller(2)
+	_, up := ts.mustMultiItem(seller.Token, stores[0], 1)
+	anyValue := rapid.OneOf(
+		rapid.Just[any](nil), rapid.Map(rapid.String(), func(s string) any { return s }),
+		rapid.Map(rapid.Int64(), func(n int64) any { return n }), rapid.Map(rapid.Float64(), func(f float64) any { return f }),
+		rapid.Map(rapid.SampledFrom([]string{stores[0], stores[1], "1", ""}), func(s string) any { return s }),
+		rapid.Just[any]([]any{}), rapid.Just[any](map[string]any{}),
+	)
+	fields := []string{"title", "category_id", "price", "listing_type_id", "currency_id", "condition", "channels",
+		"available_quantity", "user_product_id", "thumbnail", "status"}
+	rapid.Check(t, func(rt *rapid.T) {
+		body := map[string]any{}
+		for _, f := range rapid.SliceOfDistinct(rapid.SampledFrom(fields), rapid.ID[string]).Draw(rt, "fields") {
+			body[f] = anyValue.Draw(rt, f)
+		}
+		var locs []any
+		for i := rapid.IntRange(0, 3).Draw(rt, "locations"); i > 0; i-- {
+			locs = append(locs, map[string]any{"store_id": anyValue.Draw(rt, "store"), "quantity": anyValue.Draw(rt, "quantity"),
+				"network_node_id": anyValue.Draw(rt, "node")})
+		}
+		body["stock_locations"] = locs
+		body["locations"] = locs
+		version := rapid.SampledFrom([]string{"", "1", "2", "-1", "x", "99999999999999999999"}).Draw(rt, "version")
+		upID := rapid.SampledFrom([]string{up, "MLAU1", "%00", "x"}).Draw(rt, "up")
+		for _, req := range []struct{ method, path string }{
+			{"POST", "/items"}, {"POST", "/items/multiwarehouse"}, {"PUT", "/items/MLA1400000001"},
+			{"PUT", "/user-products/" + upID + "/stock/type/seller_warehouse"}, {"GET", "/user-products/" + upID + "/stock"},
+		} {
+			var h []string
+			if version != "" {
+				h = []string{"x-version", version}
+			}
+			res := ts.do(req.method, req.path, seller.Token, body, h...)
+			if res.Status >= 500 {
+				rt.Fatalf("%s %s with %v: %d %s", req.method, req.path, body, res.Status, res.Raw)
+			}
+			if o := res.Obj(); res.Status >= 400 && (o["status"] != float64(res.Status) || o["message"] == nil || o["cause"] == nil) {
+				rt.Fatalf("%s %s: error body out of shape: %s", req.method, req.path, res.Raw)
+			}
+		}
+	})
 }
