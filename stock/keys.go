@@ -45,10 +45,4 @@ func sellerItemKey(sellerID int64, itemID string) []byte {
 
 func wordPrefix(siteID, word string) []byte { return storage.NewKey("stk/word").Str(siteID).Str(word) }
 
-func wordKey(siteID, word, itemID string) []byte {
-	return storage.Key(wordPrefix(siteID, word)).Str(itemID)
-}
-
 func activePrefix(siteID string) []byte { return storage.NewKey("stk/active").Str(siteID) }
-
-func activeKey(siteID, itemID string) []byte { return storage.Key(activePrefix(siteID)).Str(itemID) }
