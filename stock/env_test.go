@@ -27,7 +27,7 @@ type env struct {
 
 var ctx = context.Background()
 
-// fataler is what the helpers need of a test: *testing.T, *testing.B and
+// fataler is what the env functions need of a test: *testing.T, *testing.B and
 // *rapid.T all have it.
 type fataler interface {
 	Helper()
