@@ -1,4 +1,109 @@
 package httpapi
 
-// stockRoutes registers the routes of items, user products and stock.
-func (s *Server) stockRoutes() {}
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/julienschmidt/httprouter"
+
+	"marketplace/stock"
+)
+
+// stockRoutes registers the routes of items, user products, stock and site
+// search.
+func (s *Server) stockRoutes() {
+	s.handle(http.MethodPost, "/items", s.user(s.handlePublishItem))
+	s.handle(http.MethodPost, "/items/multiwarehouse", s.user(s.handlePublishMultiOrigin))
+	s.handle(http.MethodGet, "/items/:item_id", s.user(s.handleGetItem))
+	s.handle(http.MethodPut, "/items/:item_id", s.user(s.handleUpdateItem))
+	s.handle(http.MethodGet, "/user-products/:user_product_id/stock", s.user(s.handleGetStock))
+	s.handle(http.MethodPut, "/user-products/:user_product_id/stock/type/seller_warehouse", s.user(s.handlePutStock))
+	s.handle(http.MethodGet, "/sites/:site_id/search", s.user(s.handleSiteSearch))
+}
+
+// handlePublishItem answers POST /items: a single-origin item with
+// available_quantity.
+func (s *Server) handlePublishItem(w http.ResponseWriter, r *http.Request, _ httprouter.Params, caller int64) error {
+	var in stock.NewItem
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	out, err := s.m.Stock.Publish(r.Context(), caller, in)
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusCreated, out)
+	return nil
+}
+
+// handlePublishMultiOrigin answers POST /items/multiwarehouse.
+func (s *Server) handlePublishMultiOrigin(w http.ResponseWriter, r *http.Request, _ httprouter.Params, caller int64) error {
+	var in stock.NewItem
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	out, err := s.m.Stock.PublishMultiOrigin(r.Context(), caller, in)
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusCreated, out)
+	return nil
+}
+
+// handleGetItem answers GET /items/:item_id.
+func (s *Server) handleGetItem(w http.ResponseWriter, r *http.Request, p httprouter.Params, _ int64) error {
+	it, err := s.m.Stock.Item(r.Context(), p.ByName("item_id"))
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, it)
+	return nil
+}
+
+// handleUpdateItem answers PUT /items/:item_id (status, price, title).
+func (s *Server) handleUpdateItem(w http.ResponseWriter, r *http.Request, p httprouter.Params, caller int64) error {
+	var in stock.ItemUpdate
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	it, err := s.m.Stock.UpdateItem(r.Context(), caller, p.ByName("item_id"), in)
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, it)
+	return nil
+}
+
+// handleGetStock answers GET /user-products/:user_product_id/stock with the
+// version in x-version.
+func (s *Server) handleGetStock(w http.ResponseWriter, r *http.Request, p httprouter.Params, caller int64) error {
+	st, err := s.m.Stock.Stock(r.Context(), caller, p.ByName("user_product_id"))
+	if err != nil {
+		return err
+	}
+	w.Header().Set("x-version", strconv.FormatInt(st.Version, 10))
+	s.writeJSON(w, http.StatusOK, st)
+	return nil
+}
+
+// stockPutBody is the body of the stock PUT.
+type stockPutBody struct {
+	Locations []stock.StockLocation `json:"locations"`
+}
+
+// handlePutStock answers PUT
+// /user-products/:user_product_id/stock/type/seller_warehouse; the new
+// version goes in x-version.
+func (s *Server) handlePutStock(w http.ResponseWriter, r *http.Request, p httprouter.Params, caller int64) error {
+	var in stockPutBody
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	out, err := s.m.Stock.PutStock(r.Context(), caller, p.ByName("user_product_id"), r.Header.Get("x-version"), in.Locations)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("x-version", strconv.FormatInt(out.Version, 10))
+	s.writeJSON(w, http.StatusOK, out)
+	return nil
+}

@@ -1,20 +1,21 @@
 // Package stock holds items and their multi-origin stock: publication (plain
 // or across a seller's warehouses), the user products that group items and
-// carry the quantity per store, and the optimistic version that guards every
-// stock replacement.
+// carry the quantity per store, the optimistic version that guards every
+// stock replacement, and the word index behind site search.
 package stock
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
+	"slices"
 	"strconv"
 	"strings"
-	"time"
+	"unicode/utf8"
 
 	"marketplace/accounts"
 	"marketplace/clock"
 	"marketplace/errs"
+	"marketplace/fees"
 	"marketplace/geo"
 	"marketplace/storage"
 )
@@ -26,13 +27,30 @@ const (
 	StatusClosed = "closed"
 )
 
+// Item conditions accepted on publication.
+const (
+	ConditionNew          = "new"
+	ConditionUsed         = "used"
+	ConditionNotSpecified = "not_specified"
+)
+
 // LocationTypeSellerWarehouse is the only stock location type of the spec.
 const LocationTypeSellerWarehouse = "seller_warehouse"
 
 // TimeLayout is how item dates are written.
 const TimeLayout = "2006-01-02T15:04:05.000Z07:00"
 
-// Item is a listing. Price is kept as the exact decimal text it was given.
+// Limits of the item fields.
+const (
+	// MaxTitleLength is the public API's usual max_title_length.
+	MaxTitleLength = 60
+	// MaxQuantity bounds one quantity (a store's, or a plain item's), so that
+	// the sum over every store of a user product cannot overflow.
+	MaxQuantity = 1_000_000_000
+)
+
+// Item is a listing. Price is kept as the exact decimal text it was given
+// (normalized: no leading zeros, no trailing fractional zeros).
 type Item struct {
 	ID                string      `json:"id"`
 	SiteID            string      `json:"site_id"`
@@ -48,6 +66,8 @@ type Item struct {
 	Status            string      `json:"status"`
 	UserProductID     string      `json:"user_product_id"`
 	AvailableQuantity int64       `json:"available_quantity"`
+	Permalink         string      `json:"permalink"`
+	Thumbnail         string      `json:"thumbnail"`
 	DateCreated       string      `json:"date_created"`
 	LastUpdated       string      `json:"last_updated"`
 }
@@ -107,7 +127,12 @@ func New(store storage.Store, clk clock.Clock, g *geo.Service) *Service {
 // OnItemChange registers a hook. Register hooks before serving requests.
 func (s *Service) OnItemChange(h ItemHook) { s.hooks = append(s.hooks, h) }
 
-func (s *Service) runHooks(ctx context.Context, tx storage.Tx, before, after Item) error {
+// itemChanged keeps the search index in step with the item and runs the
+// hooks, in the transaction of the change.
+func (s *Service) itemChanged(ctx context.Context, tx storage.Tx, before, after Item) error {
+	if err := reindex(tx, before, after); err != nil {
+		return err
+	}
 	for _, h := range s.hooks {
 		if err := h(ctx, tx, before, after); err != nil {
 			return err
@@ -119,13 +144,9 @@ func (s *Service) runHooks(ctx context.Context, tx storage.Tx, before, after Ite
 // GetItem reads an item inside another package's transaction, with its
 // available quantity taken from its user product. Errors: NotFound.
 func GetItem(tx storage.Tx, id string) (Item, error) {
-	var it Item
-	err := storage.GetJSON(tx, itemKey(id), &it)
-	if errors.Is(err, storage.ErrNotFound) {
-		return Item{}, errs.NotFoundf("Item with id %s not found", id)
-	}
+	it, err := getItemRecord(tx, id)
 	if err != nil {
-		return Item{}, errs.Internalf(err, "read item %s", id)
+		return Item{}, err
 	}
 	up, err := getUserProduct(tx, it.UserProductID)
 	if err != nil {
@@ -135,7 +156,7 @@ func GetItem(tx storage.Tx, id string) (Item, error) {
 	return it, nil
 }
 
-// Item returns one item. Errors: NotFound.
+// Item returns one item, without stock locations (rule 3). Errors: NotFound.
 func (s *Service) Item(ctx context.Context, id string) (Item, error) {
 	var it Item
 	err := s.store.View(ctx, func(tx storage.Tx) error {
@@ -144,18 +165,6 @@ func (s *Service) Item(ctx context.Context, id string) (Item, error) {
 		return err
 	})
 	return it, err
-}
-
-func getUserProduct(tx storage.Tx, id string) (UserProduct, error) {
-	var up UserProduct
-	err := storage.GetJSON(tx, userProductKey(id), &up)
-	if errors.Is(err, storage.ErrNotFound) {
-		return UserProduct{}, errs.NotFoundf("User product not found: %s", id)
-	}
-	if err != nil {
-		return UserProduct{}, errs.Internalf(err, "read user product %s", id)
-	}
-	return up, nil
 }
 
 // NewItem is the input of Publish and PublishMultiOrigin.
@@ -167,9 +176,12 @@ type NewItem struct {
 	CurrencyID        string          `json:"currency_id"`
 	Condition         string          `json:"condition"`
 	Channels          []string        `json:"channels"`
+	Thumbnail         string          `json:"thumbnail"`
 	AvailableQuantity *int64          `json:"available_quantity"`
 	StockLocations    []StockLocation `json:"stock_locations"`
-	// UserProductID, when set, joins an existing user product of the seller.
+	// UserProductID, when set, joins an existing user product of the seller
+	// instead of starting a new one: the items of one user product share its
+	// stock.
 	UserProductID string `json:"user_product_id"`
 }
 
@@ -177,48 +189,231 @@ type NewItem struct {
 // was published with (rule 3: later reads of the item leave them out).
 type Published struct {
 	Item
-	StockLocations []StockLocation `json:"stock_locations"`
+	StockLocations []StockLocation `json:"stock_locations,omitempty"`
+}
+
+func errFieldsRequired(field string) error {
+	return errs.WithCode(errs.Invalid, "bad_request", "The fields ["+field+"] are required for requested call")
+}
+
+func errFieldsInvalid(field string) *errs.Error {
+	return errs.WithCode(errs.Invalid, "bad_request", "The fields ["+field+"] are invalid for requested call")
 }
 
 // PublishMultiOrigin publishes an item whose stock is split across the
-// seller's stores. Errors: Invalid (with the spec's messages), NotFound.
+// seller's stores (rules 1 and 2). Only a seller with the
+// warehouse_management tag may; available_quantity is refused and
+// stock_locations are required. Errors: Invalid (with the spec's messages,
+// including "Store not found: <id>" and "Store does not belong to seller:
+// <id>"), NotFound (seller).
 func (s *Service) PublishMultiOrigin(ctx context.Context, sellerID int64, in NewItem) (Published, error) {
-	if in.AvailableQuantity != nil {
-		return Published{}, errs.WithCode(errs.Invalid, "bad_request", "The fields [available_quantity] are invalid for requested call")
-	}
-	if len(in.StockLocations) == 0 {
-		return Published{}, errs.WithCode(errs.Invalid, "bad_request", "The fields [stock_locations] are required for requested call")
-	}
 	return s.publish(ctx, sellerID, in, true)
 }
 
 // Publish publishes a single-origin item with available_quantity. A seller
 // with the warehouse_management tag is refused (rule 2). Errors: Invalid,
-// NotFound.
+// NotFound (seller).
 func (s *Service) Publish(ctx context.Context, sellerID int64, in NewItem) (Published, error) {
-	if len(in.StockLocations) > 0 {
-		return Published{}, errs.Invalidf("The fields [stock_locations] are invalid for requested call")
-	}
-	if in.AvailableQuantity == nil {
-		return Published{}, errs.Invalidf("The fields [available_quantity] are required for requested call")
-	}
 	return s.publish(ctx, sellerID, in, false)
 }
 
-func (s *Service) publish(ctx context.Context, sellerID int64, in NewItem, multiOrigin bool) (Published, error) {
-	if strings.TrimSpace(in.Title) == "" {
-		return Published{}, errs.Invalidf("The fields [title] are required for requested call")
+// checkShape validates what needs no stored data.
+func checkShape(in *NewItem, multiOrigin bool) error {
+	in.Title = strings.TrimSpace(in.Title)
+	if in.Title == "" {
+		return errFieldsRequired("title")
 	}
-	now := s.clock.Now()
+	if n := utf8.RuneCountInString(in.Title); n > MaxTitleLength {
+		return errs.Invalidf("The field [title] must be at most %d characters; it has %d", MaxTitleLength, n)
+	}
+	if in.CategoryID == "" {
+		return errFieldsRequired("category_id")
+	}
+	if in.Price == "" {
+		return errFieldsRequired("price")
+	}
+	price, err := ParsePrice(in.Price)
+	if err != nil {
+		return err
+	}
+	in.Price = price.Number()
+	if in.ListingTypeID == "" {
+		return errFieldsRequired("listing_type_id")
+	}
+	if !fees.IsListingType(in.ListingTypeID) {
+		return errs.Invalidf("Invalid listing_type_id: %s. Valid values are: [%s]", in.ListingTypeID, strings.Join(fees.ListingTypeIDs, ", "))
+	}
+	switch in.Condition {
+	case "":
+		in.Condition = ConditionNew
+	case ConditionNew, ConditionUsed, ConditionNotSpecified:
+	default:
+		return errs.Invalidf("Invalid condition: %s. Valid values are: [new, used, not_specified]", in.Condition)
+	}
+	if len(in.Channels) == 0 {
+		in.Channels = []string{"marketplace"}
+	}
+	for _, c := range in.Channels {
+		if c != "marketplace" && c != "mshops" {
+			return errs.Invalidf("Invalid channel: %s. Valid values are: [marketplace, mshops]", c)
+		}
+	}
+	if len(in.Thumbnail) > 500 {
+		return errs.Invalidf("The field [thumbnail] must be at most 500 characters")
+	}
+	if !multiOrigin {
+		if len(in.StockLocations) > 0 {
+			return errFieldsInvalid("stock_locations")
+		}
+		if in.AvailableQuantity == nil {
+			return errFieldsRequired("available_quantity")
+		}
+		if q := *in.AvailableQuantity; q < 0 || q > MaxQuantity {
+			return errs.Invalidf("Invalid available_quantity: %d. It must be between 0 and %d", q, MaxQuantity)
+		}
+	}
+	return nil
+}
+
+// checkLocations validates stock entries: at least one, each with a store,
+// no store twice, quantities in range. missing is the error for an empty
+// list, which differs between publication and the stock PUT.
+func checkLocations(locs []StockLocation, missing error) error {
+	if len(locs) == 0 {
+		return missing
+	}
+	seen := make(map[string]bool, len(locs))
+	for _, l := range locs {
+		if strings.TrimSpace(l.StoreID) == "" {
+			return errs.Invalidf("Store cannot be null or empty")
+		}
+		if seen[l.StoreID] {
+			return errs.Invalidf("Store listed more than once: %s", l.StoreID)
+		}
+		seen[l.StoreID] = true
+		if l.Quantity < 0 || l.Quantity > MaxQuantity {
+			return errs.Invalidf("Invalid quantity for store %s: %d. It must be between 0 and %d", l.StoreID, l.Quantity, MaxQuantity)
+		}
+	}
+	return nil
+}
+
+// checkStore applies the spec's store rules for seller in tx and returns the
+// store.
+func checkStore(tx storage.Tx, sellerID int64, storeID string) (accounts.Store, error) {
+	st, err := accounts.GetStore(tx, storeID)
+	if errs.Is(err, errs.NotFound) {
+		return accounts.Store{}, errs.Invalidf("Store not found: %s", storeID)
+	}
+	if err != nil {
+		return accounts.Store{}, err
+	}
+	if st.OwnerID() != sellerID {
+		return accounts.Store{}, errs.Invalidf("Store does not belong to seller: %s", storeID)
+	}
+	if !st.IsStockLocation() {
+		return accounts.Store{}, errs.Invalidf("Store is not configured to be a stock location")
+	}
+	return st, nil
+}
+
+// applyLocations writes the sent quantities into up: a listed store gets the
+// sent quantity, a store left out keeps its own, a new store is added. An
+// empty network_node_id keeps the known one, or takes the store's.
+func applyLocations(tx storage.Tx, up *UserProduct, sellerID int64, locs []StockLocation) error {
+	for _, l := range locs {
+		st, err := checkStore(tx, sellerID, l.StoreID)
+		if err != nil {
+			return err
+		}
+		i := slices.IndexFunc(up.Locations, func(x StockLocation) bool { return x.StoreID == l.StoreID })
+		if i < 0 {
+			up.Locations = append(up.Locations, StockLocation{Type: LocationTypeSellerWarehouse, StoreID: l.StoreID, NetworkNodeID: st.NetworkNodeID})
+			i = len(up.Locations) - 1
+		}
+		if l.NetworkNodeID != "" {
+			up.Locations[i].NetworkNodeID = l.NetworkNodeID
+		}
+		up.Locations[i].Quantity = l.Quantity
+	}
+	return nil
+}
+
+// siteCurrencies lists, beside each site's default currency, the other
+// currencies the public API accepts on it: US dollars in Argentina and
+// Uruguay, where real estate and vehicles are listed in them.
+var siteCurrencies = map[string][]string{"MLA": {"USD"}, "MLU": {"USD"}}
+
+func (s *Service) checkCurrency(ctx context.Context, siteID string, in *NewItem) error {
+	site, err := s.geo.Site(ctx, siteID)
+	if err != nil {
+		return err
+	}
+	if in.CurrencyID == "" {
+		in.CurrencyID = site.DefaultCurrencyID
+		return nil
+	}
+	if in.CurrencyID == site.DefaultCurrencyID || slices.Contains(siteCurrencies[siteID], in.CurrencyID) {
+		return nil
+	}
+	valid := append([]string{site.DefaultCurrencyID}, siteCurrencies[siteID]...)
+	return errs.Invalidf("Invalid currency_id: %s. Valid values for site %s are: [%s]", in.CurrencyID, siteID, strings.Join(valid, ", "))
+}
+
+func checkCategory(siteID, categoryID string) error {
+	rest, ok := strings.CutPrefix(categoryID, siteID)
+	if !ok || rest == "" || len(rest) > 12 || strings.Trim(rest, "0123456789") != "" {
+		return errs.Invalidf("Invalid category_id: %s. A category id of site %s is %s followed by digits, such as %s1055", categoryID, siteID, siteID, siteID)
+	}
+	return nil
+}
+
+func (s *Service) publish(ctx context.Context, sellerID int64, in NewItem, multiOrigin bool) (Published, error) {
+	if err := checkShape(&in, multiOrigin); err != nil {
+		return Published{}, err
+	}
+	now := s.clock.Now().UTC().Format(TimeLayout)
 	var out Published
 	err := s.store.Update(ctx, func(tx storage.Tx) error {
+		in := in
 		seller, err := accounts.GetUser(tx, sellerID)
 		if err != nil {
 			return err
 		}
 		tagged := seller.HasTag(accounts.TagWarehouseManagement)
-		if tagged && !multiOrigin {
-			return errs.WithCode(errs.Invalid, "bad_request", "The fields [available_quantity] are invalid for requested call")
+		switch {
+		case tagged && in.AvailableQuantity != nil:
+			// Rule 2, on both routes.
+			return errFieldsInvalid("available_quantity")
+		case multiOrigin && !tagged:
+			return errFieldsInvalid("stock_locations").WithCauses(errs.Cause{Code: "seller.not_warehouse_management",
+				Message: "User " + strconv.FormatInt(sellerID, 10) + " does not have the warehouse_management tag: publish with POST /items and available_quantity"})
+		case multiOrigin:
+			if err := checkLocations(in.StockLocations, errFieldsRequired("stock_locations")); err != nil {
+				return err
+			}
+		}
+		if err := checkCategory(seller.SiteID, in.CategoryID); err != nil {
+			return err
+		}
+		if err := s.checkCurrency(ctx, seller.SiteID, &in); err != nil {
+			return err
+		}
+		up, err := s.userProductFor(tx, seller, in.UserProductID, multiOrigin)
+		if err != nil {
+			return err
+		}
+		if multiOrigin {
+			if err := applyLocations(tx, &up, sellerID, in.StockLocations); err != nil {
+				return err
+			}
+		} else {
+			up.PlainQuantity = *in.AvailableQuantity
+		}
+		if in.UserProductID != "" {
+			// Joining writes the user product's stock: the version moves so
+			// that a PUT based on an older read is refused.
+			up.Version++
 		}
 		n, err := storage.NextSeq(tx, itemSeqKey(), firstItemNumber)
 		if err != nil {
@@ -228,40 +423,14 @@ func (s *Service) publish(ctx context.Context, sellerID int64, in NewItem, multi
 			ID: seller.SiteID + strconv.FormatUint(n, 10), SiteID: seller.SiteID, SellerID: sellerID,
 			Title: in.Title, CategoryID: in.CategoryID, Price: in.Price, BasePrice: in.Price,
 			CurrencyID: in.CurrencyID, ListingTypeID: in.ListingTypeID, Condition: in.Condition,
-			Channels: in.Channels, Status: StatusActive,
-			DateCreated: now.UTC().Format(TimeLayout), LastUpdated: now.UTC().Format(TimeLayout),
+			Channels: in.Channels, Status: StatusActive, UserProductID: up.ID, Thumbnail: in.Thumbnail,
+			DateCreated: now, LastUpdated: now,
 		}
-		upn, err := storage.NextSeq(tx, userProductSeqKey(), firstUserProductNumber)
-		if err != nil {
+		it.Permalink = permalink(it)
+		if err := putUserProduct(tx, up); err != nil {
 			return err
 		}
-		up := UserProduct{ID: seller.SiteID + "U" + strconv.FormatUint(upn, 10), UserID: sellerID, SiteID: seller.SiteID, Version: 1, MultiOrigin: multiOrigin}
-		var locs []StockLocation
-		if multiOrigin {
-			for _, l := range in.StockLocations {
-				st, err := accounts.GetStore(tx, l.StoreID)
-				if err != nil {
-					return errs.Invalidf("Store not found: %s", l.StoreID)
-				}
-				if st.OwnerID() != sellerID {
-					return errs.Invalidf("Store does not belong to seller: %s", l.StoreID)
-				}
-				nn := l.NetworkNodeID
-				if nn == "" {
-					nn = st.NetworkNodeID
-				}
-				up.Locations = append(up.Locations, StockLocation{Type: LocationTypeSellerWarehouse, StoreID: l.StoreID, NetworkNodeID: nn, Quantity: l.Quantity})
-				locs = append(locs, StockLocation{StoreID: l.StoreID, NetworkNodeID: nn, Quantity: l.Quantity})
-			}
-		} else {
-			up.PlainQuantity = *in.AvailableQuantity
-		}
-		it.UserProductID = up.ID
-		it.AvailableQuantity = up.Quantity()
-		if err := storage.SetJSON(tx, userProductKey(up.ID), up); err != nil {
-			return err
-		}
-		if err := storage.SetJSON(tx, itemKey(it.ID), it); err != nil {
+		if err := putItem(tx, it); err != nil {
 			return err
 		}
 		if err := tx.Set(userProductItemKey(up.ID, it.ID), nil); err != nil {
@@ -270,25 +439,87 @@ func (s *Service) publish(ctx context.Context, sellerID int64, in NewItem, multi
 		if err := tx.Set(sellerItemKey(sellerID, it.ID), nil); err != nil {
 			return err
 		}
-		if err := s.runHooks(ctx, tx, Item{}, it); err != nil {
+		it.AvailableQuantity = up.Quantity()
+		if err := s.itemChanged(ctx, tx, Item{}, it); err != nil {
 			return err
 		}
-		out = Published{Item: it, StockLocations: locs}
+		out = Published{Item: it}
+		if multiOrigin {
+			for _, l := range up.Locations {
+				l.Type = ""
+				out.StockLocations = append(out.StockLocations, l)
+			}
+		}
 		return nil
 	})
 	return out, err
+}
+
+// userProductFor returns the user product a new item belongs to: a new one,
+// or the seller's existing one named by joinID.
+func (s *Service) userProductFor(tx storage.Tx, seller accounts.User, joinID string, multiOrigin bool) (UserProduct, error) {
+	if joinID == "" {
+		upn, err := storage.NextSeq(tx, userProductSeqKey(), firstUserProductNumber)
+		if err != nil {
+			return UserProduct{}, err
+		}
+		return UserProduct{ID: seller.SiteID + "U" + strconv.FormatUint(upn, 10), UserID: seller.ID,
+			SiteID: seller.SiteID, Version: 1, MultiOrigin: multiOrigin, Locations: []StockLocation{}}, nil
+	}
+	up, err := getUserProduct(tx, joinID)
+	if errs.Is(err, errs.NotFound) || (err == nil && up.UserID != seller.ID) {
+		// Another seller's user product is reported as unknown: its existence
+		// is not the caller's business.
+		return UserProduct{}, errs.Invalidf("Invalid user_product_id: %s. It must be a user product of the seller", joinID)
+	}
+	if err != nil {
+		return UserProduct{}, err
+	}
+	if up.MultiOrigin != multiOrigin {
+		return UserProduct{}, errs.Invalidf("Invalid user_product_id: %s. Its stock is of the other kind (multi-origin or single-origin)", joinID)
+	}
+	return up, nil
 }
 
 // ItemUpdate is the input of UpdateItem; nil fields are left as they are.
 type ItemUpdate struct {
 	Status *string      `json:"status"`
 	Price  *json.Number `json:"price"`
+	Title  *string      `json:"title"`
 }
 
-// UpdateItem changes an item's status or price; only its seller may.
-// Errors: NotFound, Forbidden, Invalid.
+// UpdateItem changes an item's status, price or title; only its seller may.
+// A closed item stays closed. Errors: NotFound, Forbidden, Invalid.
 func (s *Service) UpdateItem(ctx context.Context, caller int64, id string, in ItemUpdate) (Item, error) {
-	now := s.clock.Now()
+	if in.Status == nil && in.Price == nil && in.Title == nil {
+		return Item{}, errs.Invalidf("Nothing to update: send at least one of the fields [status, price, title]")
+	}
+	if in.Status != nil {
+		switch *in.Status {
+		case StatusActive, StatusPaused, StatusClosed:
+		default:
+			return Item{}, errs.Invalidf("Invalid status: %s. Valid values are: [active, paused, closed]", *in.Status)
+		}
+	}
+	var price json.Number
+	if in.Price != nil {
+		p, err := ParsePrice(*in.Price)
+		if err != nil {
+			return Item{}, err
+		}
+		price = p.Number()
+	}
+	var title string
+	if in.Title != nil {
+		title = strings.TrimSpace(*in.Title)
+		if title == "" {
+			return Item{}, errs.Invalidf("The field [title] cannot be empty")
+		}
+		if n := utf8.RuneCountInString(title); n > MaxTitleLength {
+			return Item{}, errs.Invalidf("The field [title] must be at most %d characters; it has %d", MaxTitleLength, n)
+		}
+	}
+	now := s.clock.Now().UTC().Format(TimeLayout)
 	var out Item
 	err := s.store.Update(ctx, func(tx storage.Tx) error {
 		before, err := GetItem(tx, id)
@@ -300,26 +531,22 @@ func (s *Service) UpdateItem(ctx context.Context, caller int64, id string, in It
 		}
 		after := before
 		if in.Status != nil {
-			switch *in.Status {
-			case StatusActive, StatusPaused, StatusClosed:
-			default:
-				return errs.Invalidf("Invalid status: %s. Valid values are: [active, paused, closed]", *in.Status)
-			}
 			if before.Status == StatusClosed && *in.Status != StatusClosed {
 				return errs.Invalidf("Item %s is closed and cannot change status", id)
 			}
 			after.Status = *in.Status
 		}
 		if in.Price != nil {
-			after.Price = *in.Price
+			after.Price = price
 		}
-		after.LastUpdated = now.UTC().Format(TimeLayout)
-		stored := after
-		stored.AvailableQuantity = 0
-		if err := storage.SetJSON(tx, itemKey(id), stored); err != nil {
+		if in.Title != nil {
+			after.Title = title
+		}
+		after.LastUpdated = now
+		if err := putItem(tx, after); err != nil {
 			return err
 		}
-		if err := s.runHooks(ctx, tx, before, after); err != nil {
+		if err := s.itemChanged(ctx, tx, before, after); err != nil {
 			return err
 		}
 		out = after
@@ -328,4 +555,24 @@ func (s *Service) UpdateItem(ctx context.Context, caller int64, id string, in It
 	return out, err
 }
 
-var _ = time.Time{}
+// siteDomains are the public web domains of the sites, for permalinks.
+var siteDomains = map[string]string{
+	"MLA": "mercadolibre.com.ar", "MLB": "mercadolivre.com.br", "MLM": "mercadolibre.com.mx",
+	"MLC": "mercadolibre.cl", "MCO": "mercadolibre.com.co", "MLU": "mercadolibre.com.uy",
+	"MPE": "mercadolibre.com.pe", "MEC": "mercadolibre.com.ec", "MLV": "mercadolibre.com.ve",
+}
+
+// permalink is the item's public page, in the public API's form
+// https://articulo.<domain>/MLA-1400000001-title-words-_JM.
+func permalink(it Item) string {
+	domain := siteDomains[it.SiteID]
+	if domain == "" {
+		domain = "mercadolibre.com"
+	}
+	num := strings.TrimPrefix(it.ID, it.SiteID)
+	slug := strings.Join(tokens(it.Title), "-")
+	if slug != "" {
+		slug += "-"
+	}
+	return "https://articulo." + domain + "/" + it.SiteID + "-" + num + "-" + slug + "_JM"
+}

@@ -6,8 +6,8 @@ import "marketplace/storage"
 //
 //	stk/seq/item                          -> last item number (uint64)
 //	stk/seq/up                            -> last user product number (uint64)
-//	stk/item/<item_id>                    -> Item (JSON)
-//	stk/up/<user_product_id>              -> UserProduct (JSON): owner, version, quantities per store
+//	stk/item/<item_id>                    -> Item (binary, codec.go)
+//	stk/up/<user_product_id>              -> UserProduct (binary, codec.go): owner, version, quantities per store
 //	stk/upitem/<user_product_id>/<item_id> -> empty; the items a user product groups
 //	stk/seller/<seller_id>/<item_id>      -> empty; a seller's items
 
@@ -34,3 +34,15 @@ func sellerItemsPrefix(sellerID int64) []byte { return storage.NewKey("stk/selle
 func sellerItemKey(sellerID int64, itemID string) []byte {
 	return storage.Key(sellerItemsPrefix(sellerID)).Str(itemID)
 }
+
+// Search index (see search.go), written in the transaction of every item
+// change. Only active items have entries. An entry's key ends with the
+// item's price in hundredths and its title's distinct word count, so that a
+// query sorts its matches from the keys alone, without reading the items.
+//
+//	stk/word/<site_id>/<word>/<item_id>/<cents>/<words>  -> empty; a word's items
+//	stk/active/<site_id>/<item_id>/<cents>/<words>       -> empty; a site's active items (empty query)
+
+func wordPrefix(siteID, word string) []byte { return storage.NewKey("stk/word").Str(siteID).Str(word) }
+
+func activePrefix(siteID string) []byte { return storage.NewKey("stk/active").Str(siteID) }

@@ -1,0 +1,229 @@
+package stock
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"marketplace/errs"
+	"marketplace/storage"
+)
+
+// User products are read on every stock read and write, and items on every
+// item read, question and search result, so both are stored in a compact
+// binary form rather than JSON (decoding JSON was most of a search's time).
+// A user product:
+//
+//	format byte (1) | version varint | user id varint | flags byte (bit 0:
+//	multi-origin) | plain quantity varint | id string | site id string |
+//	location count uvarint | per location: store id string, network node id
+//	string, quantity varint
+//
+// where a string is its uvarint length followed by its bytes.
+//
+// An item: format byte (1) | seller id varint | the strings ID, SiteID,
+// Title, CategoryID, Price, BasePrice, CurrencyID, ListingTypeID, Condition,
+// Status, UserProductID, Permalink, Thumbnail, DateCreated, LastUpdated |
+// channel count uvarint | each channel string. AvailableQuantity is not
+// stored: it is read from the user product.
+const (
+	userProductFormat = 1
+	itemFormat        = 1
+)
+
+func itemStrings(it *Item) []*string {
+	return []*string{&it.ID, &it.SiteID, &it.Title, &it.CategoryID, (*string)(&it.Price), (*string)(&it.BasePrice),
+		&it.CurrencyID, &it.ListingTypeID, &it.Condition, &it.Status, &it.UserProductID, &it.Permalink,
+		&it.Thumbnail, &it.DateCreated, &it.LastUpdated}
+}
+
+func encodeItem(it Item) []byte {
+	b := make([]byte, 0, 256)
+	b = append(b, itemFormat)
+	b = binary.AppendVarint(b, it.SellerID)
+	for _, f := range itemStrings(&it) {
+		b = appendString(b, *f)
+	}
+	b = binary.AppendUvarint(b, uint64(len(it.Channels)))
+	for _, c := range it.Channels {
+		b = appendString(b, c)
+	}
+	return b
+}
+
+func decodeItem(b []byte) (Item, error) {
+	d := decoder{b: b}
+	if f := d.byte(); d.err == nil && f != itemFormat {
+		return Item{}, fmt.Errorf("item record format %d unknown", f)
+	}
+	var it Item
+	it.SellerID = d.varint()
+	for _, f := range itemStrings(&it) {
+		*f = d.str()
+	}
+	n := d.uvarint()
+	if d.err == nil && n > uint64(len(d.b)) {
+		d.err = errCorrupt
+	}
+	if d.err != nil {
+		return Item{}, d.err
+	}
+	it.Channels = make([]string, 0, n)
+	for i := uint64(0); i < n; i++ {
+		it.Channels = append(it.Channels, d.str())
+	}
+	if d.err != nil {
+		return Item{}, d.err
+	}
+	return it, nil
+}
+
+func putItem(tx storage.Tx, it Item) error { return tx.Set(itemKey(it.ID), encodeItem(it)) }
+
+// getItemRecord reads the stored item, without its quantity.
+func getItemRecord(tx storage.Tx, id string) (Item, error) {
+	b, err := tx.Get(itemKey(id))
+	if errors.Is(err, storage.ErrNotFound) {
+		return Item{}, errs.NotFoundf("Item with id %s not found", id)
+	}
+	if err != nil {
+		return Item{}, errs.Internalf(err, "read item %s", id)
+	}
+	it, err := decodeItem(b)
+	if err != nil {
+		return Item{}, errs.Internalf(err, "decode item %s", id)
+	}
+	return it, nil
+}
+
+var errCorrupt = errors.New("corrupt user product record")
+
+func encodeUserProduct(up UserProduct) []byte {
+	b := make([]byte, 0, 64+32*len(up.Locations))
+	b = append(b, userProductFormat)
+	b = binary.AppendVarint(b, up.Version)
+	b = binary.AppendVarint(b, up.UserID)
+	var flags byte
+	if up.MultiOrigin {
+		flags |= 1
+	}
+	b = append(b, flags)
+	b = binary.AppendVarint(b, up.PlainQuantity)
+	b = appendString(b, up.ID)
+	b = appendString(b, up.SiteID)
+	b = binary.AppendUvarint(b, uint64(len(up.Locations)))
+	for _, l := range up.Locations {
+		b = appendString(b, l.StoreID)
+		b = appendString(b, l.NetworkNodeID)
+		b = binary.AppendVarint(b, l.Quantity)
+	}
+	return b
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// decoder reads the binary form; the first failure sticks.
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) varint() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.err = errCorrupt
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.err = errCorrupt
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) byte() byte {
+	if d.err != nil || len(d.b) == 0 {
+		d.err = errCorrupt
+		return 0
+	}
+	c := d.b[0]
+	d.b = d.b[1:]
+	return c
+}
+
+func (d *decoder) str() string {
+	n := d.uvarint()
+	if d.err != nil || n > uint64(len(d.b)) {
+		d.err = errCorrupt
+		return ""
+	}
+	s := string(d.b[:n])
+	d.b = d.b[n:]
+	return s
+}
+
+func decodeUserProduct(b []byte) (UserProduct, error) {
+	d := decoder{b: b}
+	if f := d.byte(); d.err == nil && f != userProductFormat {
+		return UserProduct{}, fmt.Errorf("user product record format %d unknown", f)
+	}
+	var up UserProduct
+	up.Version = d.varint()
+	up.UserID = d.varint()
+	up.MultiOrigin = d.byte()&1 != 0
+	up.PlainQuantity = d.varint()
+	up.ID = d.str()
+	up.SiteID = d.str()
+	n := d.uvarint()
+	if d.err == nil && n > uint64(len(d.b)) {
+		d.err = errCorrupt
+	}
+	if d.err != nil {
+		return UserProduct{}, d.err
+	}
+	up.Locations = make([]StockLocation, 0, n)
+	for i := uint64(0); i < n; i++ {
+		l := StockLocation{Type: LocationTypeSellerWarehouse, StoreID: d.str(), NetworkNodeID: d.str()}
+		l.Quantity = d.varint()
+		up.Locations = append(up.Locations, l)
+	}
+	if d.err != nil {
+		return UserProduct{}, d.err
+	}
+	return up, nil
+}
+
+func getUserProduct(tx storage.Tx, id string) (UserProduct, error) {
+	b, err := tx.Get(userProductKey(id))
+	if errors.Is(err, storage.ErrNotFound) {
+		return UserProduct{}, errs.NotFoundf("User product not found: %s", id)
+	}
+	if err != nil {
+		return UserProduct{}, errs.Internalf(err, "read user product %s", id)
+	}
+	up, err := decodeUserProduct(b)
+	if err != nil {
+		return UserProduct{}, errs.Internalf(err, "decode user product %s", id)
+	}
+	return up, nil
+}
+
+func putUserProduct(tx storage.Tx, up UserProduct) error {
+	return tx.Set(userProductKey(up.ID), encodeUserProduct(up))
+}

@@ -1,0 +1,58 @@
+package stock
+
+import (
+	"reflect"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+func TestUserProductCodec_RoundTripsAndRejectsCorruptRecords(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		up := UserProduct{
+			ID: rapid.String().Draw(t, "id"), UserID: rapid.Int64().Draw(t, "user"),
+			SiteID: rapid.String().Draw(t, "site"), Version: rapid.Int64().Draw(t, "version"),
+			MultiOrigin: rapid.Bool().Draw(t, "multi"), PlainQuantity: rapid.Int64().Draw(t, "plain"),
+			Locations: []StockLocation{},
+		}
+		n := rapid.IntRange(0, 5).Draw(t, "locations")
+		for i := 0; i < n; i++ {
+			up.Locations = append(up.Locations, StockLocation{Type: LocationTypeSellerWarehouse,
+				StoreID: rapid.String().Draw(t, "store"), NetworkNodeID: rapid.String().Draw(t, "node"),
+				Quantity: rapid.Int64().Draw(t, "qty")})
+		}
+		b := encodeUserProduct(up)
+		got, err := decodeUserProduct(b)
+		if err != nil || !reflect.DeepEqual(got, up) {
+			t.Fatalf("decode(encode(%+v)) = %+v, %v", up, got, err)
+		}
+		// Every truncation is refused without a panic.
+		cut := rapid.IntRange(0, len(b)-1).Draw(t, "cut")
+		if _, err := decodeUserProduct(b[:cut]); err == nil {
+			t.Fatalf("a record cut at %d of %d decoded", cut, len(b))
+		}
+	})
+}
+
+func TestItemCodec_RoundTripsAndRejectsCorruptRecords(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var it Item
+		it.SellerID = rapid.Int64().Draw(t, "seller")
+		for i, f := range itemStrings(&it) {
+			*f = rapid.String().Draw(t, "field"+string(rune('a'+i)))
+		}
+		it.Channels = rapid.SliceOf(rapid.String()).Draw(t, "channels")
+		if it.Channels == nil {
+			it.Channels = []string{}
+		}
+		b := encodeItem(it)
+		got, err := decodeItem(b)
+		if err != nil || !reflect.DeepEqual(got, it) {
+			t.Fatalf("decode(encode(%+v)) = %+v, %v", it, got, err)
+		}
+		cut := rapid.IntRange(0, len(b)-1).Draw(t, "cut")
+		if _, err := decodeItem(b[:cut]); err == nil {
+			t.Fatalf("a record cut at %d of %d decoded", cut, len(b))
+		}
+	})
+}

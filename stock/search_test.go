@@ -1,0 +1,313 @@
+package stock_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/matryer/is"
+	"pgregory.net/rapid"
+
+	"marketplace/errs"
+	"marketplace/stock"
+	"marketplace/storage"
+	"marketplace/storage/memory"
+)
+
+func searchIDs(t testing.TB, e *env, q stock.SearchQuery) []string {
+	t.Helper()
+	if q.Limit == 0 {
+		q.Limit = 1000
+	}
+	res, err := e.svc.Search(ctx, q)
+	if err != nil {
+		t.Fatalf("search %+v: %v", q, err)
+	}
+	ids := []string{}
+	for _, it := range res.Results {
+		ids = append(ids, it.ID)
+	}
+	return ids
+}
+
+func TestSearch_MatchesEveryWordIgnoringCaseAndAccents(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	seller := e.mustUser("MLA")
+	a := e.mustPublish(seller, plainItem("Zapatillas Niño Running", "100", 1)).ID
+	b := e.mustPublish(seller, plainItem("Campera niño invierno", "200", 1)).ID
+	c := e.mustPublish(seller, plainItem("Zapatillas de Fútbol", "300", 1)).ID
+	cases := []struct {
+		q    string
+		want []string
+	}{
+		{"NINO", []string{a, b}},
+		{"niño", []string{a, b}},
+		{"zapatillas running", []string{a}},
+		{"  ZAPATILLAS,  futbol! ", []string{c}},
+		{"futbol running", []string{}},
+		{"zapatilla", []string{}}, // whole words only
+		{"", []string{a, b, c}},
+	}
+	for _, cs := range cases {
+		got := searchIDs(t, e, stock.SearchQuery{SiteID: "MLA", Q: cs.q})
+		slices.Sort(got)
+		want := slices.Clone(cs.want)
+		slices.Sort(want)
+		is.Equal(got, want) // query words
+	}
+}
+
+func TestSearch_OnlyActiveItemsOfTheSiteAreFound(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	seller := e.mustUser("MLA")
+	br := e.mustUser("MLB")
+	it := e.mustPublish(seller, plainItem("Bicicleta rodado 29", "100", 1)).ID
+	e.mustPublish(br, stock.NewItem{Title: "Bicicleta aro 29", CategoryID: "MLB1055", Price: "100", ListingTypeID: "gold_special", AvailableQuantity: new(int64)})
+	is.Equal(searchIDs(t, e, stock.SearchQuery{SiteID: "MLA", Q: "bicicleta"}), []string{it})
+
+	paused, closed := stock.StatusPaused, stock.StatusClosed
+	active := stock.StatusActive
+	_, err := e.svc.UpdateItem(ctx, seller, it, stock.ItemUpdate{Status: &paused})
+	is.NoErr(err)
+	is.Equal(searchIDs(t, e, stock.SearchQuery{SiteID: "MLA", Q: "bicicleta"}), []string{}) // paused: gone
+	is.Equal(searchIDs(t, e, stock.SearchQuery{SiteID: "MLA"}), []string{})
+	_, err = e.svc.UpdateItem(ctx, seller, it, stock.ItemUpdate{Status: &active})
+	is.NoErr(err)
+	is.Equal(searchIDs(t, e, stock.SearchQuery{SiteID: "MLA", Q: "bicicleta"}), []string{it}) // active again
+	_, err = e.svc.UpdateItem(ctx, seller, it, stock.ItemUpdate{Status: &closed})
+	is.NoErr(err)
+	is.Equal(searchIDs(t, e, stock.SearchQuery{SiteID: "MLA", Q: "bicicleta"}), []string{}) // closed: gone
+}
+
+func TestSearch_IndexFollowsTitleAndPriceChanges(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	seller := e.mustUser("MLA")
+	a := e.mustPublish(seller, plainItem("Lámpara de pie", "500", 1)).ID
+	b := e.mustPublish(seller, plainItem("Lámpara de mesa", "300", 1)).ID
+	is.Equal(searchIDs(t, e, stock.SearchQuery{SiteID: "MLA", Q: "lampara", Sort: stock.SortPriceAsc}), []string{b, a})
+	price := json.Number("100.5")
+	_, err := e.svc.UpdateItem(ctx, seller, a, stock.ItemUpdate{Price: &price})
+	is.NoErr(err)
+	is.Equal(searchIDs(t, e, stock.SearchQuery{SiteID: "MLA", Q: "lampara", Sort: stock.SortPriceAsc}), []string{a, b})
+	title := "Velador de noche"
+	_, err = e.svc.UpdateItem(ctx, seller, a, stock.ItemUpdate{Title: &title})
+	is.NoErr(err)
+	is.Equal(searchIDs(t, e, stock.SearchQuery{SiteID: "MLA", Q: "lampara"}), []string{b})
+	is.Equal(searchIDs(t, e, stock.SearchQuery{SiteID: "MLA", Q: "velador"}), []string{a})
+}
+
+func TestSearch_Sorts(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	seller := e.mustUser("MLA")
+	long := e.mustPublish(seller, plainItem("Mate de calabaza con bombilla", "900", 1)).ID
+	short := e.mustPublish(seller, plainItem("Mate", "1500", 1)).ID
+	mid := e.mustPublish(seller, plainItem("Mate imperial", "900", 1)).ID
+	is.Equal(searchIDs(t, e, stock.SearchQuery{SiteID: "MLA", Q: "mate"}), []string{short, mid, long})                            // fewest other words first
+	is.Equal(searchIDs(t, e, stock.SearchQuery{SiteID: "MLA", Q: "mate", Sort: stock.SortPriceAsc}), []string{long, mid, short})  // ties by publication
+	is.Equal(searchIDs(t, e, stock.SearchQuery{SiteID: "MLA", Q: "mate", Sort: stock.SortPriceDesc}), []string{short, long, mid}) // ties by publication
+}
+
+func TestSearch_Errors(t *testing.T) {
+	e := newEnv(t)
+	cases := []struct {
+		name string
+		q    stock.SearchQuery
+		kind errs.Kind
+		msg  string
+	}{
+		{"UnknownSite", stock.SearchQuery{SiteID: "XXX", Limit: 5}, errs.NotFound, "Site not found: XXX"},
+		{"UnknownSort", stock.SearchQuery{SiteID: "MLA", Sort: "cheapest", Limit: 5}, errs.Invalid, "Invalid sort: cheapest. Valid values are: [relevance, price_asc, price_desc]"},
+		{"NegativeOffset", stock.SearchQuery{SiteID: "MLA", Offset: -1, Limit: 5}, errs.Invalid, "Invalid paging: offset -1 and limit 5 must be non-negative"},
+		{"NegativeLimit", stock.SearchQuery{SiteID: "MLA", Offset: 2, Limit: -5}, errs.Invalid, "Invalid paging: offset 2 and limit -5 must be non-negative"},
+		{"TooManyWords", stock.SearchQuery{SiteID: "MLA", Q: manyWords(21), Limit: 5}, errs.Invalid, "Invalid q: at most 20 words are allowed"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := e.svc.Search(ctx, c.q)
+			de := errs.As(err)
+			if de == nil || de.Kind != c.kind || de.Message != c.msg {
+				t.Fatalf("err = %v, want %v %q", err, c.kind, c.msg)
+			}
+		})
+	}
+}
+
+func manyWords(n int) string {
+	var w []string
+	for i := 0; i < n; i++ {
+		w = append(w, fmt.Sprintf("w%d", i))
+	}
+	return strings.Join(w, " ")
+}
+
+// countingStore counts the item records read, to show that a search reads
+// posting lists and only the items of the page.
+type countingStore struct {
+	storage.Store
+	itemReads int
+	itemKeys  int
+}
+
+var itemPrefix = storage.NewKey("stk/item")
+
+type countingTx struct {
+	storage.Tx
+	s *countingStore
+}
+
+func (c *countingStore) View(ctx context.Context, fn func(storage.Tx) error) error {
+	return c.Store.View(ctx, func(tx storage.Tx) error { return fn(countingTx{tx, c}) })
+}
+
+func (t countingTx) Get(k []byte) ([]byte, error) {
+	if bytes.HasPrefix(k, itemPrefix) {
+		t.s.itemReads++
+	}
+	return t.Tx.Get(k)
+}
+
+func (t countingTx) Iterate(r storage.Range) storage.Iterator {
+	if bytes.HasPrefix(r.Start, itemPrefix) {
+		t.s.itemKeys++
+	}
+	return t.Tx.Iterate(r)
+}
+
+func TestSearch_ReadsPostingListsNotEveryItem(t *testing.T) {
+	cs := &countingStore{Store: memory.New()}
+	e := newEnvOn(t, cs)
+	seller := e.mustUser("MLA")
+	for i := 0; i < 200; i++ {
+		title := fmt.Sprintf("Remera algodón talle %d", i)
+		if i%50 == 0 {
+			title += " estampada"
+		}
+		e.mustPublish(seller, plainItem(title, fmt.Sprint(100+i), 1))
+	}
+	cs.itemReads, cs.itemKeys = 0, 0
+	res, err := e.svc.Search(ctx, stock.SearchQuery{SiteID: "MLA", Q: "remera estampada", Limit: 3})
+	if err != nil || res.Total != 4 || len(res.Results) != 3 {
+		t.Fatalf("search = %d results of %d (%v), want 3 of 4", len(res.Results), res.Total, err)
+	}
+	if cs.itemReads != 3 || cs.itemKeys != 0 {
+		t.Fatalf("search read %d item records and scanned items %d times; want only the 3 of the page", cs.itemReads, cs.itemKeys)
+	}
+}
+
+// TestSearch_PagingWalksEveryResultOnceInOrder: for any data, query, sort
+// and limit, walking the pages from offset 0 gives the full result exactly
+// once, in order, and any offset gives the matching slice of it.
+func TestSearch_PagingWalksEveryResultOnceInOrder(t *testing.T) {
+	vocab := []string{"mesa", "Mesá", "silla", "roble", "PINO", "niño", "luz"}
+	rapid.Check(t, func(t *rapid.T) {
+		e := newEnv(t)
+		seller := e.mustUser("MLA")
+		type modelItem struct {
+			id    string
+			words []string
+			cents int64
+		}
+		var model []modelItem
+		n := rapid.IntRange(0, 25).Draw(t, "items")
+		for i := 0; i < n; i++ {
+			ws := rapid.SliceOfN(rapid.SampledFrom(vocab), 1, 4).Draw(t, fmt.Sprintf("title%d", i))
+			cents := rapid.Int64Range(1, 5000).Draw(t, fmt.Sprintf("cents%d", i))
+			price, _ := stock.ParsePrice(json.Number(fmt.Sprint(cents)))
+			p := e.mustPublish(seller, plainItem(strings.Join(ws, " "), string(price.Number()), 1))
+			folded := []string{}
+			for _, w := range ws {
+				folded = append(folded, strings.NewReplacer("á", "a", "ñ", "n").Replace(strings.ToLower(w)))
+			}
+			model = append(model, modelItem{id: p.ID, words: folded, cents: cents})
+		}
+		q := rapid.SliceOfN(rapid.SampledFrom(vocab), 0, 2).Draw(t, "query")
+		sort := rapid.SampledFrom([]string{"", stock.SortRelevance, stock.SortPriceAsc, stock.SortPriceDesc}).Draw(t, "sort")
+		query := stock.SearchQuery{SiteID: "MLA", Q: strings.Join(q, " "), Sort: sort, Limit: 1000}
+		full, err := e.svc.Search(ctx, query)
+		if err != nil {
+			t.Fatalf("search: %v", err)
+		}
+		// The matches are exactly the model's items holding every query word.
+		var want []string
+		var matched []modelItem
+		for _, m := range model {
+			ok := true
+			for _, w := range q {
+				w = strings.NewReplacer("á", "a", "ñ", "n").Replace(strings.ToLower(w))
+				ok = ok && slices.Contains(m.words, w)
+			}
+			if ok {
+				want = append(want, m.id)
+				matched = append(matched, m)
+			}
+		}
+		// The model's order: the sort key, then publication (model order).
+		distinct := func(ws []string) int { c := slices.Clone(ws); slices.Sort(c); return len(slices.Compact(c)) }
+		slices.SortStableFunc(matched, func(a, b modelItem) int {
+			switch sort {
+			case stock.SortPriceAsc:
+				return int(a.cents - b.cents)
+			case stock.SortPriceDesc:
+				return int(b.cents - a.cents)
+			}
+			return distinct(a.words) - distinct(b.words)
+		})
+		var fullIDs []string
+		for _, it := range full.Results {
+			fullIDs = append(fullIDs, it.ID)
+		}
+		if full.Total != len(want) || !sameSet(fullIDs, want) {
+			t.Fatalf("matches %v (total %d), model %v", fullIDs, full.Total, want)
+		}
+		for i, m := range matched {
+			if fullIDs[i] != m.id {
+				t.Fatalf("order %v, model %v", fullIDs, matched)
+			}
+		}
+		limit := rapid.IntRange(1, 7).Draw(t, "limit")
+		var walked []string
+		for off := 0; off < full.Total+limit; off += limit {
+			pg, err := e.svc.Search(ctx, stock.SearchQuery{SiteID: "MLA", Q: query.Q, Sort: sort, Offset: off, Limit: limit})
+			if err != nil {
+				t.Fatalf("page %d: %v", off, err)
+			}
+			if pg.Total != full.Total || len(pg.Results) > limit {
+				t.Fatalf("page at %d: %d results of total %d, limit %d", off, len(pg.Results), pg.Total, limit)
+			}
+			for _, it := range pg.Results {
+				walked = append(walked, it.ID)
+			}
+		}
+		if !slices.Equal(walked, fullIDs) {
+			t.Fatalf("pages walked %v, full result %v", walked, fullIDs)
+		}
+		off := rapid.IntRange(0, full.Total+3).Draw(t, "offset")
+		pg, err := e.svc.Search(ctx, stock.SearchQuery{SiteID: "MLA", Q: query.Q, Sort: sort, Offset: off, Limit: limit})
+		if err != nil {
+			t.Fatalf("page: %v", err)
+		}
+		var got []string
+		for _, it := range pg.Results {
+			got = append(got, it.ID)
+		}
+		wantPage := fullIDs[min(off, len(fullIDs)):min(off+limit, len(fullIDs))]
+		if !slices.Equal(got, wantPage) {
+			t.Fatalf("offset %d limit %d = %v, want %v", off, limit, got, wantPage)
+		}
+	})
+}
+
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
+}
