@@ -1,0 +1,154 @@
+// Command bench measures the server over real loopback HTTP: for each route it
+// drives the full marketplace stack and a bare httprouter server answering
+// the same bytes, in the same run, and prints requests per second and the
+// ratio. Traffic goes only to 127.0.0.1; every phase is bounded in time.
+//
+//	go run ./bench -duration 3s -concurrency 16
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	"github.com/julienschmidt/httprouter"
+
+	"marketplace"
+	"marketplace/httpapi"
+	"marketplace/stock"
+	"marketplace/storage/memory"
+)
+
+func main() {
+	duration := flag.Duration("duration", 3*time.Second, "how long each route is driven, per server")
+	concurrency := flag.Int("concurrency", 16, "concurrent clients")
+	flag.Parse()
+	if *duration > time.Minute {
+		log.Fatal("-duration is capped at 1m")
+	}
+	ctx := context.Background()
+	m, err := marketplace.New(memory.New(), marketplace.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer m.Close()
+	d, err := m.EnsureDemo(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	item, err := m.Stock.PublishMultiOrigin(ctx, d.Seller.ID, stock.NewItem{
+		Title: "Auriculares Sony WH-1000XM5", CategoryID: "MLA1055", Price: "350000", ListingTypeID: "gold_special",
+		CurrencyID: "ARS", Condition: "new", Channels: []string{"marketplace"},
+		StockLocations: []stock.StockLocation{{StoreID: d.Stores[0].ID, Quantity: 5}},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	full := serve(httpapi.New(m, httpapi.Config{}))
+	defer full.Close()
+
+	routes := []struct{ name, pattern, path string }{
+		{"GET /users/{id}", "/users/:user_id", fmt.Sprintf("/users/%d", d.Seller.ID)},
+		{"GET /user-products/{id}/stock", "/user-products/:id/stock", "/user-products/" + item.UserProductID + "/stock"},
+		{"GET /items/{id}", "/items/:id", "/items/" + item.ID},
+		{"GET /sites/MLA/listing_prices", "/sites/:site_id/listing_prices", "/sites/MLA/listing_prices?price=10630"},
+		{"GET /currencies/ARS", "/currencies/:id", "/currencies/ARS"},
+	}
+	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "route\tfull req/s\tbare req/s\tratio\t")
+	for _, r := range routes {
+		body, header := fetch(full.URL+r.path, d.SellerToken)
+		bare := serve(bareServer(r.pattern, body, header))
+		fullRate := drive(full.URL+r.path, d.SellerToken, *duration, *concurrency)
+		bareRate := drive(bare.URL+r.path, d.SellerToken, *duration, *concurrency)
+		bare.Close()
+		fmt.Fprintf(w, "%s\t%.0f\t%.0f\t%.2f\t\n", r.name, fullRate, bareRate, fullRate/bareRate)
+	}
+	w.Flush()
+}
+
+type server struct {
+	URL string
+	srv *http.Server
+}
+
+func (s *server) Close() { _ = s.srv.Close() }
+
+func serve(h http.Handler) *server {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return &server{URL: "http://" + ln.Addr().String(), srv: srv}
+}
+
+func fetch(url, token string) ([]byte, http.Header) {
+	req, _ := http.NewRequest("GET", url, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusOK || !json.Valid(b) {
+		log.Fatalf("GET %s: %d %s", url, res.StatusCode, b)
+	}
+	return b, res.Header
+}
+
+// bareServer answers pattern with body and the same headers, nothing else.
+func bareServer(pattern string, body []byte, header http.Header) http.Handler {
+	r := httprouter.New()
+	r.GET(pattern, func(w http.ResponseWriter, _ *http.Request, _ httprouter.Params) {
+		for k, v := range header {
+			if k != "Date" && k != "Content-Length" {
+				w.Header()[k] = v
+			}
+		}
+		_, _ = w.Write(body)
+	})
+	return r
+}
+
+// drive sends GETs from n clients for d and returns the rate of 200 answers.
+func drive(url, token string, d time.Duration, n int) float64 {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}}
+	var ok atomic.Int64
+	deadline := time.Now().Add(d)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				req, _ := http.NewRequest("GET", url, nil)
+				req.Header.Set("Authorization", "Bearer "+token)
+				res, err := client.Do(req)
+				if err != nil {
+					continue
+				}
+				_, _ = io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				if res.StatusCode == http.StatusOK {
+					ok.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	client.CloseIdleConnections()
+	return float64(ok.Load()) / d.Seconds()
+}
