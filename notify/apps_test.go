@@ -173,3 +173,42 @@ func TestCallbackURL_RefusedAddressIsCheckedAgainAtDelivery(t *testing.T) {
 	is.Equal(attempts[0].Response.HTTPCode, 0)
 	is.True(strings.Contains(attempts[0].Response.Error, "refused: a loopback address"))
 }
+
+// TestCallbackURL_NameThatDoesNotResolveIsAcceptedAndItsPOSTsFail: a host
+// may be published after its application is registered, and the server may
+// run without DNS; the dial check still guards every POST.
+func TestCallbackURL_NameThatDoesNotResolveIsAcceptedAndItsPOSTsFail(t *testing.T) {
+	is := is.New(t)
+	e := strictEnv(t)
+	seller := e.mustUser()
+	// .invalid never resolves (RFC 6761).
+	app, err := e.m.Notify.CreateApplication(e.ctx, notify.NewApplication{Name: "a", OwnerUserID: seller,
+		CallbackURL: "https://receiver.invalid/hook", Topics: []string{"questions"}})
+	is.NoErr(err)
+	is.Equal(app.CallbackURL, "https://receiver.invalid/hook")
+	e.emit(seller, "/questions/1")
+	e.process()
+	attempts, _, err := e.m.Notify.Attempts(e.ctx, app.ID, 0, 10)
+	is.NoErr(err)
+	is.Equal(len(attempts), 1)
+	is.Equal(attempts[0].Response.HTTPCode, 0) // no answer: a failed attempt
+	is.Equal(attempts[0].Outcome, notify.OutcomeRetry)
+	is.True(attempts[0].Response.Error != "")
+}
+
+func TestCallbackURL_NumericHostsThatAreNotCanonicalAddressesAreRefused(t *testing.T) {
+	e := newEnv(t, notify.Options{}) // even with private callbacks allowed
+	seller := e.mustUser()
+	for _, h := range []string{"2130706433", "0177.0.0.1", "127.1", "0x7f.1", "0x7f000001", "10.0.0.010", "a.b.1"} {
+		t.Run(h, func(t *testing.T) {
+			is := is.New(t)
+			u := "http://" + h + "/hook"
+			_, err := e.m.Notify.CreateApplication(e.ctx, notify.NewApplication{Name: "a", OwnerUserID: seller, CallbackURL: u})
+			is.Equal(errs.KindOf(err), errs.Invalid)
+			is.Equal(errs.As(err).Message, "Invalid callback_url: "+u+". The host "+h+" is not a valid address")
+		})
+	}
+	is := is.New(t)
+	_, err := e.m.Notify.CreateApplication(e.ctx, notify.NewApplication{Name: "a", OwnerUserID: seller, CallbackURL: "http://receiver1.localhost/"})
+	is.NoErr(err) // digits inside a name are fine
+}

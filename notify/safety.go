@@ -67,7 +67,7 @@ const maxURLLength = 2048
 const resolveTimeout = 3 * time.Second
 
 // checkCallbackURL validates raw as a callback URL: absolute http or https,
-// with a host whose every address is allowed. It returns the URL in its
+// with a host whose every address, if it resolves, is allowed. It returns the URL in its
 // canonical form. Errors: Invalid.
 func checkCallbackURL(ctx context.Context, raw string, allowPrivate bool) (string, error) {
 	raw = strings.TrimSpace(raw)
@@ -101,12 +101,17 @@ func checkCallbackURL(ctx context.Context, raw string, allowPrivate bool) (strin
 		// RFC 6761: these names always mean the loopback interface.
 		addrs = []netip.Addr{netip.MustParseAddr("127.0.0.1")}
 	default:
+		if numericLastLabel(host) {
+			// 2130706433, 0177.0.0.1, 0x7f.1: resolvers disagree on
+			// what these mean, so none is taken.
+			return "", errs.Invalidf("Invalid callback_url: %s. The host %s is not a valid address", raw, host)
+		}
 		lctx, cancel := context.WithTimeout(ctx, resolveTimeout)
 		defer cancel()
-		addrs, err = net.DefaultResolver.LookupNetIP(lctx, "ip", host)
-		if err != nil || len(addrs) == 0 {
-			return "", errs.Invalidf("Invalid callback_url: %s. The host %s cannot be resolved", raw, host)
-		}
+		// A name that does not resolve now is accepted: it may be published
+		// later, or the server may run without DNS. Its POSTs fail until it
+		// resolves, and each dial is checked (dialControl) all the same.
+		addrs, _ = net.DefaultResolver.LookupNetIP(lctx, "ip", host)
 	}
 	for _, a := range addrs {
 		if why := refusal(a, allowPrivate); why != "" {
@@ -114,6 +119,17 @@ func checkCallbackURL(ctx context.Context, raw string, allowPrivate bool) (strin
 		}
 	}
 	return u.String(), nil
+}
+
+// numericLastLabel reports whether the last label of host is a number
+// (decimal or 0x hex), which no top-level domain is.
+func numericLastLabel(host string) bool {
+	last := host[strings.LastIndexByte(host, '.')+1:]
+	if h, ok := strings.CutPrefix(last, "0x"); ok {
+		last = h
+		return last == "" || strings.Trim(last, "0123456789abcdef") == ""
+	}
+	return last != "" && strings.Trim(last, "0123456789") == ""
 }
 
 func isIP(host string) bool {
