@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -80,6 +81,11 @@ func checkCallbackURL(ctx context.Context, raw string, allowPrivate bool) (strin
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Hostname() == "" {
 		return "", errs.Invalidf("Invalid callback_url: %s. It must be an absolute http or https URL", raw)
+	}
+	if port := u.Port(); port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return "", errs.Invalidf("Invalid callback_url: %s. The port must be between 1 and 65535", raw)
+		}
 	}
 	if u.User != nil {
 		return "", errs.Invalidf("Invalid callback_url: %s. It must not carry user credentials", raw)
