@@ -25,7 +25,9 @@ func newNotifyServer(t *testing.T) *testServer {
 	t.Helper()
 	clk := clock.NewManual(testStart)
 	m, err := marketplace.New(memory.New(), marketplace.Options{Clock: clk,
-		Notifications: notify.Options{AllowPrivateCallbacks: true}})
+		// A long timeout: a loaded machine must not turn a receiver's
+		// answer into a timeout.
+		Notifications: notify.Options{AllowPrivateCallbacks: true, Timeout: 10 * time.Second}})
 	if err != nil {
 		t.Fatalf("new marketplace: %v", err)
 	}
