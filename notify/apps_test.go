@@ -99,6 +99,11 @@ func TestCallbackURL_LinkLocalAndMetadataAreAlwaysRefused(t *testing.T) {
 		"http://metadata.google.internal/computeMetadata/v1/",
 		"http://0.0.0.0:8080/",
 		"http://224.0.0.1/",
+		"http://[64:ff9b::a9fe:a9fe]/", // NAT64 of 169.254.169.254
+		"http://[64:ff9b:1::a9fe:a9fe]/",
+		"http://[::a9fe:a9fe]/",        // IPv4-compatible
+		"http://[2002:a9fe:a9fe::1]/",  // 6to4
+		"http://[64:ff9b::6464:64c8]/", // NAT64 of 100.100.100.200
 	} {
 		t.Run(u, func(t *testing.T) {
 			is := is.New(t)
@@ -122,6 +127,10 @@ func TestCallbackURL_PrivateAndLoopbackNeedTheOption(t *testing.T) {
 		"http://192.168.1.10/",
 		"http://100.64.0.1/",
 		"http://[fd12::1]/",
+		"http://[fec0::1]/",           // site-local
+		"http://[64:ff9b::7f00:1]/",   // NAT64 of 127.0.0.1
+		"http://[::ffff:10.0.0.1]/",   // IPv4-mapped
+		"http://[2002:c0a8:0101::1]/", // 6to4 of 192.168.1.1
 	} {
 		t.Run(u, func(t *testing.T) {
 			is := is.New(t)
@@ -135,6 +144,10 @@ func TestCallbackURL_PrivateAndLoopbackNeedTheOption(t *testing.T) {
 	is := is.New(t)
 	_, err := strict.m.Notify.CreateApplication(strict.ctx, notify.NewApplication{Name: "a", OwnerUserID: s1, CallbackURL: "https://8.8.8.8/hook"})
 	is.NoErr(err) // a public address is fine
+	for _, u := range []string{"http://[2001:4860:4860::8888]/", "http://[64:ff9b::808:808]/"} {
+		_, err = strict.m.Notify.CreateApplication(strict.ctx, notify.NewApplication{Name: "a", OwnerUserID: s1, CallbackURL: u})
+		is.NoErr(err) // public IPv6, and the NAT64 form of a public IPv4
+	}
 }
 
 func TestCallbackURL_UpdateIsCheckedLikeCreation(t *testing.T) {

@@ -31,11 +31,47 @@ var (
 	thisNetwork = netip.MustParsePrefix("0.0.0.0/8")
 )
 
+var (
+	// IPv6 prefixes whose addresses carry an IPv4 address: IPv4-compatible
+	// (::/96, deprecated), NAT64 (64:ff9b::/96, RFC 6052; 64:ff9b:1::/48,
+	// RFC 8215, last 32 bits) and 6to4 (2002::/16, bits 16-47).
+	ipv4Compatible = netip.MustParsePrefix("::/96")
+	nat64          = netip.MustParsePrefix("64:ff9b::/96")
+	nat64Local     = netip.MustParsePrefix("64:ff9b:1::/48")
+	sixToFour      = netip.MustParsePrefix("2002::/16")
+	// fec0::/10, deprecated site-local: private in all but name.
+	siteLocal = netip.MustParsePrefix("fec0::/10")
+)
+
+// embeddedIPv4 returns the IPv4 address an IPv6 address carries, if any.
+func embeddedIPv4(addr netip.Addr) (netip.Addr, bool) {
+	if !addr.Is6() {
+		return netip.Addr{}, false
+	}
+	b := addr.As16()
+	switch {
+	case ipv4Compatible.Contains(addr):
+		if addr.IsUnspecified() || addr.IsLoopback() {
+			return netip.Addr{}, false // :: and ::1 are IPv6's own
+		}
+		return netip.AddrFrom4([4]byte(b[12:16])), true
+	case nat64.Contains(addr), nat64Local.Contains(addr):
+		return netip.AddrFrom4([4]byte(b[12:16])), true
+	case sixToFour.Contains(addr):
+		return netip.AddrFrom4([4]byte(b[2:6])), true
+	}
+	return netip.Addr{}, false
+}
+
 // refusal says why a callback may not reach addr, or "" when it may.
 // Link-local, metadata, unspecified, multicast and broadcast addresses are
 // always refused; private, shared and loopback ones unless allowPrivate.
 func refusal(addr netip.Addr, allowPrivate bool) string {
 	addr = addr.Unmap()
+	if v4, ok := embeddedIPv4(addr); ok {
+		// Translated and tunnelled forms reach the IPv4 address they carry.
+		addr = v4
+	}
 	for _, m := range metadataAddrs {
 		if addr == m {
 			return "a cloud metadata address"
@@ -55,7 +91,7 @@ func refusal(addr netip.Addr, allowPrivate bool) string {
 	switch {
 	case addr.IsLoopback():
 		return "a loopback address (allowed only with -allow-private-callbacks)"
-	case addr.IsPrivate() || sharedSpace.Contains(addr):
+	case addr.IsPrivate() || sharedSpace.Contains(addr) || siteLocal.Contains(addr):
 		return "a private address (allowed only with -allow-private-callbacks)"
 	}
 	return ""
