@@ -25,7 +25,9 @@ func newNotifyServer(t *testing.T) *testServer {
 	t.Helper()
 	clk := clock.NewManual(testStart)
 	m, err := marketplace.New(memory.New(), marketplace.Options{Clock: clk,
-		Notifications: notify.Options{AllowPrivateCallbacks: true}})
+		// A long timeout: a loaded machine must not turn a receiver's
+		// answer into a timeout.
+		Notifications: notify.Options{AllowPrivateCallbacks: true, Timeout: 10 * time.Second}})
 	if err != nil {
 		t.Fatalf("new marketplace: %v", err)
 	}
@@ -142,6 +144,9 @@ func TestApplicationsAPI_Errors(t *testing.T) {
 		{"Scheme", ts, "POST", "/operator/applications", testOperatorToken, map[string]any{"name": "a", "owner_user_id": owner.ID, "callback_url": "file:///etc/passwd"}, 400, "Invalid callback_url: file:///etc/passwd. It must be an absolute http or https URL"},
 		{"Metadata", ts, "POST", "/operator/applications", testOperatorToken, map[string]any{"name": "a", "owner_user_id": owner.ID, "callback_url": "http://169.254.169.254/latest"}, 400, "Callback URL not allowed: 169.254.169.254 is a link-local address"},
 		{"LoopbackWithoutOption", strict, "POST", "/operator/applications", testOperatorToken, map[string]any{"name": "a", "owner_user_id": strictOwner.ID, "callback_url": "http://127.0.0.1:8080/"}, 400, "Callback URL not allowed: 127.0.0.1 is a loopback address (allowed only with -allow-private-callbacks)"},
+		{"NegativeOwner", ts, "POST", "/operator/applications", testOperatorToken, map[string]any{"name": "a", "owner_user_id": -1, "callback_url": "http://127.0.0.1/"}, 400, "Invalid owner_user_id: -1. It must be a positive integer"},
+		{"BadPort", ts, "POST", "/operator/applications", testOperatorToken, map[string]any{"name": "a", "owner_user_id": owner.ID, "callback_url": "http://127.0.0.1:99999/h"}, 400, "Invalid callback_url: http://127.0.0.1:99999/h. The port must be between 1 and 65535"},
+		{"PutBadPort", ts, "PUT", fmt.Sprintf("/operator/applications/%d", id), testOperatorToken, map[string]any{"callback_url": "http://127.0.0.1:70000/"}, 400, "Invalid callback_url: http://127.0.0.1:70000/. The port must be between 1 and 65535"},
 		{"GetUnknown", ts, "GET", fmt.Sprintf("/operator/applications/%d", id+1), testOperatorToken, nil, 404, fmt.Sprintf("Application not found: %d", id+1)},
 		{"GetBadID", ts, "GET", "/operator/applications/abc", testOperatorToken, nil, 400, "Invalid app_id: abc. It must be a positive integer"},
 		{"PutUnknown", ts, "PUT", fmt.Sprintf("/operator/applications/%d", id+1), testOperatorToken, map[string]any{"topics": []string{}}, 404, fmt.Sprintf("Application not found: %d", id+1)},

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"marketplace/accounts"
@@ -60,8 +61,14 @@ func (s *Service) CreateApplication(ctx context.Context, in NewApplication) (App
 	if utf8.RuneCountInString(name) > maxAppNameLength {
 		return Application{}, errs.Invalidf("The field [name] must be at most %d characters", maxAppNameLength)
 	}
-	if in.OwnerUserID <= 0 {
+	if strings.IndexFunc(name, unicode.IsControl) >= 0 {
+		return Application{}, errs.Invalidf("The field [name] must not contain control characters")
+	}
+	if in.OwnerUserID == 0 {
 		return Application{}, errs.Invalidf("The fields [owner_user_id] are required for requested call")
+	}
+	if in.OwnerUserID < 0 {
+		return Application{}, errs.Invalidf("Invalid owner_user_id: %d. It must be a positive integer", in.OwnerUserID)
 	}
 	topics, err := cleanTopics(in.Topics)
 	if err != nil {

@@ -59,6 +59,10 @@ func TestCreateApplication_InvalidInputIsRefusedAndChangesNothing(t *testing.T) 
 		{"NoName", func(a *notify.NewApplication) { a.Name = "  " }, "The fields [name] are required for requested call"},
 		{"LongName", func(a *notify.NewApplication) { a.Name = strings.Repeat("x", 101) }, "The field [name] must be at most 100 characters"},
 		{"NoOwner", func(a *notify.NewApplication) { a.OwnerUserID = 0 }, "The fields [owner_user_id] are required for requested call"},
+		{"NegativeOwner", func(a *notify.NewApplication) { a.OwnerUserID = -5 }, "Invalid owner_user_id: -5. It must be a positive integer"},
+		{"ControlCharacterInName", func(a *notify.NewApplication) { a.Name = "app\x00" }, "The field [name] must not contain control characters"},
+		{"PortTooHigh", func(a *notify.NewApplication) { a.CallbackURL = "http://127.0.0.1:99999/" }, "Invalid callback_url: http://127.0.0.1:99999/. The port must be between 1 and 65535"},
+		{"PortZero", func(a *notify.NewApplication) { a.CallbackURL = "http://127.0.0.1:0/" }, "Invalid callback_url: http://127.0.0.1:0/. The port must be between 1 and 65535"},
 		{"UnknownOwner", func(a *notify.NewApplication) { a.OwnerUserID = 999 }, "Invalid owner_user_id: user 999 does not exist"},
 		{"UnknownTopic", func(a *notify.NewApplication) { a.Topics = []string{"orders"} }, `Invalid topic: "orders". Valid topics are: questions`},
 		{"NoCallback", func(a *notify.NewApplication) { a.CallbackURL = "" }, "The fields [callback_url] are required for requested call"},
@@ -95,6 +99,11 @@ func TestCallbackURL_LinkLocalAndMetadataAreAlwaysRefused(t *testing.T) {
 		"http://metadata.google.internal/computeMetadata/v1/",
 		"http://0.0.0.0:8080/",
 		"http://224.0.0.1/",
+		"http://[64:ff9b::a9fe:a9fe]/", // NAT64 of 169.254.169.254
+		"http://[64:ff9b:1::a9fe:a9fe]/",
+		"http://[::a9fe:a9fe]/",        // IPv4-compatible
+		"http://[2002:a9fe:a9fe::1]/",  // 6to4
+		"http://[64:ff9b::6464:64c8]/", // NAT64 of 100.100.100.200
 	} {
 		t.Run(u, func(t *testing.T) {
 			is := is.New(t)
@@ -118,6 +127,10 @@ func TestCallbackURL_PrivateAndLoopbackNeedTheOption(t *testing.T) {
 		"http://192.168.1.10/",
 		"http://100.64.0.1/",
 		"http://[fd12::1]/",
+		"http://[fec0::1]/",           // site-local
+		"http://[64:ff9b::7f00:1]/",   // NAT64 of 127.0.0.1
+		"http://[::ffff:10.0.0.1]/",   // IPv4-mapped
+		"http://[2002:c0a8:0101::1]/", // 6to4 of 192.168.1.1
 	} {
 		t.Run(u, func(t *testing.T) {
 			is := is.New(t)
@@ -131,6 +144,10 @@ func TestCallbackURL_PrivateAndLoopbackNeedTheOption(t *testing.T) {
 	is := is.New(t)
 	_, err := strict.m.Notify.CreateApplication(strict.ctx, notify.NewApplication{Name: "a", OwnerUserID: s1, CallbackURL: "https://8.8.8.8/hook"})
 	is.NoErr(err) // a public address is fine
+	for _, u := range []string{"http://[2001:4860:4860::8888]/", "http://[64:ff9b::808:808]/"} {
+		_, err = strict.m.Notify.CreateApplication(strict.ctx, notify.NewApplication{Name: "a", OwnerUserID: s1, CallbackURL: u})
+		is.NoErr(err) // public IPv6, and the NAT64 form of a public IPv4
+	}
 }
 
 func TestCallbackURL_UpdateIsCheckedLikeCreation(t *testing.T) {
@@ -172,4 +189,43 @@ func TestCallbackURL_RefusedAddressIsCheckedAgainAtDelivery(t *testing.T) {
 	is.Equal(len(attempts), 1)
 	is.Equal(attempts[0].Response.HTTPCode, 0)
 	is.True(strings.Contains(attempts[0].Response.Error, "refused: a loopback address"))
+}
+
+// TestCallbackURL_NameThatDoesNotResolveIsAcceptedAndItsPOSTsFail: a host
+// may be published after its application is registered, and the server may
+// run without DNS; the dial check still guards every POST.
+func TestCallbackURL_NameThatDoesNotResolveIsAcceptedAndItsPOSTsFail(t *testing.T) {
+	is := is.New(t)
+	e := strictEnv(t)
+	seller := e.mustUser()
+	// .invalid never resolves (RFC 6761).
+	app, err := e.m.Notify.CreateApplication(e.ctx, notify.NewApplication{Name: "a", OwnerUserID: seller,
+		CallbackURL: "https://receiver.invalid/hook", Topics: []string{"questions"}})
+	is.NoErr(err)
+	is.Equal(app.CallbackURL, "https://receiver.invalid/hook")
+	e.emit(seller, "/questions/1")
+	e.process()
+	attempts, _, err := e.m.Notify.Attempts(e.ctx, app.ID, 0, 10)
+	is.NoErr(err)
+	is.Equal(len(attempts), 1)
+	is.Equal(attempts[0].Response.HTTPCode, 0) // no answer: a failed attempt
+	is.Equal(attempts[0].Outcome, notify.OutcomeRetry)
+	is.True(attempts[0].Response.Error != "")
+}
+
+func TestCallbackURL_NumericHostsThatAreNotCanonicalAddressesAreRefused(t *testing.T) {
+	e := newEnv(t, notify.Options{}) // even with private callbacks allowed
+	seller := e.mustUser()
+	for _, h := range []string{"2130706433", "0177.0.0.1", "127.1", "0x7f.1", "0x7f000001", "10.0.0.010", "a.b.1"} {
+		t.Run(h, func(t *testing.T) {
+			is := is.New(t)
+			u := "http://" + h + "/hook"
+			_, err := e.m.Notify.CreateApplication(e.ctx, notify.NewApplication{Name: "a", OwnerUserID: seller, CallbackURL: u})
+			is.Equal(errs.KindOf(err), errs.Invalid)
+			is.Equal(errs.As(err).Message, "Invalid callback_url: "+u+". The host "+h+" is not a valid address")
+		})
+	}
+	is := is.New(t)
+	_, err := e.m.Notify.CreateApplication(e.ctx, notify.NewApplication{Name: "a", OwnerUserID: seller, CallbackURL: "http://receiver1.localhost/"})
+	is.NoErr(err) // digits inside a name are fine
 }

@@ -201,6 +201,11 @@ func (s *Service) attempt(ctx context.Context, id uint64) error {
 		return err
 	}
 	sent := s.clock.Now()
+	if d.NextAttempt.After(sent) {
+		// Claimed from a snapshot older than the record of the previous
+		// attempt, which has rescheduled it: not due yet.
+		return nil
+	}
 	n := Notification{ID: d.NotificationID, Topic: d.Event.Topic, Resource: d.Event.Resource,
 		UserID: d.Event.UserID, ApplicationID: app.ID, Attempts: d.Attempts + 1,
 		Sent: sent.UTC().Format(TimeLayout), Received: d.Event.Received.UTC().Format(TimeLayout)}

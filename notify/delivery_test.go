@@ -477,3 +477,32 @@ func TestProcess_IsRefusedWhileTheDeliveryLoopRuns(t *testing.T) {
 	_, err = e.m.Notify.Process(e.ctx)
 	is.NoErr(err) // allowed again once stopped
 }
+
+// TestDelivery_RetryIsNotSentBeforeItsTimeWhenClaimedFromAStaleSnapshot: the
+// loop may read the due index from a snapshot taken just before the previous
+// attempt was recorded and claim the delivery again; the attempt itself must
+// see that it was rescheduled and send nothing.
+func TestDelivery_RetryIsNotSentBeforeItsTimeWhenClaimedFromAStaleSnapshot(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t, notify.Options{})
+	rcv := newReceiver(t, always(http.StatusInternalServerError))
+	seller := e.mustUser()
+	app := e.mustApp(seller, rcv.URL)
+	e.emit(seller, "/questions/7")
+	is.Equal(e.process(), 1) // attempt 1 fails: the retry waits 15 s
+	attempts, _, err := e.m.Notify.Attempts(e.ctx, app.ID, 0, 10)
+	is.NoErr(err)
+	is.Equal(len(attempts), 1)
+
+	is.NoErr(notify.AttemptDelivery(e.ctx, e.m.Notify, attempts[0].DeliveryID)) // a stale claim
+	is.Equal(len(rcv.got()), 1)                                                 // nothing sent early
+	_, total, err := e.m.Notify.Attempts(e.ctx, app.ID, 0, 10)
+	is.NoErr(err)
+	is.Equal(total, 1) // nothing recorded
+
+	e.advance(time.Minute)
+	is.Equal(e.process(), 1) // the retry, when due
+	got := rcv.got()
+	is.Equal(len(got), 2)
+	is.Equal(got[1].Body.Attempts, 2)
+}

@@ -25,3 +25,7 @@ func PutApplication(ctx context.Context, st storage.Store, app Application) erro
 
 // Backoff exposes the retry delay after the n-th failed attempt.
 func Backoff(s *Service, n int) time.Duration { return s.backoff(n) }
+
+// AttemptDelivery runs one attempt of delivery id as the delivery loop does once it
+// has claimed it, so that tests can claim it as a stale snapshot would.
+func AttemptDelivery(ctx context.Context, s *Service, id uint64) error { return s.attempt(ctx, id) }

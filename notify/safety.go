@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -30,11 +31,47 @@ var (
 	thisNetwork = netip.MustParsePrefix("0.0.0.0/8")
 )
 
+var (
+	// IPv6 prefixes whose addresses carry an IPv4 address: IPv4-compatible
+	// (::/96, deprecated), NAT64 (64:ff9b::/96, RFC 6052; 64:ff9b:1::/48,
+	// RFC 8215, last 32 bits) and 6to4 (2002::/16, bits 16-47).
+	ipv4Compatible = netip.MustParsePrefix("::/96")
+	nat64          = netip.MustParsePrefix("64:ff9b::/96")
+	nat64Local     = netip.MustParsePrefix("64:ff9b:1::/48")
+	sixToFour      = netip.MustParsePrefix("2002::/16")
+	// fec0::/10, deprecated site-local: private in all but name.
+	siteLocal = netip.MustParsePrefix("fec0::/10")
+)
+
+// embeddedIPv4 returns the IPv4 address an IPv6 address carries, if any.
+func embeddedIPv4(addr netip.Addr) (netip.Addr, bool) {
+	if !addr.Is6() {
+		return netip.Addr{}, false
+	}
+	b := addr.As16()
+	switch {
+	case ipv4Compatible.Contains(addr):
+		if addr.IsUnspecified() || addr.IsLoopback() {
+			return netip.Addr{}, false // :: and ::1 are IPv6's own
+		}
+		return netip.AddrFrom4([4]byte(b[12:16])), true
+	case nat64.Contains(addr), nat64Local.Contains(addr):
+		return netip.AddrFrom4([4]byte(b[12:16])), true
+	case sixToFour.Contains(addr):
+		return netip.AddrFrom4([4]byte(b[2:6])), true
+	}
+	return netip.Addr{}, false
+}
+
 // refusal says why a callback may not reach addr, or "" when it may.
 // Link-local, metadata, unspecified, multicast and broadcast addresses are
 // always refused; private, shared and loopback ones unless allowPrivate.
 func refusal(addr netip.Addr, allowPrivate bool) string {
 	addr = addr.Unmap()
+	if v4, ok := embeddedIPv4(addr); ok {
+		// Translated and tunnelled forms reach the IPv4 address they carry.
+		addr = v4
+	}
 	for _, m := range metadataAddrs {
 		if addr == m {
 			return "a cloud metadata address"
@@ -54,7 +91,7 @@ func refusal(addr netip.Addr, allowPrivate bool) string {
 	switch {
 	case addr.IsLoopback():
 		return "a loopback address (allowed only with -allow-private-callbacks)"
-	case addr.IsPrivate() || sharedSpace.Contains(addr):
+	case addr.IsPrivate() || sharedSpace.Contains(addr) || siteLocal.Contains(addr):
 		return "a private address (allowed only with -allow-private-callbacks)"
 	}
 	return ""
@@ -67,7 +104,7 @@ const maxURLLength = 2048
 const resolveTimeout = 3 * time.Second
 
 // checkCallbackURL validates raw as a callback URL: absolute http or https,
-// with a host whose every address is allowed. It returns the URL in its
+// with a host whose every address, if it resolves, is allowed. It returns the URL in its
 // canonical form. Errors: Invalid.
 func checkCallbackURL(ctx context.Context, raw string, allowPrivate bool) (string, error) {
 	raw = strings.TrimSpace(raw)
@@ -80,6 +117,11 @@ func checkCallbackURL(ctx context.Context, raw string, allowPrivate bool) (strin
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Hostname() == "" {
 		return "", errs.Invalidf("Invalid callback_url: %s. It must be an absolute http or https URL", raw)
+	}
+	if port := u.Port(); port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return "", errs.Invalidf("Invalid callback_url: %s. The port must be between 1 and 65535", raw)
+		}
 	}
 	if u.User != nil {
 		return "", errs.Invalidf("Invalid callback_url: %s. It must not carry user credentials", raw)
@@ -101,12 +143,17 @@ func checkCallbackURL(ctx context.Context, raw string, allowPrivate bool) (strin
 		// RFC 6761: these names always mean the loopback interface.
 		addrs = []netip.Addr{netip.MustParseAddr("127.0.0.1")}
 	default:
+		if numericLastLabel(host) {
+			// 2130706433, 0177.0.0.1, 0x7f.1: resolvers disagree on
+			// what these mean, so none is taken.
+			return "", errs.Invalidf("Invalid callback_url: %s. The host %s is not a valid address", raw, host)
+		}
 		lctx, cancel := context.WithTimeout(ctx, resolveTimeout)
 		defer cancel()
-		addrs, err = net.DefaultResolver.LookupNetIP(lctx, "ip", host)
-		if err != nil || len(addrs) == 0 {
-			return "", errs.Invalidf("Invalid callback_url: %s. The host %s cannot be resolved", raw, host)
-		}
+		// A name that does not resolve now is accepted: it may be published
+		// later, or the server may run without DNS. Its POSTs fail until it
+		// resolves, and each dial is checked (dialControl) all the same.
+		addrs, _ = net.DefaultResolver.LookupNetIP(lctx, "ip", host)
 	}
 	for _, a := range addrs {
 		if why := refusal(a, allowPrivate); why != "" {
@@ -114,6 +161,17 @@ func checkCallbackURL(ctx context.Context, raw string, allowPrivate bool) (strin
 		}
 	}
 	return u.String(), nil
+}
+
+// numericLastLabel reports whether the last label of host is a number
+// (decimal or 0x hex), which no top-level domain is.
+func numericLastLabel(host string) bool {
+	last := host[strings.LastIndexByte(host, '.')+1:]
+	if h, ok := strings.CutPrefix(last, "0x"); ok {
+		last = h
+		return last == "" || strings.Trim(last, "0123456789abcdef") == ""
+	}
+	return last != "" && strings.Trim(last, "0123456789") == ""
 }
 
 func isIP(host string) bool {
