@@ -1,0 +1,223 @@
+package marketplace
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"marketplace/errs"
+	"marketplace/storage"
+	"marketplace/storage/badger"
+	"marketplace/storage/memory"
+)
+
+func zipRecords(prefix string, n int) []ReferenceRecord {
+	out := make([]ReferenceRecord, n)
+	for i := range out {
+		out[i] = ReferenceRecord{Kind: "zip_code", Data: json.RawMessage(fmt.Sprintf(
+			`{"zip_code": "%s%06d", "country_id": "AR", "state_id": "AR-C", "city_id": "TUxBQ0lUQ1BhbGVybW8"}`, prefix, i))}
+	}
+	return out
+}
+
+// smallBatches makes every import of the test take the batched path with
+// batches of a few records.
+func smallBatches(t *testing.T) {
+	t.Helper()
+	force, size := forceImportBatches, importBatchBytes
+	forceImportBatches, importBatchBytes = true, 300
+	t.Cleanup(func() { forceImportBatches, importBatchBytes = force, size })
+}
+
+func newEngine(t *testing.T, st storage.Store) *Marketplace {
+	t.Helper()
+	m, err := New(st, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+// journalLeft reports the keys of the import journal still stored.
+func journalLeft(t *testing.T, st storage.Store) int {
+	t.Helper()
+	n := 0
+	err := st.View(context.Background(), func(tx storage.Tx) error {
+		for _, p := range [][]byte{importUndoPrefix(), importPendingKey()} {
+			it := tx.Iterate(storage.Prefix(p))
+			for ; it.Valid(); it.Next() {
+				n++
+			}
+			it.Close()
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestImportReference_BatchedImportWritesEveryRecordAndLeavesNoJournal(t *testing.T) {
+	smallBatches(t)
+	st := memory.New()
+	m := newEngine(t, st)
+	ctx := context.Background()
+	recs := []ReferenceRecord{
+		{Kind: "state", Data: json.RawMessage(`{"id": "AR-ZZ", "name": "Test state", "country_id": "AR"}`)},
+		{Kind: "city", Data: json.RawMessage(`{"id": "TESTCITY", "name": "Test city", "state_id": "AR-ZZ"}`)},
+		{Kind: "zip_code", Data: json.RawMessage(`{"zip_code": "T0001", "country_id": "AR", "state_id": "AR-ZZ", "city_id": "TESTCITY"}`)},
+	}
+	recs = append(recs, zipRecords("Z", 20)...)
+	res, err := m.ImportReference(ctx, ReferenceDocument{Records: recs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Total != 23 || res.Imported["zip_code"] != 21 || res.Imported["state"] != 1 || res.Imported["city"] != 1 {
+		t.Fatalf("result %+v", res)
+	}
+	z, err := m.Geo.ZipCode(ctx, "AR", "T0001")
+	if err != nil || z.City.Name != "Test city" {
+		t.Fatalf("zip code of a later batch that refers to an earlier one: %+v %v", z, err)
+	}
+	if _, err := m.Geo.ZipCode(ctx, "AR", "Z000019"); err != nil {
+		t.Fatalf("last record: %v", err)
+	}
+	if n := journalLeft(t, st); n != 0 {
+		t.Fatalf("%d journal keys left after a completed import", n)
+	}
+}
+
+func TestImportReference_FailedBatchedImportRestoresEveryValueItReplaced(t *testing.T) {
+	smallBatches(t)
+	st := memory.New()
+	m := newEngine(t, st)
+	ctx := context.Background()
+	before, err := m.Geo.Currency(ctx, "ARS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := []ReferenceRecord{{Kind: "currency", Data: json.RawMessage(`{"id": "ARS", "description": "Changed", "symbol": "X", "decimal_places": 0}`)}}
+	recs = append(recs, zipRecords("Z", 20)...)
+	recs = append(recs, ReferenceRecord{Kind: "zip_code", Data: json.RawMessage(`{"zip_code": "bad!", "country_id": "AR", "state_id": "AR-C", "city_id": "TUxBQ0lUQ1BhbGVybW8"}`)})
+	_, err = m.ImportReference(ctx, ReferenceDocument{Records: recs})
+	if !errs.Is(err, errs.Invalid) || !strings.HasPrefix(errs.As(err).Message, "Record 21 (zip_code): ") {
+		t.Fatalf("err = %v; want the bad record named", err)
+	}
+	after, err := m.Geo.Currency(ctx, "ARS")
+	if err != nil || after != before {
+		t.Fatalf("ARS after a failed import = %+v %v; want %+v", after, err, before)
+	}
+	if _, err := m.Geo.ZipCode(ctx, "AR", "Z000000"); !errs.Is(err, errs.NotFound) {
+		t.Fatalf("zip code of a committed batch survived the failed import: %v", err)
+	}
+	if n := journalLeft(t, st); n != 0 {
+		t.Fatalf("%d journal keys left after a rollback", n)
+	}
+	// A shipped record that the failed import touched is still the shipped
+	// one: a later import marks it as imported again only when it succeeds.
+	if _, err := m.ImportReference(ctx, ReferenceDocument{Records: zipRecords("Y", 3)}); err != nil {
+		t.Fatalf("import after a rollback: %v", err)
+	}
+}
+
+// crashingStore fails every Update after the first allowed ones, as a
+// process that dies in the middle of an import.
+type crashingStore struct {
+	storage.Store
+	allowed int
+}
+
+func (s *crashingStore) Update(ctx context.Context, fn func(storage.Tx) error) error {
+	if s.allowed <= 0 {
+		return errors.New("crashed")
+	}
+	s.allowed--
+	return s.Store.Update(ctx, fn)
+}
+
+func TestImportReference_ImportInterruptedByACrashIsUndoneOnNextOpen(t *testing.T) {
+	smallBatches(t)
+	st := memory.New()
+	m0 := newEngine(t, st)
+	crashing := &crashingStore{Store: st}
+	m := &Marketplace{store: crashing, Geo: m0.Geo, Fees: m0.Fees, Catalog: m0.Catalog}
+	// The pending mark, the journal cleanup and three batches commit; then
+	// the process dies.
+	crashing.allowed = 5
+	if _, err := m.ImportReference(context.Background(), ReferenceDocument{Records: zipRecords("Z", 20)}); err == nil {
+		t.Fatal("import through a crashing store succeeded")
+	}
+	if journalLeft(t, st) == 0 {
+		t.Fatal("the crash left no journal: the test does not reproduce a crash")
+	}
+	reopened := newEngine(t, st)
+	if _, err := reopened.Geo.ZipCode(context.Background(), "AR", "Z000000"); !errs.Is(err, errs.NotFound) {
+		t.Fatalf("zip code of the interrupted import is there after open: %v", err)
+	}
+	if n := journalLeft(t, st); n != 0 {
+		t.Fatalf("%d journal keys left after recovery", n)
+	}
+}
+
+// bigProduct returns a product record of about 1 MB: a few of them exceed what
+// one Badger transaction commits.
+func bigProduct(i int) ReferenceRecord {
+	var b strings.Builder
+	fmt.Fprintf(&b, `{"id": "MLA9900%04d", "domain_id": "MLA-CELLPHONES", "name": "Big %d", "attributes": [`, i, i)
+	long := strings.Repeat("x", 1000)
+	for a := 0; a < 1000; a++ {
+		if a > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"id": "A%d", "name": "Attribute %d", "value_name": "%s"}`, a, a, long)
+	}
+	b.WriteString(`]}`)
+	return ReferenceRecord{Kind: "product", Data: json.RawMessage(b.String())}
+}
+
+func TestImportReference_ImportLargerThanABadgerTransactionIsWrittenInBatches(t *testing.T) {
+	st, err := badger.Open(t.TempDir(), badger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	m := newEngine(t, st)
+	ctx := context.Background()
+	var recs []ReferenceRecord
+	for i := 0; i < 8; i++ {
+		recs = append(recs, bigProduct(i))
+	}
+	if _, err := m.importBatch(ctx, recs, 0, nil); !errors.Is(err, storage.ErrTooBig) {
+		t.Fatalf("one transaction of the whole document: %v; want ErrTooBig (the test needs a bigger document)", err)
+	}
+	res, err := m.ImportReference(ctx, ReferenceDocument{Records: recs})
+	if err != nil {
+		t.Fatalf("import of %d big products: %v", len(recs), err)
+	}
+	if res.Total != 8 {
+		t.Fatalf("result %+v", res)
+	}
+	if _, err := m.Catalog.Product(ctx, "MLA99000007"); err != nil {
+		t.Fatalf("last product: %v", err)
+	}
+
+	// The same size with a bad record at the end writes nothing.
+	for i := range recs {
+		recs[i] = bigProduct(100 + i)
+	}
+	recs = append(recs, ReferenceRecord{Kind: "product", Data: json.RawMessage(`{"id": "MLA1"}`)})
+	if _, err := m.ImportReference(ctx, ReferenceDocument{Records: recs}); !errs.Is(err, errs.Invalid) {
+		t.Fatalf("err = %v; want Invalid", err)
+	}
+	if _, err := m.Catalog.Product(ctx, "MLA99000100"); !errs.Is(err, errs.NotFound) {
+		t.Fatalf("product of the failed import: %v", err)
+	}
+	if n := journalLeft(t, st); n != 0 {
+		t.Fatalf("%d journal keys left", n)
+	}
+}
