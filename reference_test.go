@@ -164,13 +164,14 @@ func TestImportReference_ImportInterruptedByACrashIsUndoneOnNextOpen(t *testing.
 	}
 }
 
-// bigProduct returns a product record of about 1 MB: a few of them exceed what
-// one Badger transaction commits.
+// bigProduct returns a product record of about 400 KB, stored twice (record
+// and rendered view), below Badger's value-log threshold so that it counts
+// whole against the transaction limit: a few dozen exceed it.
 func bigProduct(i int) ReferenceRecord {
 	var b strings.Builder
 	fmt.Fprintf(&b, `{"id": "MLA9900%04d", "domain_id": "MLA-CELLPHONES", "name": "Big %d", "attributes": [`, i, i)
 	long := strings.Repeat("x", 1000)
-	for a := 0; a < 1000; a++ {
+	for a := 0; a < 400; a++ {
 		if a > 0 {
 			b.WriteByte(',')
 		}
@@ -189,7 +190,7 @@ func TestImportReference_ImportLargerThanABadgerTransactionIsWrittenInBatches(t 
 	m := newEngine(t, st)
 	ctx := context.Background()
 	var recs []ReferenceRecord
-	for i := 0; i < 8; i++ {
+	for i := 0; i < 30; i++ {
 		recs = append(recs, bigProduct(i))
 	}
 	if _, err := m.importBatch(ctx, recs, 0, nil); !errors.Is(err, storage.ErrTooBig) {
@@ -199,10 +200,10 @@ func TestImportReference_ImportLargerThanABadgerTransactionIsWrittenInBatches(t 
 	if err != nil {
 		t.Fatalf("import of %d big products: %v", len(recs), err)
 	}
-	if res.Total != 8 {
+	if res.Total != 30 {
 		t.Fatalf("result %+v", res)
 	}
-	if _, err := m.Catalog.Product(ctx, "MLA99000007"); err != nil {
+	if _, err := m.Catalog.Product(ctx, "MLA99000029"); err != nil {
 		t.Fatalf("last product: %v", err)
 	}
 
