@@ -169,9 +169,12 @@ func (m *Marketplace) importInBatches(ctx context.Context, recs []ReferenceRecor
 		}
 		for {
 			res, err := m.importBatch(ctx, recs[start:end], start, j)
-			if errors.Is(err, storage.ErrTooBig) && end-start > 1 {
-				end = start + (end-start)/2
-				continue
+			if errors.Is(err, storage.ErrTooBig) {
+				if end-start > 1 {
+					end = start + (end-start)/2
+					continue
+				}
+				err = errs.Invalidf("Record %d (%s): the record is too big to store", start, recs[start].Kind)
 			}
 			if err != nil {
 				return fail(err)
