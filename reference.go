@@ -138,25 +138,25 @@ func (m *Marketplace) importBatch(ctx context.Context, recs []ReferenceRecord, f
 // importInBatches writes recs in batches under a journal (see
 // ImportReference).
 func (m *Marketplace) importInBatches(ctx context.Context, recs []ReferenceRecord) (ImportResult, error) {
+	var id uint64
 	if err := m.store.Update(ctx, func(tx storage.Tx) error {
 		if _, err := tx.Get(importPendingKey()); err == nil {
 			return errs.Conflictf("Another reference import is being applied; try again when it ends")
 		} else if !errors.Is(err, storage.ErrNotFound) {
 			return err
 		}
-		return tx.Set(importPendingKey(), []byte{1})
+		var err error
+		if id, err = storage.NextSeq(tx, importSeqKey(), 1); err != nil {
+			return err
+		}
+		return tx.Set(importPendingKey(), storage.NewKeyRaw().Uint(id))
 	}); err != nil {
 		return ImportResult{}, err
 	}
-	// A journal left by an import that completed but was not cleaned up
-	// would mix with this one's.
-	if err := m.clearImportJournal(ctx); err != nil {
-		return ImportResult{}, errors.Join(err, m.rollbackImport(context.WithoutCancel(ctx)))
-	}
-	j := &importJournal{seen: map[string]struct{}{}}
+	j := &importJournal{id: id, seen: map[string]struct{}{}}
 	total := ImportResult{Imported: map[string]int{}}
 	fail := func(err error) (ImportResult, error) {
-		if rerr := m.rollbackImport(context.WithoutCancel(ctx)); rerr != nil {
+		if rerr := m.rollbackImport(context.WithoutCancel(ctx), id); rerr != nil {
 			return ImportResult{}, errors.Join(err, fmt.Errorf("undo the partial import: %w", rerr))
 		}
 		return ImportResult{}, err
@@ -187,8 +187,9 @@ func (m *Marketplace) importInBatches(ctx context.Context, recs []ReferenceRecor
 		}
 		start = end
 	}
-	// Deleting the pending mark commits the import; the journal is then
-	// garbage, removed now or by the next batched import.
+	// Deleting the pending mark commits the import; its journal, and any
+	// other left by an earlier import cut short while cleaning up, is then
+	// garbage.
 	if err := m.store.Update(context.WithoutCancel(ctx), func(tx storage.Tx) error {
 		return tx.Delete(importPendingKey())
 	}); err != nil {
@@ -200,11 +201,16 @@ func (m *Marketplace) importInBatches(ctx context.Context, recs []ReferenceRecor
 
 // Keys of the import journal (namespace "ref"):
 //
-//	ref/import/pending        -> present while a batched import is being applied
-//	ref/import/undo/<seq>     -> undoEntry: a key the import wrote and its value before
+//	ref/import/seq              -> last batched import id (uint64)
+//	ref/import/pending          -> id of the batched import being applied, while it is
+//	ref/import/undo/<id>/<seq>  -> undoEntry: a key import <id> wrote and its value before
+func importSeqKey() []byte { return storage.NewKey("ref/import/seq") }
+
 func importPendingKey() []byte { return storage.NewKey("ref/import/pending") }
 
 func importUndoPrefix() []byte { return storage.NewKey("ref/import/undo") }
+
+func importUndoIDPrefix(id uint64) []byte { return storage.Key(importUndoPrefix()).Uint(id) }
 
 // undoEntry is one journaled key: its value before the import, or Absent.
 type undoEntry struct {
@@ -217,6 +223,7 @@ type undoEntry struct {
 // keys already journaled (only the value before the first write is kept) and
 // the next journal sequence number.
 type importJournal struct {
+	id   uint64
 	seen map[string]struct{}
 	seq  uint64
 }
@@ -261,7 +268,7 @@ func (t *journalTx) record(key []byte) error {
 	default:
 		return err
 	}
-	if err := storage.SetJSON(t.Tx, storage.Key(importUndoPrefix()).Uint(t.seq), e); err != nil {
+	if err := storage.SetJSON(t.Tx, storage.Key(importUndoIDPrefix(t.j.id)).Uint(t.seq), e); err != nil {
 		return err
 	}
 	t.seq++
@@ -286,11 +293,11 @@ func (t *journalTx) Delete(key []byte) error {
 // undoChunk bounds the journal entries handled per transaction.
 const undoChunk = 2000
 
-// rollbackImport restores every journaled key, newest entry first, a chunk
-// per transaction (each restore and the removal of its entry commit
-// together, so a rollback cut short resumes where it stopped), then drops
-// the pending mark.
-func (m *Marketplace) rollbackImport(ctx context.Context) error {
+// rollbackImport restores every key journaled by import id, newest entry
+// first, a chunk per transaction (each restore and the removal of its entry
+// commit together, so a rollback cut short resumes where it stopped), then
+// drops the pending mark.
+func (m *Marketplace) rollbackImport(ctx context.Context, id uint64) error {
 	for {
 		done := false
 		err := m.store.Update(ctx, func(tx storage.Tx) error {
@@ -299,7 +306,7 @@ func (m *Marketplace) rollbackImport(ctx context.Context) error {
 				e   undoEntry
 			}
 			var batch []entry
-			p := importUndoPrefix()
+			p := importUndoIDPrefix(id)
 			it := tx.Iterate(storage.Range{Start: p, End: storage.PrefixEnd(p), Reverse: true})
 			for ; it.Valid() && len(batch) < undoChunk; it.Next() {
 				b, err := it.Value()
@@ -344,12 +351,19 @@ func (m *Marketplace) rollbackImport(ctx context.Context) error {
 	}
 }
 
-// clearImportJournal deletes the journal of a committed import.
+// clearImportJournal deletes the journals of committed imports, unless
+// another import has started since.
 func (m *Marketplace) clearImportJournal(ctx context.Context) error {
 	for {
 		n := 0
 		err := m.store.Update(ctx, func(tx storage.Tx) error {
 			var keys [][]byte
+			if _, err := tx.Get(importPendingKey()); err == nil {
+				// Another import started since: its journal is not garbage.
+				return nil
+			} else if !errors.Is(err, storage.ErrNotFound) {
+				return err
+			}
 			it := tx.Iterate(storage.Prefix(importUndoPrefix()))
 			for ; it.Valid() && len(keys) < undoChunk; it.Next() {
 				keys = append(keys, bytes.Clone(it.Key()))
@@ -371,12 +385,13 @@ func (m *Marketplace) clearImportJournal(ctx context.Context) error {
 
 // recoverImport undoes a batched import that a crash interrupted.
 func (m *Marketplace) recoverImport(ctx context.Context) error {
-	pending := false
+	pending, id := false, uint64(0)
 	if err := m.store.View(ctx, func(tx storage.Tx) error {
-		_, err := tx.Get(importPendingKey())
+		b, err := tx.Get(importPendingKey())
 		if err == nil {
-			pending = true
-			return nil
+			r := storage.ReadKey(b)
+			pending, id = true, r.Uint()
+			return r.Err()
 		}
 		if errors.Is(err, storage.ErrNotFound) {
 			return nil
@@ -388,7 +403,7 @@ func (m *Marketplace) recoverImport(ctx context.Context) error {
 	if !pending {
 		return nil
 	}
-	return m.rollbackImport(ctx)
+	return m.rollbackImport(ctx, id)
 }
 
 // ImportReferenceJSON reads a ReferenceDocument from r and imports it.

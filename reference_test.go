@@ -185,7 +185,7 @@ func bigProduct(i int) ReferenceRecord {
 
 func TestImportReference_ImportLargerThanABadgerTransactionIsWrittenInBatches(t *testing.T) {
 	if testing.Short() {
-		t.Skip("writes some 25 MB to Badger")
+		t.Skip("imports some 6 MB into Badger")
 	}
 	st, err := badger.Open("", badger.Options{InMemory: true})
 	if err != nil {
@@ -260,5 +260,42 @@ func TestImportReference_DocumentExamplesImportAsCopied(t *testing.T) {
 	lp, err := m.Fees.ListingPrice(ctx, "MLU", "silver", fees.Query{Price: "100", CategoryID: "MLU1234"})
 	if err != nil || lp.SaleFeeAmount.String() != "18.25" {
 		t.Fatalf("documented fee rule: %+v %v", lp, err)
+	}
+}
+
+func TestImportReference_CrashUndoesOnlyThePendingImportNotAnEarlierCompletedOne(t *testing.T) {
+	smallBatches(t)
+	importBatchBytes = 1 // one record per batch
+	st := memory.New()
+	m0 := newEngine(t, st)
+	crashing := &crashingStore{Store: st}
+	m := &Marketplace{store: crashing, Geo: m0.Geo, Fees: m0.Fees, Catalog: m0.Catalog}
+	ctx := context.Background()
+
+	// Import A commits (pending mark, 5 batches, commit) and dies while
+	// cleaning its journal up.
+	crashing.allowed = 7
+	if _, err := m.ImportReference(ctx, ReferenceDocument{Records: zipRecords("A", 5)}); err != nil {
+		t.Fatalf("import A: %v", err)
+	}
+	// Import B dies after two batches.
+	crashing.allowed = 3
+	if _, err := m.ImportReference(ctx, ReferenceDocument{Records: zipRecords("B", 5)}); err == nil {
+		t.Fatal("import B through a crashing store succeeded")
+	}
+
+	reopened := newEngine(t, st)
+	if _, err := reopened.Geo.ZipCode(ctx, "AR", "A000004"); err != nil {
+		t.Fatalf("completed import A was undone: %v", err)
+	}
+	if _, err := reopened.Geo.ZipCode(ctx, "AR", "B000000"); !errs.Is(err, errs.NotFound) {
+		t.Fatalf("interrupted import B is there: %v", err)
+	}
+	// The next batched import removes the journal A left.
+	if _, err := reopened.ImportReference(ctx, ReferenceDocument{Records: zipRecords("C", 2)}); err != nil {
+		t.Fatal(err)
+	}
+	if n := journalLeft(t, st); n != 0 {
+		t.Fatalf("%d journal keys left", n)
 	}
 }
