@@ -209,6 +209,17 @@ func TestListingPrice_BadInputIsRejected(t *testing.T) {
 	}
 }
 
+func TestListingPrice_CurrencyWithoutARatioFromTheRuleCurrencyIsRejected(t *testing.T) {
+	e := newEnv(t)
+	if err := e.importRec(t, geo.KindCurrency, `{"id":"XTS","description":"Test","symbol":"T","decimal_places":2}`); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.fees.ListingPrice(context.Background(), "MLA", "gold_pro", fees.Query{Price: "100", CurrencyID: "XTS"})
+	if !errs.Is(err, errs.Invalid) || errs.As(err).Message != "Invalid currency_id: XTS. There is no conversion from ARS" {
+		t.Fatalf("err = %v", err)
+	}
+}
+
 func TestListingPrice_StopTimeIsNowPlusTheTypeDuration(t *testing.T) {
 	is := is.New(t)
 	e := newEnv(t)

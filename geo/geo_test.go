@@ -118,7 +118,7 @@ func TestUpsertRecord_InvalidRecordsAreRejected(t *testing.T) {
 		{KindCurrency, `{"id":"XAA","description":"x","symbol":"$","decimals":2}`, ""},
 		{KindCurrency, `[1]`, ""},
 		{KindConversion, `{"from":"ARS","to":"ZZZ","rate":1}`, "Currency not found: ZZZ"},
-		{KindConversion, `{"from":"ARS","to":"USD","rate":0}`, "Invalid rate: 0. It must be a positive number"},
+		{KindConversion, `{"from":"ARS","to":"USD","rate":0}`, "Invalid rate: 0. It must be a number between 0.0000000001 and 10000000000"},
 		{KindConversion, `{"from":"ARS","to":"USD","rate":"abc"}`, ""},
 		{KindState, `{"id":"XX-1","name":"Nowhere","country_id":"XX"}`, "Country not found: XX"},
 		{KindCity, `{"id":"C1","name":"Nowhere","state_id":"AR-ZZ"}`, "State not found: AR-ZZ"},
@@ -196,6 +196,34 @@ func TestZipCodesBetween_BothEndsIncludedAndLongerCodesOutside(t *testing.T) {
 		codes = append(codes, r.ZipCode)
 	}
 	is.Equal(codes, []string{"1000", "10000", "1001"}) // text order within the country
+}
+
+// A rate outside the bounds would have an inverse that rounds to 0 at the
+// inverse's 10 decimals, and a conversion lookup of 0 cannot be inverted.
+func TestUpsertRecord_ConversionRateIsBoundedSoThatItsInverseIsNeverZero(t *testing.T) {
+	g, st := newLoaded(t)
+	// XTS has no shipped ratio: the opposite pair is derived by inversion.
+	if err := importRec(t, g, st, KindCurrency, `{"id":"XTS","description":"Test","symbol":"T","decimal_places":2}`); err != nil {
+		t.Fatal(err)
+	}
+	for rate, ok := range map[string]bool{
+		"0.0000000001": true, "10000000000": true, "0.00000000009": false, "10000000000.5": false,
+	} {
+		err := importRec(t, g, st, KindConversion, `{"from":"XTS","to":"ARS","rate":"`+rate+`"}`)
+		if (err == nil) != ok {
+			t.Errorf("rate %s: err = %v, want accepted %v", rate, err, ok)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		for _, pair := range [][2]string{{"XTS", "ARS"}, {"ARS", "XTS"}} {
+			c, err := g.Conversion(context.Background(), pair[0], pair[1])
+			if err != nil || c.Rate.Sign() <= 0 || c.InvRate.Sign() <= 0 {
+				t.Errorf("rate %s, %s to %s: %+v %v", rate, pair[0], pair[1], c, err)
+			}
+		}
+	}
 }
 
 func TestConversion_SameCurrencyIsOne(t *testing.T) {

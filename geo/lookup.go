@@ -310,6 +310,9 @@ func (s *Service) Conversion(ctx context.Context, from, to string) (ConversionDe
 		if err != nil {
 			return err
 		}
+		if c.Rate.Sign() <= 0 {
+			return errs.Internalf(nil, "conversion from %s to %s has rate %s", from, to, c.Rate)
+		}
 		created := c.CreationDate
 		if created.IsZero() {
 			// The identity ratio is timeless; date it now.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"marketplace/errs"
+	"marketplace/geo/money"
 	"marketplace/storage"
 )
 
@@ -318,6 +319,12 @@ func validateCurrency(v Currency) error {
 	return nil
 }
 
+// Bounds of an imported conversion rate.
+var (
+	minRate = money.MustParse("0.0000000001")
+	maxRate = money.MustParse("10000000000")
+)
+
 func validateConversion(tx storage.Tx, v Conversion) error {
 	for field, id := range map[string]string{"from": v.From, "to": v.To} {
 		if err := requireMatch(field, id, currencyPattern, "an ISO 4217 code"); err != nil {
@@ -330,8 +337,10 @@ func validateConversion(tx storage.Tx, v Conversion) error {
 	if v.From == v.To {
 		return errs.Invalidf("A conversion needs two different currencies")
 	}
-	if v.Rate.Sign() <= 0 {
-		return errs.Invalidf("Invalid rate: %s. It must be a positive number", v.Rate)
+	// The bounds keep the inverse ratio, written with invRatePlaces
+	// decimals, from rounding to 0.
+	if v.Rate.Cmp(minRate) < 0 || v.Rate.Cmp(maxRate) > 0 {
+		return errs.Invalidf("Invalid rate: %s. It must be a number between 0.0000000001 and 10000000000", v.Rate)
 	}
 	return nil
 }

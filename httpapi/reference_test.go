@@ -71,6 +71,84 @@ func TestListingPrices_ArrayOfAllTypesOrOneObjectWithListingTypeID(t *testing.T)
 	is.Equal(res.Obj()["sale_fee_amount"], 850.0)          // 13% of 5000 + 200 fixed below the threshold
 }
 
+// Every combination of the optional query parameters of both routes is
+// accepted and shapes the answer: an object exactly when listing_type_id is
+// given, fees in currency_id (the site's by default). At price 10630 gold_pro
+// costs 36% in ARS and in USD alike (no fixed fee above the threshold), the
+// category has no rule of its own and quantity multiplies nothing.
+func TestListingPrices_EveryCombinationOfQueryParameters(t *testing.T) {
+	ts := newTestServer(t)
+	u := ts.mustUser("MLA")
+	params := []struct{ name, value string }{
+		{"price", "10630"}, {"listing_type_id", "gold_pro"}, {"quantity", "4"},
+		{"category_id", "MLA1055"}, {"currency_id", "USD"},
+	}
+	for mask := 0; mask < 1<<len(params); mask++ {
+		var q []string
+		has := map[string]bool{}
+		for i, p := range params {
+			if mask&(1<<i) != 0 {
+				q = append(q, p.name+"="+p.value)
+				has[p.name] = true
+			}
+		}
+		path := "/sites/MLA/listing_prices?" + strings.Join(q, "&")
+		t.Run(strings.Join(q, "&"), func(t *testing.T) {
+			res := ts.get(path, u.Token)
+			if res.Status != http.StatusOK {
+				t.Fatalf("%s: status %d %s", path, res.Status, res.Raw)
+			}
+			var objs []map[string]any
+			if has["listing_type_id"] {
+				objs = []map[string]any{res.Obj()}
+			} else {
+				for _, e := range res.Arr() {
+					objs = append(objs, e.(map[string]any))
+				}
+				if len(objs) != 7 {
+					t.Fatalf("%d objects, want one per MLA listing type", len(objs))
+				}
+			}
+			wantCurrency, wantFee := "ARS", 0.0
+			if has["currency_id"] {
+				wantCurrency = "USD"
+			}
+			if has["price"] {
+				wantFee = 3826.8
+			}
+			found := false
+			for _, o := range objs {
+				for _, f := range []string{"listing_type_id", "listing_type_name", "listing_exposure", "requires_picture",
+					"currency_id", "listing_fee_amount", "sale_fee_amount", "free_relist", "stop_time"} {
+					if _, ok := o[f]; !ok {
+						t.Fatalf("field %s missing: %v", f, o)
+					}
+				}
+				if o["currency_id"] != wantCurrency {
+					t.Fatalf("currency_id %v, want %s", o["currency_id"], wantCurrency)
+				}
+				if o["listing_type_id"] == "gold_pro" {
+					found = true
+					if o["sale_fee_amount"] != wantFee {
+						t.Fatalf("gold_pro sale_fee_amount %v, want %v", o["sale_fee_amount"], wantFee)
+					}
+				}
+			}
+			if !found {
+				t.Fatal("no gold_pro object")
+			}
+			if has["listing_type_id"] {
+				return
+			}
+			// The same parameters on the listing type's own route: one object.
+			one := ts.get("/sites/MLA/listing_prices/gold_pro?"+strings.Join(q, "&"), u.Token)
+			if one.Status != http.StatusOK || one.Obj()["sale_fee_amount"] != wantFee || one.Obj()["currency_id"] != wantCurrency {
+				t.Fatalf("gold_pro route: %d %s", one.Status, one.Raw)
+			}
+		})
+	}
+}
+
 func TestReferenceRoutes_Errors(t *testing.T) {
 	ts := newTestServer(t)
 	u := ts.mustUser("MLA")
