@@ -83,7 +83,9 @@ func (s *Server) handleUnblock(w http.ResponseWriter, r *http.Request, p httprou
 	}
 	user, err := int64Param(p, "blocked_id")
 	if err != nil {
-		return err
+		// The spec names this segment {user_id}; httprouter needs another
+		// name beside the seller's :user_id.
+		return errs.Invalidf("Invalid user_id: %s. It must be a positive integer", p.ByName("blocked_id"))
 	}
 	if err := s.m.Questions.Unblock(r.Context(), caller, seller, user); err != nil {
 		return err

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -136,14 +137,20 @@ func (s *Server) handleSearchQuestions(w http.ResponseWriter, r *http.Request, c
 }
 
 // decodeAttributes reads a JSON object body as its attributes, for the
-// bodies whose valid attributes the questions rules check.
+// bodies whose valid attributes the questions rules check. Well-formed JSON
+// that is not an object (an array, a string, null) has none of the valid
+// attributes, so it reaches those rules as an empty object and gets their
+// invalid_post_body answer rather than a decoding message.
 func decodeAttributes(r *http.Request) (map[string]json.RawMessage, error) {
-	var fields map[string]json.RawMessage
-	if err := decode(r, &fields); err != nil {
+	var raw json.RawMessage
+	if err := decode(r, &raw); err != nil {
 		return nil, err
 	}
-	if fields == nil {
-		return nil, errs.Invalidf("Malformed JSON body: a JSON object is expected")
+	fields := map[string]json.RawMessage{}
+	if trimmed := bytes.TrimSpace(raw); len(trimmed) > 0 && trimmed[0] == '{' {
+		if err := json.Unmarshal(trimmed, &fields); err != nil {
+			return nil, errs.Invalidf("Malformed JSON body: %v", err)
+		}
 	}
 	return fields, nil
 }
