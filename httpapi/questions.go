@@ -110,6 +110,17 @@ func (s *Server) handleSearchQuestions(w http.ResponseWriter, r *http.Request, c
 	if q.SellerID, err = queryID(r, "seller_id"); err != nil {
 		return err
 	}
+	if q.SellerID == 0 {
+		// "seller" is the id available_filters gives the seller filter.
+		if q.SellerID, err = queryID(r, "seller"); err != nil {
+			return err
+		}
+	}
+	if q.SellerID != 0 && caller == 0 {
+		// A seller's questions are for the seller's token only: an
+		// anonymous call lacks the token rather than the right.
+		return errNoToken
+	}
 	if q.From, err = queryID(r, "from"); err != nil {
 		return err
 	}

@@ -167,6 +167,9 @@ func TestQuestionRoutes_Errors(t *testing.T) {
 		{"AskItemIDWithControlCharacter", "POST", "/questions", w.buyer.Token, map[string]any{"text": "x", "item_id": w.item + "\x00"}, 400, "bad_request", fmt.Sprintf("Invalid item id: %q", w.item+"\x00")},
 		{"SearchItemWithControlCharacter", "GET", "/questions/search?item=" + w.item + "%00", "", nil, 400, "bad_request", fmt.Sprintf("Invalid item id: %q", w.item+"\x00")},
 		{"SearchWithoutScope", "GET", "/questions/search", w.buyer.Token, nil, 400, "bad_request", "The parameters [seller_id] or [item] are required for requested call"},
+		{"SearchSellerWithoutTokenIs401", "GET", fmt.Sprintf("/questions/search?seller_id=%d", w.seller.ID), "", nil, 401, "unauthorized", "Missing access token: send Authorization: Bearer <token>"},
+		{"SearchBadSellerAlias", "GET", "/questions/search?seller=x", w.seller.Token, nil, 400, "bad_request", "Invalid seller: x. It must be a positive integer"},
+		{"SearchOtherSellerByFilterIDSeller", "GET", fmt.Sprintf("/questions/search?seller=%d", w.seller.ID), w.other.Token, nil, 403, "forbidden", fmt.Sprintf("Only user %d can search the questions it received", w.seller.ID)},
 		{"SearchOtherSeller", "GET", fmt.Sprintf("/questions/search?seller_id=%d", w.seller.ID), w.other.Token, nil, 403, "forbidden", fmt.Sprintf("Only user %d can search the questions it received", w.seller.ID)},
 		{"SearchBadStatus", "GET", "/questions/search?item=" + w.item + "&status=OPEN", "", nil, 400, "bad_request", "Invalid status: OPEN. Valid values are: [ANSWERED, BANNED, CLOSED_UNANSWERED, DELETED, DISABLED, UNANSWERED, UNDER_REVIEW]"},
 		{"SearchBadSortField", "GET", "/questions/search?item=" + w.item + "&sort_fields=text", "", nil, 400, "bad_request", "Invalid sort_fields: text. Valid values are: [item_id, seller_id, from_id, date_created]"},
@@ -348,6 +351,11 @@ func TestSearchQuestions_EnvelopeBySeller(t *testing.T) {
 	is.Equal(next["questions"].([]any)[0].(map[string]any)["id"], float64(first))
 	is.Equal(next["filters"].(map[string]any)["api_version"], "1")
 	is.True(!hasKey(next["questions"].([]any)[0].(map[string]any), "suspected_spam"))
+
+	// "seller", the seller filter's id in available_filters, works as seller_id.
+	alias := w.do("GET", fmt.Sprintf("/questions/search?seller=%d&limit=1", w.seller.ID), w.seller.Token, nil).Obj()
+	is.Equal(alias["total"], float64(2))
+	is.Equal(alias["questions"].([]any)[0].(map[string]any)["id"], float64(second))
 }
 
 func TestSearchQuestions_ByItemFromStatusAndSorts(t *testing.T) {
