@@ -11,6 +11,7 @@ import (
 // time order; the question id breaks ties.
 //
 //	q/seq                                          -> last question id (uint64)
+//	q/ix/order                                     -> empty; the store has kept the si/sf indexes since its first question
 //	q/q/<qid>                                      -> record (JSON)
 //	q/sd/<seller>/<created>/<qid>                  -> empty; a seller's questions by date
 //	q/ssd/<seller>/<status>/<created>/<qid>        -> empty; a seller's questions of one status by date
@@ -33,6 +34,12 @@ import (
 const firstQuestionID = 12000000001
 
 func seqKey() []byte { return storage.NewKey("q/seq") }
+
+// orderIndexesKey marks a store whose item and asker indexes (q/si, q/ssi,
+// q/sf, q/ssf) cover every question: it is written with the first question,
+// so a store filled before those indexes existed lacks it and its searches
+// keep sorting in memory rather than read an incomplete index.
+func orderIndexesKey() []byte { return storage.NewKey("q/ix/order") }
 
 func questionKey(id int64) []byte { return storage.NewKey("q/q").Int(id) }
 

@@ -398,6 +398,11 @@ func (s *Service) Ask(ctx context.Context, buyer int64, in AskInput) (Question, 
 		if err != nil {
 			return err
 		}
+		if id == firstQuestionID {
+			if err := tx.Set(orderIndexesKey(), nil); err != nil {
+				return err
+			}
+		}
 		r := record{ID: int64(id), SellerID: item.SellerID, BuyerID: buyer, ItemID: item.ID, SiteID: item.SiteID,
 			Text: text, Status: StatusUnanswered, Created: now, Updated: now}
 		if err := put(tx, nil, r); err != nil {

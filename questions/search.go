@@ -2,6 +2,7 @@ package questions
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 
@@ -157,7 +158,14 @@ func (s *Service) search(ctx context.Context, caller int64, q SearchQuery, useIn
 	var res SearchResult
 	err := s.store.View(ctx, func(tx storage.Tx) error {
 		var err error
-		if prefix, countKey, desc, ok := sellerIndexFor(q, sorts); ok && useIndex {
+		prefix, countKey, desc, ok := sellerIndexFor(q, sorts)
+		if ok && useIndex && !slices.Equal(prefix, sellerDatePrefix(q.SellerID)) &&
+			!slices.Equal(prefix, sellerStatusPrefix(q.SellerID, q.Status)) {
+			if ok, err = hasOrderIndexes(tx); err != nil {
+				return err
+			}
+		}
+		if ok && useIndex {
 			res, err = s.searchSellerIndex(tx, q, prefix, countKey, desc)
 		} else {
 			res, err = s.searchScan(tx, caller, q, sorts)
@@ -165,6 +173,22 @@ func (s *Service) search(ctx context.Context, caller int64, q SearchQuery, useIn
 		return err
 	})
 	return res, wrap(err, "search questions")
+}
+
+// hasOrderIndexes reports whether the item and asker indexes cover every
+// question of the store (see orderIndexesKey).
+func hasOrderIndexes(tx storage.Tx) (bool, error) {
+	if _, err := tx.Get(orderIndexesKey()); err == nil {
+		return true, nil
+	} else if !errors.Is(err, storage.ErrNotFound) {
+		return false, err
+	}
+	// Without the mark, only a store without any question is covered.
+	_, err := tx.Get(seqKey())
+	if errors.Is(err, storage.ErrNotFound) {
+		return true, nil
+	}
+	return false, err
 }
 
 // sellerIndexFor picks the seller index whose key order is exactly the

@@ -9,6 +9,7 @@ import (
 	"pgregory.net/rapid"
 
 	"marketplace/questions"
+	"marketplace/storage"
 )
 
 // TestSearch_SellerIndexPagesEqualTheSortedScan checks every sort a seller
@@ -71,4 +72,52 @@ func TestSearch_SellerIndexPagesEqualTheSortedScan(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestSearch_StoreFilledBeforeTheItemAndAskerIndexesSortsInMemory simulates
+// a store whose questions were written before the item and asker indexes
+// existed: without the store's mark, those orders must not read the
+// incomplete indexes.
+func TestSearch_StoreFilledBeforeTheItemAndAskerIndexesSortsInMemory(t *testing.T) {
+	e := newEnv(t)
+	seller, buyer := e.mustUser(t), e.mustUser(t)
+	items := []string{e.mustItem(t, seller), e.mustItem(t, seller)}
+	for i := range 6 {
+		e.clock.Advance(time.Minute)
+		e.mustAsk(t, buyer, items[i%2], fmt.Sprintf("q%d", i))
+	}
+	err := e.store.Update(e.ctx, func(tx storage.Tx) error {
+		var keys [][]byte
+		for _, ns := range []string{"q/si", "q/ssi", "q/sf", "q/ssf"} {
+			it := tx.Iterate(storage.Prefix(storage.NewKey(ns)))
+			for ; it.Valid(); it.Next() {
+				keys = append(keys, slices.Clone(it.Key()))
+			}
+			it.Close()
+		}
+		keys = append(keys, storage.NewKey("q/ix/order"))
+		for _, k := range keys {
+			if err := tx.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{questions.SortItemID, questions.SortFromID} {
+		q := questions.SearchQuery{SellerID: seller, Sorts: []questions.Sort{{Field: f, Type: "DESC"}}, Limit: 50}
+		got, err := e.q.Search(e.ctx, seller, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := e.q.SearchByScan(e.ctx, seller, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Total != 6 || !slices.Equal(ids(got), ids(want)) {
+			t.Fatalf("%s: got total %d %v, want %v", f, got.Total, ids(got), ids(want))
+		}
+	}
 }
