@@ -91,4 +91,22 @@ func TestSearch_SellerPageReadsOnlyThePageNotEveryQuestion(t *testing.T) {
 			}
 		}
 	}
+
+	// An asker's questions to the seller are read from the asker's part of
+	// the index: the other asker's 2,000 questions are not touched.
+	other := e.mustUser(t)
+	for i := range 3 {
+		e.mustAsk(t, other, item, fmt.Sprintf("other %d", i))
+	}
+	cs.reads.Store(0)
+	res, err := e.q.Search(e.ctx, seller, questions.SearchQuery{SellerID: seller, From: other, Limit: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Total != 3 || len(res.Questions) != 3 {
+		t.Fatalf("from: total %d, page %d", res.Total, len(res.Questions))
+	}
+	if got := cs.reads.Load(); got > 3+3+5 {
+		t.Fatalf("from: the search read %d keys for an asker with 3 questions", got)
+	}
 }

@@ -195,9 +195,11 @@ func hasOrderIndexes(tx storage.Tx) (bool, error) {
 // order compare gives for sorts, if there is one. compare breaks ties by date
 // and id in the last sort's direction, so every sort must share one
 // direction; seller_id sorts are dropped because a seller search holds one
-// seller only.
+// seller only, and from_id sorts too when from fixes the asker. With from,
+// the index is the asker's part of the by-asker index and countKey is nil:
+// the total is counted from those keys, one asker's questions.
 func sellerIndexFor(q SearchQuery, sorts []Sort) (prefix, countKey []byte, desc, ok bool) {
-	if q.SellerID == 0 || q.ItemID != "" || q.From != 0 || q.TotalDivisions != 0 {
+	if q.SellerID == 0 || q.ItemID != "" || q.TotalDivisions != 0 {
 		return nil, nil, false, false
 	}
 	dir := sorts[0].Type
@@ -206,7 +208,7 @@ func sellerIndexFor(q SearchQuery, sorts []Sort) (prefix, countKey []byte, desc,
 		if srt.Type != dir {
 			return nil, nil, false, false
 		}
-		if srt.Field != SortSellerID {
+		if srt.Field != SortSellerID && (q.From == 0 || srt.Field != SortFromID) {
 			fields = append(fields, srt.Field)
 		}
 	}
@@ -218,6 +220,16 @@ func sellerIndexFor(q SearchQuery, sorts []Sort) (prefix, countKey []byte, desc,
 		first = fields[0]
 	} else if len(fields) > 1 {
 		return nil, nil, false, false
+	}
+	if q.From != 0 {
+		if first != SortDateCreated {
+			return nil, nil, false, false
+		}
+		prefix = storage.Key(sellerFromPrefix(q.SellerID)).Int(q.From)
+		if q.Status != "" {
+			prefix = storage.Key(sellerStatusFromPrefix(q.SellerID, q.Status)).Int(q.From)
+		}
+		return prefix, nil, dir == "DESC", true
 	}
 	countKey = sellerCountKey(q.SellerID)
 	if q.Status != "" {
@@ -240,27 +252,36 @@ func sellerIndexFor(q SearchQuery, sorts []Sort) (prefix, countKey []byte, desc,
 	return prefix, countKey, dir == "DESC", true
 }
 
-// searchSellerIndex pages one of the seller's indexes: the total is a
-// counter, and only offset+limit keys are read.
+// searchSellerIndex pages one of the seller's indexes. With a counter for
+// the total only offset+limit keys are read; without one (countKey nil)
+// every key of the prefix is counted and the page taken on the way.
 func (s *Service) searchSellerIndex(tx storage.Tx, q SearchQuery, prefix, countKey []byte, desc bool) (SearchResult, error) {
-	total, err := readCount(tx, countKey)
-	if err != nil {
-		return SearchResult{}, err
+	var total uint64
+	if countKey != nil {
+		var err error
+		if total, err = readCount(tx, countKey); err != nil {
+			return SearchResult{}, err
+		}
 	}
 	ids := make([]int64, 0, min(q.Limit, 1000))
-	if q.Limit > 0 && uint64(q.Offset) < total {
+	if countKey == nil || (q.Limit > 0 && uint64(q.Offset) < total) {
 		r := storage.Prefix(prefix)
 		r.Reverse = desc
 		it := tx.Iterate(r)
-		skipped := 0
-		for ; it.Valid() && len(ids) < q.Limit; it.Next() {
-			if skipped < q.Offset {
-				skipped++
-				continue
+		var seen uint64
+		for ; it.Valid(); it.Next() {
+			if countKey != nil && len(ids) >= q.Limit {
+				break
 			}
-			ids = append(ids, readTrailingID(it.Key()))
+			if seen >= uint64(q.Offset) && len(ids) < q.Limit {
+				ids = append(ids, readTrailingID(it.Key()))
+			}
+			seen++
 		}
 		it.Close()
+		if countKey == nil {
+			total = seen
+		}
 	}
 	out := SearchResult{Total: int(total), Questions: make([]Question, 0, len(ids))}
 	for _, id := range ids {

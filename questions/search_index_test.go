@@ -13,7 +13,7 @@ import (
 )
 
 // TestSearch_SellerIndexPagesEqualTheSortedScan checks every sort a seller
-// may ask for, with and without a status filter, against the reference that
+// may ask for, with and without a status filter and an asker, against the reference that
 // loads and sorts every question: the index-backed pages must be the same
 // questions in the same order with the same total, ties on the date included.
 func TestSearch_SellerIndexPagesEqualTheSortedScan(t *testing.T) {
@@ -55,6 +55,7 @@ func TestSearch_SellerIndexPagesEqualTheSortedScan(t *testing.T) {
 			q := questions.SearchQuery{
 				SellerID: seller,
 				Status:   rapid.SampledFrom([]string{"", questions.StatusUnanswered, questions.StatusAnswered, questions.StatusDeleted}).Draw(t, "status"),
+				From:     rapid.SampledFrom(append([]int64{0}, buyers...)).Draw(t, "from"),
 				Sorts:    sorts,
 				Offset:   rapid.IntRange(0, 30).Draw(t, "offset"),
 				Limit:    rapid.IntRange(0, 30).Draw(t, "limit"),
