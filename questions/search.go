@@ -122,7 +122,8 @@ func visible(r record, caller int64) bool {
 // seller indexes hold (date_created, item_id then date_created, from_id then
 // date_created, all in one direction; seller_id is the same for every
 // question and adds nothing), with or without a status filter, reads only
-// the index keys up to the page's end. Errors: Invalid, Forbidden.
+// the index keys up to the page's end; narrowed by from and ordered by date,
+// it reads only that asker's keys. Errors: Invalid, Forbidden.
 func (s *Service) Search(ctx context.Context, caller int64, q SearchQuery) (SearchResult, error) {
 	return s.search(ctx, caller, q, true)
 }
