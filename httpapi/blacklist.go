@@ -30,7 +30,7 @@ func (s *Server) handleBlock(w http.ResponseWriter, r *http.Request, p httproute
 		return err
 	}
 	var in blockRequest
-	if err := decode(r, &in); err != nil {
+	if err := decodeObject(r, &in); err != nil {
 		return err
 	}
 	if in.UserID == nil {
@@ -83,7 +83,9 @@ func (s *Server) handleUnblock(w http.ResponseWriter, r *http.Request, p httprou
 	}
 	user, err := int64Param(p, "blocked_id")
 	if err != nil {
-		return err
+		// The spec names this segment {user_id}; httprouter needs another
+		// name beside the seller's :user_id.
+		return errs.Invalidf("Invalid user_id: %s. It must be a positive integer", p.ByName("blocked_id"))
 	}
 	if err := s.m.Questions.Unblock(r.Context(), caller, seller, user); err != nil {
 		return err

@@ -30,6 +30,7 @@ func TestClockRoutes(t *testing.T) {
 		{"PutNowNotAStringIs400", "PUT", testOperatorToken, map[string]any{"now": 12}, 400, "Invalid JSON: the field [now] must be of type string"},
 		{"PutNowNotRFC3339Is400", "PUT", testOperatorToken, map[string]any{"now": "tomorrow"}, 400, `Invalid now: "tomorrow". It must be an RFC 3339 time, such as 2026-03-04T12:00:00-03:00`},
 		{"PutMalformedJSONIs400", "PUT", testOperatorToken, `{"now":`, 400, ""},
+		{"PutStringBodyIs400", "PUT", testOperatorToken, `"2026-03-05T15:00:00Z"`, 400, "Malformed JSON body: a JSON object is expected"},
 		{"PutEmptyBodyIs400", "PUT", testOperatorToken, "", 400, "The request body is empty; a JSON object is expected"},
 		{"PutBackwardsIs400", "PUT", testOperatorToken, map[string]any{"now": "2026-03-04T14:59:59.999Z"}, 400, "The clock cannot move backwards: it is 2026-03-04T15:00:00Z"},
 		{"PutTheSameTimeIsAllowed", "PUT", testOperatorToken, map[string]any{"now": "2026-03-04T12:00:00-03:00"}, 200, "2026-03-04T15:00:00Z"},

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -109,6 +110,17 @@ func (s *Server) handleSearchQuestions(w http.ResponseWriter, r *http.Request, c
 	if q.SellerID, err = queryID(r, "seller_id"); err != nil {
 		return err
 	}
+	if q.SellerID == 0 {
+		// "seller" is the id available_filters gives the seller filter.
+		if q.SellerID, err = queryID(r, "seller"); err != nil {
+			return err
+		}
+	}
+	if q.SellerID != 0 && caller == 0 {
+		// A seller's questions are for the seller's token only: an
+		// anonymous call lacks the token rather than the right.
+		return errNoToken
+	}
 	if q.From, err = queryID(r, "from"); err != nil {
 		return err
 	}
@@ -136,16 +148,36 @@ func (s *Server) handleSearchQuestions(w http.ResponseWriter, r *http.Request, c
 }
 
 // decodeAttributes reads a JSON object body as its attributes, for the
-// bodies whose valid attributes the questions rules check.
+// bodies whose valid attributes the questions rules check. Well-formed JSON
+// that is not an object (an array, a string, null) has none of the valid
+// attributes, so it reaches those rules as an empty object and gets their
+// invalid_post_body answer rather than a decoding message.
 func decodeAttributes(r *http.Request) (map[string]json.RawMessage, error) {
-	var fields map[string]json.RawMessage
-	if err := decode(r, &fields); err != nil {
+	var raw json.RawMessage
+	if err := decode(r, &raw); err != nil {
 		return nil, err
 	}
-	if fields == nil {
-		return nil, errs.Invalidf("Malformed JSON body: a JSON object is expected")
+	fields := map[string]json.RawMessage{}
+	if trimmed := bytes.TrimSpace(raw); len(trimmed) > 0 && trimmed[0] == '{' {
+		if err := json.Unmarshal(trimmed, &fields); err != nil {
+			return nil, errs.Invalidf("Malformed JSON body: %v", err)
+		}
 	}
 	return fields, nil
+}
+
+// decodeObject decodes a body that must be a JSON object into v. Other JSON
+// values get a message that says so, not the decoder's one, which names Go
+// types.
+func decodeObject(r *http.Request, v any) error {
+	b, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	if trimmed := bytes.TrimSpace(b); len(trimmed) > 0 && trimmed[0] != '{' && json.Valid(trimmed) {
+		return errs.Invalidf("Malformed JSON body: a JSON object is expected")
+	}
+	return decodeBytes(b, v)
 }
 
 // handleAsk answers POST /questions {text, item_id}.
@@ -206,7 +238,7 @@ type hideResponse struct {
 // handleHideQuestions answers POST /my/questions/hidden {question_ids}.
 func (s *Server) handleHideQuestions(w http.ResponseWriter, r *http.Request, _ httprouter.Params, caller int64) error {
 	var in questions.HideInput
-	if err := decode(r, &in); err != nil {
+	if err := decodeObject(r, &in); err != nil {
 		return err
 	}
 	ids, err := s.m.Questions.Hide(r.Context(), caller, in)
@@ -225,7 +257,7 @@ func (s *Server) handleModerateQuestion(w http.ResponseWriter, r *http.Request, 
 		return err
 	}
 	var in questions.Moderation
-	if err := decode(r, &in); err != nil {
+	if err := decodeObject(r, &in); err != nil {
 		return err
 	}
 	q, err := s.m.Questions.Moderate(r.Context(), id, in)

@@ -86,7 +86,10 @@ func TestPostQuestion_Returns201WithUnansweredQuestion(t *testing.T) {
 	is.Equal(o["answer"], nil)
 	is.True(o != nil && hasKey(o, "answer")) // answer is present and null
 	is.Equal(o["from"], map[string]any{"id": float64(w.buyer.ID), "answered_questions": float64(0)})
-	is.True(!hasKey(o, "buyer_id")) // api_version 4 fields only on the v4 lookup
+	is.Equal(o["buyer_id"], float64(w.buyer.ID)) // the by-id form
+	is.Equal(o["last_updated"], "2026-03-04T12:00:00.000-03:00")
+	is.Equal(o["app_id"], nil)
+	is.True(hasKey(o, "app_id") && !hasKey(o, "suspected_spam"))
 }
 
 func hasKey(m map[string]any, k string) bool { _, ok := m[k]; return ok }
@@ -143,7 +146,10 @@ func TestQuestionRoutes_Errors(t *testing.T) {
 		{"AnswerQuestionIDFraction", "POST", "/answers", w.seller.Token, map[string]any{"question_id": 1.5, "text": "x"}, 400, "invalid_question", "The question is invalid."},
 		{"AnswerUnknownAttribute", "POST", "/answers", w.seller.Token, map[string]any{"question_id": id, "text": "x", "foo": 1}, 400, "invalid_post_body", postBody},
 		{"AnswerMissingText", "POST", "/answers", w.seller.Token, map[string]any{"question_id": id}, 400, "invalid_post_body", postBody},
-		{"AnswerArrayBody", "POST", "/answers", w.seller.Token, `[1]`, 400, "bad_request", ""},
+		{"AnswerArrayBodyIsInvalidPostBody", "POST", "/answers", w.seller.Token, `[1]`, 400, "invalid_post_body", postBody},
+		{"AnswerNullBodyIsInvalidPostBody", "POST", "/answers", w.seller.Token, `null`, 400, "invalid_post_body", postBody},
+		{"AskStringBodyIsInvalidPostBody", "POST", "/questions", w.buyer.Token, `"text"`, 400, "invalid_post_body", askBody},
+		{"AnswerEmptyBody", "POST", "/answers", w.seller.Token, ``, 400, "bad_request", "The request body is empty; a JSON object is expected"},
 		{"AnswerTwice", "POST", "/answers", w.seller.Token, map[string]any{"question_id": answered, "text": "again"}, 400, "bad_request", fmt.Sprintf("Question %d is already answered", answered)},
 		{"AnswerTextOver2000Characters", "POST", "/answers", w.seller.Token, map[string]any{"question_id": id, "text": long}, 400, "bad_request", "The answer text has 2001 characters; the maximum is 2000"},
 		{"AnswerAnotherSellersQuestion", "POST", "/answers", w.other.Token, map[string]any{"question_id": id, "text": "x"}, 403, "forbidden", fmt.Sprintf("Only the seller of item %s can answer question %d", w.item, id)},
@@ -157,10 +163,15 @@ func TestQuestionRoutes_Errors(t *testing.T) {
 		{"HideEmpty", "POST", "/my/questions/hidden", w.seller.Token, map[string]any{"question_ids": []int64{}}, 400, "bad_request", "The fields [question_ids] are required for requested call"},
 		{"HideOthersQuestion", "POST", "/my/questions/hidden", w.other.Token, map[string]any{"question_ids": []int64{id}}, 403, "forbidden", fmt.Sprintf("Only the seller of item %s can hide question %d", w.item, id)},
 		{"HideUnknown", "POST", "/my/questions/hidden", w.seller.Token, map[string]any{"question_ids": []int64{id, 5}}, 404, "not_found", "Question with id 5 not found"},
+		{"HideArrayBodyIsNotAnObject", "POST", "/my/questions/hidden", w.seller.Token, `[1]`, 400, "bad_request", "Malformed JSON body: a JSON object is expected"},
+		{"ModerateArrayBodyIsNotAnObject", "PUT", "/operator" + qpath(id), testOperatorToken, `["BANNED"]`, 400, "bad_request", "Malformed JSON body: a JSON object is expected"},
 		{"HideNotIntegers", "POST", "/my/questions/hidden", w.seller.Token, map[string]any{"question_ids": []string{"a"}}, 400, "bad_request", ""},
 		{"AskItemIDWithControlCharacter", "POST", "/questions", w.buyer.Token, map[string]any{"text": "x", "item_id": w.item + "\x00"}, 400, "bad_request", fmt.Sprintf("Invalid item id: %q", w.item+"\x00")},
 		{"SearchItemWithControlCharacter", "GET", "/questions/search?item=" + w.item + "%00", "", nil, 400, "bad_request", fmt.Sprintf("Invalid item id: %q", w.item+"\x00")},
 		{"SearchWithoutScope", "GET", "/questions/search", w.buyer.Token, nil, 400, "bad_request", "The parameters [seller_id] or [item] are required for requested call"},
+		{"SearchSellerWithoutTokenIs401", "GET", fmt.Sprintf("/questions/search?seller_id=%d", w.seller.ID), "", nil, 401, "unauthorized", "Missing access token: send Authorization: Bearer <token>"},
+		{"SearchBadSellerAlias", "GET", "/questions/search?seller=x", w.seller.Token, nil, 400, "bad_request", "Invalid seller: x. It must be a positive integer"},
+		{"SearchOtherSellerByFilterIDSeller", "GET", fmt.Sprintf("/questions/search?seller=%d", w.seller.ID), w.other.Token, nil, 403, "forbidden", fmt.Sprintf("Only user %d can search the questions it received", w.seller.ID)},
 		{"SearchOtherSeller", "GET", fmt.Sprintf("/questions/search?seller_id=%d", w.seller.ID), w.other.Token, nil, 403, "forbidden", fmt.Sprintf("Only user %d can search the questions it received", w.seller.ID)},
 		{"SearchBadStatus", "GET", "/questions/search?item=" + w.item + "&status=OPEN", "", nil, 400, "bad_request", "Invalid status: OPEN. Valid values are: [ANSWERED, BANNED, CLOSED_UNANSWERED, DELETED, DISABLED, UNANSWERED, UNDER_REVIEW]"},
 		{"SearchBadSortField", "GET", "/questions/search?item=" + w.item + "&sort_fields=text", "", nil, 400, "bad_request", "Invalid sort_fields: text. Valid values are: [item_id, seller_id, from_id, date_created]"},
@@ -207,7 +218,7 @@ func TestGetQuestion_DispatchesSearchAndID(t *testing.T) {
 	is.Equal(search.Obj()["total"], float64(1))
 }
 
-func TestGetQuestion_APIVersion4AddsDetails(t *testing.T) {
+func TestGetQuestion_ByIDReturnsBuyerIDLastUpdatedAppIDAndVersion4AddsSuspectedSpam(t *testing.T) {
 	is := is.New(t)
 	w := newQWorld(t)
 	id := w.mustAsk(w.buyer, w.item, "Is it new?")
@@ -224,10 +235,10 @@ func TestGetQuestion_APIVersion4AddsDetails(t *testing.T) {
 		"buyer_id": float64(w.buyer.ID), "last_updated": "2026-03-04T13:00:00.000-03:00", "app_id": nil,
 	}
 	is.Equal(res.Obj(), want)
-	plain := w.do("GET", qpath(id), "", nil).Obj()
-	for _, k := range []string{"buyer_id", "last_updated", "app_id", "suspected_spam"} {
-		is.True(!hasKey(plain, k)) // only api_version 4 adds it
-	}
+	// Without api_version the by-id lookup still returns buyer_id,
+	// last_updated and app_id; suspected_spam is for version 4 only.
+	delete(want, "suspected_spam")
+	is.Equal(w.do("GET", qpath(id), "", nil).Obj(), want)
 }
 
 func TestGetQuestion_WithoutTokenDeletedOrBannedIsNotFound(t *testing.T) {
@@ -342,6 +353,11 @@ func TestSearchQuestions_EnvelopeBySeller(t *testing.T) {
 	is.Equal(next["questions"].([]any)[0].(map[string]any)["id"], float64(first))
 	is.Equal(next["filters"].(map[string]any)["api_version"], "1")
 	is.True(!hasKey(next["questions"].([]any)[0].(map[string]any), "suspected_spam"))
+
+	// "seller", the seller filter's id in available_filters, works as seller_id.
+	alias := w.do("GET", fmt.Sprintf("/questions/search?seller=%d&limit=1", w.seller.ID), w.seller.Token, nil).Obj()
+	is.Equal(alias["total"], float64(2))
+	is.Equal(alias["questions"].([]any)[0].(map[string]any)["id"], float64(second))
 }
 
 func TestSearchQuestions_ByItemFromStatusAndSorts(t *testing.T) {
@@ -487,7 +503,8 @@ func TestBlacklist_Errors(t *testing.T) {
 		{"PostSelf", "POST", bl, w.seller.Token, map[string]any{"user_id": w.seller.ID}, 400, "A seller cannot block itself"},
 		{"PostUnknownUser", "POST", bl, w.seller.Token, map[string]any{"user_id": 5}, 404, "User not found: 5"},
 		{"DeleteNotBlocked", "DELETE", fmt.Sprintf("%s/%d", bl, w.buyer.ID), w.seller.Token, nil, 404, fmt.Sprintf("User %d is not in the questions blacklist of user %d", w.buyer.ID, w.seller.ID)},
-		{"DeleteBadID", "DELETE", bl + "/abc", w.seller.Token, nil, 400, "Invalid blocked_id: abc. It must be a positive integer"},
+		{"PostArrayBodyIsNotAnObject", "POST", bl, w.seller.Token, `[1]`, 400, "Malformed JSON body: a JSON object is expected"},
+		{"DeleteBadID", "DELETE", bl + "/abc", w.seller.Token, nil, 400, "Invalid user_id: abc. It must be a positive integer"},
 		{"GetBadSeller", "GET", "/users/x/questions_blacklist", w.seller.Token, nil, 400, "Invalid user_id: x. It must be a positive integer"},
 		{"GetBadOffset", "GET", bl + "?offset=z", w.seller.Token, nil, 400, "Invalid offset: z. It must be a non-negative integer"},
 	} {
@@ -577,7 +594,7 @@ func BenchmarkAnswer(b *testing.B) {
 }
 
 // BenchmarkSearch pages a seller with 100,000 questions, 50 at a time,
-// newest first.
+// newest first, and in the other orders the seller indexes hold.
 func BenchmarkSearch(b *testing.B) {
 	if testing.Short() {
 		b.Skip("builds 100,000 questions")
@@ -592,9 +609,15 @@ func BenchmarkSearch(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	for _, offset := range []int{0, 5000} {
-		path := fmt.Sprintf("/questions/search?seller_id=%d&limit=50&offset=%d&sort_fields=date_created&sort_types=DESC", w.seller.ID, offset)
-		b.Run(fmt.Sprintf("offset=%d", offset), func(b *testing.B) {
+	for _, tc := range []struct {
+		sort   string
+		offset int
+	}{
+		{"date_created&sort_types=DESC", 0}, {"date_created&sort_types=DESC", 5000},
+		{"item_id&sort_types=DESC", 5000}, {"from_id&sort_types=ASC", 5000},
+	} {
+		path := fmt.Sprintf("/questions/search?seller_id=%d&limit=50&offset=%d&sort_fields=%s", w.seller.ID, tc.offset, tc.sort)
+		b.Run(fmt.Sprintf("sort=%s/offset=%d", strings.SplitN(tc.sort, "&", 2)[0], tc.offset), func(b *testing.B) {
 			benchPair(b, w, "GET", "/questions/:question_id", http.StatusOK, func(*testing.B, int) *http.Request {
 				r := httptest.NewRequest("GET", path, nil)
 				r.Header.Set("Authorization", "Bearer "+w.seller.Token)

@@ -70,18 +70,43 @@ func TestSearch_SellerPageReadsOnlyThePageNotEveryQuestion(t *testing.T) {
 	for i := range n {
 		e.mustAsk(t, buyer, item, fmt.Sprintf("q%d", i))
 	}
-	for _, status := range []string{"", questions.StatusUnanswered} {
-		cs.reads.Store(0)
-		res, err := e.q.Search(e.ctx, seller, questions.SearchQuery{SellerID: seller, Status: status, Offset: 100, Limit: 50})
-		if err != nil {
-			t.Fatal(err)
+	for _, sorts := range [][]questions.Sort{
+		nil,
+		{{Field: questions.SortItemID, Type: "DESC"}},
+		{{Field: questions.SortFromID, Type: "ASC"}, {Field: questions.SortDateCreated, Type: "ASC"}},
+		{{Field: questions.SortSellerID, Type: "ASC"}},
+	} {
+		for _, status := range []string{"", questions.StatusUnanswered} {
+			cs.reads.Store(0)
+			res, err := e.q.Search(e.ctx, seller, questions.SearchQuery{SellerID: seller, Status: status, Sorts: sorts, Offset: 100, Limit: 50})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Total != n || len(res.Questions) != 50 {
+				t.Fatalf("total %d, page %d", res.Total, len(res.Questions))
+			}
+			// The counter, offset+limit index keys, and the page's 50 records.
+			if got, limit := cs.reads.Load(), int64(1+150+50+5); got > limit {
+				t.Fatalf("sorts %v, status %q: the search read %d keys for a page of 50 at offset 100; at most %d expected", sorts, status, got, limit)
+			}
 		}
-		if res.Total != n || len(res.Questions) != 50 {
-			t.Fatalf("total %d, page %d", res.Total, len(res.Questions))
-		}
-		// The counter, offset+limit index keys, and the page's 50 records.
-		if got, limit := cs.reads.Load(), int64(1+150+50+5); got > limit {
-			t.Fatalf("status %q: the search read %d keys for a page of 50 at offset 100; at most %d expected", status, got, limit)
-		}
+	}
+
+	// An asker's questions to the seller are read from the asker's part of
+	// the index: the other asker's 2,000 questions are not touched.
+	other := e.mustUser(t)
+	for i := range 3 {
+		e.mustAsk(t, other, item, fmt.Sprintf("other %d", i))
+	}
+	cs.reads.Store(0)
+	res, err := e.q.Search(e.ctx, seller, questions.SearchQuery{SellerID: seller, From: other, Limit: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Total != 3 || len(res.Questions) != 3 {
+		t.Fatalf("from: total %d, page %d", res.Total, len(res.Questions))
+	}
+	if got := cs.reads.Load(); got > 3+3+5 {
+		t.Fatalf("from: the search read %d keys for an asker with 3 questions", got)
 	}
 }

@@ -11,9 +11,14 @@ import (
 // time order; the question id breaks ties.
 //
 //	q/seq                                          -> last question id (uint64)
+//	q/ix/order                                     -> empty; the store has kept the si/sf indexes since its first question
 //	q/q/<qid>                                      -> record (JSON)
 //	q/sd/<seller>/<created>/<qid>                  -> empty; a seller's questions by date
 //	q/ssd/<seller>/<status>/<created>/<qid>        -> empty; a seller's questions of one status by date
+//	q/si/<seller>/<item_id>/<created>/<qid>        -> empty; a seller's questions by item, then date
+//	q/ssi/<seller>/<status>/<item_id>/<created>/<qid> -> empty; the same, of one status
+//	q/sf/<seller>/<buyer>/<created>/<qid>          -> empty; a seller's questions by asker, then date
+//	q/ssf/<seller>/<status>/<buyer>/<created>/<qid> -> empty; the same, of one status
 //	q/id/<item_id>/<created>/<qid>                 -> empty; an item's questions by date
 //	q/d/<created>/<qid>                            -> seller id (uint64); every question by date
 //	q/n/s/<seller>                                 -> number of the seller's questions (uint64)
@@ -21,13 +26,20 @@ import (
 //	q/fa/<buyer>                                   -> number of the buyer's questions that are ANSWERED (uint64)
 //	q/blk/<seller>/<user>                          -> blacklist entry (JSON)
 //
-// The seller-date and seller-status-date indexes let a seller page through
-// any number of questions, newest or oldest first, reading only the keys up to
-// the page's end; the counters give the total without a scan.
+// The seller indexes (by date, by item then date, by asker then date, each
+// also per status) let a seller page through any number of questions in any
+// order the search offers with one direction, reading only the keys up to the
+// page's end; the counters give the total without a scan.
 
 const firstQuestionID = 12000000001
 
 func seqKey() []byte { return storage.NewKey("q/seq") }
+
+// orderIndexesKey marks a store whose item and asker indexes (q/si, q/ssi,
+// q/sf, q/ssf) cover every question: it is written with the first question,
+// so a store filled before those indexes existed lacks it and its searches
+// keep sorting in memory rather than read an incomplete index.
+func orderIndexesKey() []byte { return storage.NewKey("q/ix/order") }
 
 func questionKey(id int64) []byte { return storage.NewKey("q/q").Int(id) }
 
@@ -43,6 +55,34 @@ func sellerStatusPrefix(seller int64, status string) []byte {
 
 func sellerStatusKey(seller int64, status string, created time.Time, id int64) []byte {
 	return storage.Key(sellerStatusPrefix(seller, status)).Int(created.UnixNano()).Int(id)
+}
+
+func sellerItemPrefix(seller int64) []byte { return storage.NewKey("q/si").Int(seller) }
+
+func sellerItemKey(seller int64, itemID string, created time.Time, id int64) []byte {
+	return storage.Key(sellerItemPrefix(seller)).Str(itemID).Int(created.UnixNano()).Int(id)
+}
+
+func sellerStatusItemPrefix(seller int64, status string) []byte {
+	return storage.NewKey("q/ssi").Int(seller).Str(status)
+}
+
+func sellerStatusItemKey(seller int64, status, itemID string, created time.Time, id int64) []byte {
+	return storage.Key(sellerStatusItemPrefix(seller, status)).Str(itemID).Int(created.UnixNano()).Int(id)
+}
+
+func sellerFromPrefix(seller int64) []byte { return storage.NewKey("q/sf").Int(seller) }
+
+func sellerFromKey(seller, buyer int64, created time.Time, id int64) []byte {
+	return storage.Key(sellerFromPrefix(seller)).Int(buyer).Int(created.UnixNano()).Int(id)
+}
+
+func sellerStatusFromPrefix(seller int64, status string) []byte {
+	return storage.NewKey("q/ssf").Int(seller).Str(status)
+}
+
+func sellerStatusFromKey(seller int64, status string, buyer int64, created time.Time, id int64) []byte {
+	return storage.Key(sellerStatusFromPrefix(seller, status)).Int(buyer).Int(created.UnixNano()).Int(id)
 }
 
 func itemDatePrefix(itemID string) []byte { return storage.NewKey("q/id").Str(itemID) }

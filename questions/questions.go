@@ -57,6 +57,12 @@ const (
 	ActionAnswered  = "answered"
 	ActionDeleted   = "deleted"
 	ActionModerated = "moderated"
+	// ActionHidden and ActionClosed tell the seller's application that a
+	// question left the public listings or was closed with its item: both
+	// change what GET /questions/{id} answers, and the questions topic
+	// notifies on changes to a question, not only on new ones.
+	ActionHidden = "hidden"
+	ActionClosed = "closed"
 )
 
 // record is what is stored for a question.
@@ -97,7 +103,9 @@ type From struct {
 	AnsweredQuestions *int64 `json:"answered_questions,omitempty"`
 }
 
-// Details are the fields that the by-id lookup with api_version=4 adds.
+// Details are the fields of the by-id form that the search form lacks: the
+// spec's Question table says the by-id lookup returns them, with or without
+// api_version=4 (only suspected_spam is tied to version 4).
 type Details struct {
 	BuyerID     int64  `json:"buyer_id"`
 	LastUpdated string `json:"last_updated"`
@@ -185,8 +193,8 @@ func (s *Service) view(r record, answered *int64) Question {
 	return q
 }
 
-// detailView is the by-id form: from carries answered_questions, and
-// api_version 4 adds the details.
+// detailView is the by-id form: from carries answered_questions, the
+// details are set, and api_version 4 adds suspected_spam.
 func (s *Service) detailView(tx storage.Tx, r record, v4 bool) (Question, error) {
 	n, err := readCount(tx, answeredCountKey(r.BuyerID))
 	if err != nil {
@@ -197,8 +205,8 @@ func (s *Service) detailView(tx storage.Tx, r record, v4 bool) (Question, error)
 	if v4 {
 		spam := r.SuspectedSpam
 		q.SuspectedSpam = &spam
-		q.Details = &Details{BuyerID: r.BuyerID, LastUpdated: s.format(r, r.Updated)}
 	}
+	q.Details = &Details{BuyerID: r.BuyerID, LastUpdated: s.format(r, r.Updated)}
 	return q, nil
 }
 
@@ -255,6 +263,12 @@ func put(tx storage.Tx, before *record, r record) error {
 		if err := tx.Set(itemDateKey(r.ItemID, r.Created, r.ID), nil); err != nil {
 			return err
 		}
+		if err := tx.Set(sellerItemKey(r.SellerID, r.ItemID, r.Created, r.ID), nil); err != nil {
+			return err
+		}
+		if err := tx.Set(sellerFromKey(r.SellerID, r.BuyerID, r.Created, r.ID), nil); err != nil {
+			return err
+		}
 		if err := tx.Set(dateKey(r.Created, r.ID), storage.NewKeyRaw().Int(r.SellerID)); err != nil {
 			return err
 		}
@@ -267,6 +281,12 @@ func put(tx storage.Tx, before *record, r record) error {
 			if err := tx.Delete(sellerStatusKey(r.SellerID, before.Status, r.Created, r.ID)); err != nil {
 				return err
 			}
+			if err := tx.Delete(sellerStatusItemKey(r.SellerID, before.Status, r.ItemID, r.Created, r.ID)); err != nil {
+				return err
+			}
+			if err := tx.Delete(sellerStatusFromKey(r.SellerID, before.Status, r.BuyerID, r.Created, r.ID)); err != nil {
+				return err
+			}
 			if err := addCount(tx, sellerStatusCountKey(r.SellerID, before.Status), -1); err != nil {
 				return err
 			}
@@ -277,6 +297,12 @@ func put(tx storage.Tx, before *record, r record) error {
 			}
 		}
 		if err := tx.Set(sellerStatusKey(r.SellerID, r.Status, r.Created, r.ID), nil); err != nil {
+			return err
+		}
+		if err := tx.Set(sellerStatusItemKey(r.SellerID, r.Status, r.ItemID, r.Created, r.ID), nil); err != nil {
+			return err
+		}
+		if err := tx.Set(sellerStatusFromKey(r.SellerID, r.Status, r.BuyerID, r.Created, r.ID), nil); err != nil {
 			return err
 		}
 		if err := addCount(tx, sellerStatusCountKey(r.SellerID, r.Status), 1); err != nil {
@@ -371,6 +397,11 @@ func (s *Service) Ask(ctx context.Context, buyer int64, in AskInput) (Question, 
 		id, err := storage.NextSeq(tx, seqKey(), firstQuestionID)
 		if err != nil {
 			return err
+		}
+		if id == firstQuestionID {
+			if err := tx.Set(orderIndexesKey(), nil); err != nil {
+				return err
+			}
 		}
 		r := record{ID: int64(id), SellerID: item.SellerID, BuyerID: buyer, ItemID: item.ID, SiteID: item.SiteID,
 			Text: text, Status: StatusUnanswered, Created: now, Updated: now}
@@ -529,6 +560,9 @@ func (s *Service) Hide(ctx context.Context, caller int64, in HideInput) ([]int64
 			if err := put(tx, &before, r); err != nil {
 				return err
 			}
+			if err := appendEvent(tx, r, ActionHidden, now); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
@@ -623,6 +657,9 @@ func (s *Service) onItemChange(ctx context.Context, tx storage.Tx, before, after
 		r.Status = StatusClosedUnanswered
 		r.Updated = now
 		if err := put(tx, &prev, r); err != nil {
+			return err
+		}
+		if err := appendEvent(tx, r, ActionClosed, now); err != nil {
 			return err
 		}
 	}

@@ -1,6 +1,7 @@
 package questions_test
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -194,8 +195,54 @@ func TestEvents_AskAnswerDeleteModerateWriteOutboxEvents(t *testing.T) {
 	_, err = e.q.Answer(e.ctx, seller, questions.AnswerInput{QuestionID: q.ID, Text: "x"})
 	is.True(err != nil)
 
+	got := outbox(t, e)
+	is.Equal(len(got), 4)
+	for i, action := range []string{questions.ActionCreated, questions.ActionAnswered, questions.ActionDeleted, questions.ActionModerated} {
+		is.Equal(got[i].Action, action)
+		is.Equal(got[i].Topic, notify.TopicQuestions)
+		is.Equal(got[i].UserID, seller)
+		is.Equal(got[i].Resource, "/questions/"+itoa(q.ID))
+	}
+}
+
+func TestEvents_HidingAndClosingAnItemWriteQuestionEvents(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t)
+	seller, buyer := e.mustUser(t), e.mustUser(t)
+	item := e.mustItem(t, seller)
+	hidden := e.mustAsk(t, buyer, item, "Is it new?")
+	open := e.mustAsk(t, buyer, item, "Is it blue?")
+	answered := e.mustAsk(t, buyer, item, "Is it big?")
+	e.mustAnswer(t, seller, answered.ID, "yes")
+	_, err := e.q.Hide(e.ctx, seller, questions.HideInput{QuestionIDs: []int64{hidden.ID}})
+	is.NoErr(err)
+	// Hiding again changes nothing and writes nothing.
+	_, err = e.q.Hide(e.ctx, seller, questions.HideInput{QuestionIDs: []int64{hidden.ID}})
+	is.NoErr(err)
+	e.closeItem(t, seller, item)
+
+	got := outbox(t, e)
+	is.Equal(len(got), 7) // 3 asked, 1 answered, 1 hidden, 2 closed
+	is.Equal(got[4].Action, questions.ActionHidden)
+	is.Equal(got[4].Resource, "/questions/"+itoa(hidden.ID))
+	// Only the UNANSWERED questions are closed; the answered one is not.
+	closed := []string{got[5].Resource, got[6].Resource}
+	slices.Sort(closed)
+	want := []string{"/questions/" + itoa(hidden.ID), "/questions/" + itoa(open.ID)}
+	slices.Sort(want)
+	is.Equal(closed, want)
+	for _, ev := range got[5:] {
+		is.Equal(ev.Action, questions.ActionClosed)
+		is.Equal(ev.UserID, seller)
+		is.Equal(ev.Topic, notify.TopicQuestions)
+	}
+}
+
+// outbox reads every event of the notification outbox, oldest first.
+func outbox(t *testing.T, e *env) []notify.Event {
+	t.Helper()
 	var got []notify.Event
-	is.NoErr(e.store.View(e.ctx, func(tx storage.Tx) error {
+	err := e.store.View(e.ctx, func(tx storage.Tx) error {
 		it := tx.Iterate(storage.Prefix(notify.OutboxPrefix()))
 		defer it.Close()
 		for ; it.Valid(); it.Next() {
@@ -206,14 +253,11 @@ func TestEvents_AskAnswerDeleteModerateWriteOutboxEvents(t *testing.T) {
 			got = append(got, ev)
 		}
 		return nil
-	}))
-	is.Equal(len(got), 4)
-	for i, action := range []string{questions.ActionCreated, questions.ActionAnswered, questions.ActionDeleted, questions.ActionModerated} {
-		is.Equal(got[i].Action, action)
-		is.Equal(got[i].Topic, notify.TopicQuestions)
-		is.Equal(got[i].UserID, seller)
-		is.Equal(got[i].Resource, "/questions/"+itoa(q.ID))
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
+	return got
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

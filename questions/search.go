@@ -2,6 +2,7 @@ package questions
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 
@@ -117,10 +118,17 @@ func visible(r record, caller int64) bool {
 }
 
 // Search lists questions by seller, by item, or by item and asker. Searching
-// by seller_id is for that seller only. A seller's search sorted by
-// date_created alone (the default), with or without a status filter, reads
-// only the index keys up to the page's end. Errors: Invalid, Forbidden.
+// by seller_id is for that seller only. A seller's search in any order the
+// seller indexes hold (date_created, item_id then date_created, from_id then
+// date_created, all in one direction; seller_id is the same for every
+// question and adds nothing), with or without a status filter, reads only
+// the index keys up to the page's end; narrowed by from and ordered by date,
+// it reads only that asker's keys. Errors: Invalid, Forbidden.
 func (s *Service) Search(ctx context.Context, caller int64, q SearchQuery) (SearchResult, error) {
+	return s.search(ctx, caller, q, true)
+}
+
+func (s *Service) search(ctx context.Context, caller int64, q SearchQuery, useIndex bool) (SearchResult, error) {
 	if q.SellerID == 0 && q.ItemID == "" {
 		return SearchResult{}, errs.Invalidf("The parameters [seller_id] or [item] are required for requested call")
 	}
@@ -151,8 +159,15 @@ func (s *Service) Search(ctx context.Context, caller int64, q SearchQuery) (Sear
 	var res SearchResult
 	err := s.store.View(ctx, func(tx storage.Tx) error {
 		var err error
-		if q.ItemID == "" && q.From == 0 && q.TotalDivisions == 0 && len(sorts) == 1 && sorts[0].Field == SortDateCreated {
-			res, err = s.searchSellerIndex(tx, q, sorts[0].Type == "DESC")
+		prefix, countKey, desc, ok := sellerIndexFor(q, sorts)
+		if ok && useIndex && !slices.Equal(prefix, sellerDatePrefix(q.SellerID)) &&
+			!slices.Equal(prefix, sellerStatusPrefix(q.SellerID, q.Status)) {
+			if ok, err = hasOrderIndexes(tx); err != nil {
+				return err
+			}
+		}
+		if ok && useIndex {
+			res, err = s.searchSellerIndex(tx, q, prefix, countKey, desc)
 		} else {
 			res, err = s.searchScan(tx, caller, q, sorts)
 		}
@@ -161,31 +176,113 @@ func (s *Service) Search(ctx context.Context, caller int64, q SearchQuery) (Sear
 	return res, wrap(err, "search questions")
 }
 
-// searchSellerIndex pages the seller's date index (or the one of a status):
-// the total is a counter, and only offset+limit keys are read.
-func (s *Service) searchSellerIndex(tx storage.Tx, q SearchQuery, desc bool) (SearchResult, error) {
-	prefix, countKey := sellerDatePrefix(q.SellerID), sellerCountKey(q.SellerID)
-	if q.Status != "" {
-		prefix, countKey = sellerStatusPrefix(q.SellerID, q.Status), sellerStatusCountKey(q.SellerID, q.Status)
+// hasOrderIndexes reports whether the item and asker indexes cover every
+// question of the store (see orderIndexesKey).
+func hasOrderIndexes(tx storage.Tx) (bool, error) {
+	if _, err := tx.Get(orderIndexesKey()); err == nil {
+		return true, nil
+	} else if !errors.Is(err, storage.ErrNotFound) {
+		return false, err
 	}
-	total, err := readCount(tx, countKey)
-	if err != nil {
-		return SearchResult{}, err
+	// Without the mark, only a store without any question is covered.
+	_, err := tx.Get(seqKey())
+	if errors.Is(err, storage.ErrNotFound) {
+		return true, nil
+	}
+	return false, err
+}
+
+// sellerIndexFor picks the seller index whose key order is exactly the
+// order compare gives for sorts, if there is one. compare breaks ties by date
+// and id in the last sort's direction, so every sort must share one
+// direction; seller_id sorts are dropped because a seller search holds one
+// seller only, and from_id sorts too when from fixes the asker. With from,
+// the index is the asker's part of the by-asker index and countKey is nil:
+// the total is counted from those keys, one asker's questions.
+func sellerIndexFor(q SearchQuery, sorts []Sort) (prefix, countKey []byte, desc, ok bool) {
+	if q.SellerID == 0 || q.ItemID != "" || q.TotalDivisions != 0 {
+		return nil, nil, false, false
+	}
+	dir := sorts[0].Type
+	var fields []string
+	for _, srt := range sorts {
+		if srt.Type != dir {
+			return nil, nil, false, false
+		}
+		if srt.Field != SortSellerID && (q.From == 0 || srt.Field != SortFromID) {
+			fields = append(fields, srt.Field)
+		}
+	}
+	if len(fields) == 2 && fields[1] == SortDateCreated {
+		fields = fields[:1] // by item or asker, then date: the index's own order
+	}
+	first := SortDateCreated
+	if len(fields) == 1 {
+		first = fields[0]
+	} else if len(fields) > 1 {
+		return nil, nil, false, false
+	}
+	if q.From != 0 {
+		if first != SortDateCreated {
+			return nil, nil, false, false
+		}
+		prefix = storage.Key(sellerFromPrefix(q.SellerID)).Int(q.From)
+		if q.Status != "" {
+			prefix = storage.Key(sellerStatusFromPrefix(q.SellerID, q.Status)).Int(q.From)
+		}
+		return prefix, nil, dir == "DESC", true
+	}
+	countKey = sellerCountKey(q.SellerID)
+	if q.Status != "" {
+		countKey = sellerStatusCountKey(q.SellerID, q.Status)
+	}
+	switch {
+	case first == SortDateCreated && q.Status == "":
+		prefix = sellerDatePrefix(q.SellerID)
+	case first == SortDateCreated:
+		prefix = sellerStatusPrefix(q.SellerID, q.Status)
+	case first == SortItemID && q.Status == "":
+		prefix = sellerItemPrefix(q.SellerID)
+	case first == SortItemID:
+		prefix = sellerStatusItemPrefix(q.SellerID, q.Status)
+	case first == SortFromID && q.Status == "":
+		prefix = sellerFromPrefix(q.SellerID)
+	default:
+		prefix = sellerStatusFromPrefix(q.SellerID, q.Status)
+	}
+	return prefix, countKey, dir == "DESC", true
+}
+
+// searchSellerIndex pages one of the seller's indexes. With a counter for
+// the total only offset+limit keys are read; without one (countKey nil)
+// every key of the prefix is counted and the page taken on the way.
+func (s *Service) searchSellerIndex(tx storage.Tx, q SearchQuery, prefix, countKey []byte, desc bool) (SearchResult, error) {
+	var total uint64
+	if countKey != nil {
+		var err error
+		if total, err = readCount(tx, countKey); err != nil {
+			return SearchResult{}, err
+		}
 	}
 	ids := make([]int64, 0, min(q.Limit, 1000))
-	if q.Limit > 0 && uint64(q.Offset) < total {
+	if countKey == nil || (q.Limit > 0 && uint64(q.Offset) < total) {
 		r := storage.Prefix(prefix)
 		r.Reverse = desc
 		it := tx.Iterate(r)
-		skipped := 0
-		for ; it.Valid() && len(ids) < q.Limit; it.Next() {
-			if skipped < q.Offset {
-				skipped++
-				continue
+		var seen uint64
+		for ; it.Valid(); it.Next() {
+			if countKey != nil && len(ids) >= q.Limit {
+				break
 			}
-			ids = append(ids, readTrailingID(it.Key()))
+			if seen >= uint64(q.Offset) && len(ids) < q.Limit {
+				ids = append(ids, readTrailingID(it.Key()))
+			}
+			seen++
 		}
 		it.Close()
+		if countKey == nil {
+			total = seen
+		}
 	}
 	out := SearchResult{Total: int(total), Questions: make([]Question, 0, len(ids))}
 	for _, id := range ids {
