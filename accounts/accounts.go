@@ -498,14 +498,14 @@ func (s *Service) AddToken(ctx context.Context, userID int64, token string) erro
 // Unauthorized for an unknown or revoked token.
 func (s *Service) Authenticate(ctx context.Context, token string) (int64, error) {
 	if token == "" {
-		return 0, errs.Unauthorizedf("invalid access token")
+		return 0, errs.Unauthorizedf("Invalid access token")
 	}
 	var rec tokenRecord
 	err := s.store.View(ctx, func(tx storage.Tx) error {
 		return storage.GetJSON(tx, tokenKey(hashToken(token)), &rec)
 	})
 	if errors.Is(err, storage.ErrNotFound) {
-		return 0, errs.Unauthorizedf("invalid access token")
+		return 0, errs.Unauthorizedf("Invalid access token")
 	}
 	if err != nil {
 		return 0, errs.Internalf(err, "authenticate")

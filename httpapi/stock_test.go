@@ -159,6 +159,65 @@ func TestPostItems_PlainPublicationForUntaggedSellersOnly(t *testing.T) {
 		"The fields [available_quantity] are required for requested call")
 }
 
+func TestPostItems_TaggedSellerWithoutAvailableQuantityIsSentToMultiwarehouse(t *testing.T) {
+	is := is.New(t)
+	ts := newTestServer(t)
+	seller, stores := ts.mustSeller(1)
+	for _, body := range []map[string]any{itemBody(), itemBody(stores[0], 1)} {
+		res := ts.do("POST", "/items", seller.Token, body)
+		wantError(t, res, 400, "The fields [stock_locations] are required for requested call") // rule 2
+		causes := res.Obj()["cause"].([]any)
+		is.Equal(len(causes), 1)
+		is.True(strings.Contains(causes[0].(map[string]any)["message"].(string), "POST /items/multiwarehouse"))
+	}
+	is.Equal(ts.do("GET", "/sites/MLA/search", seller.Token, nil).Obj()["paging"].(map[string]any)["total"], float64(0))
+}
+
+func TestPublishAndPutItem_PriceOfTheWrongTypeGetsThePriceRuleMessage(t *testing.T) {
+	is := is.New(t)
+	ts := newTestServer(t)
+	plain := ts.mustUser("MLA")
+	cases := []struct {
+		price any
+		msg   string
+	}{
+		{"abc", "Invalid price: abc. It must be a decimal number such as 1500 or 1500.50"},
+		{true, "Invalid price: true. It must be a decimal number such as 1500 or 1500.50"},
+		{map[string]any{"amount": 1}, "Invalid price: an object. It must be a decimal number such as 1500 or 1500.50"},
+		{[]any{1}, "Invalid price: an array. It must be a decimal number such as 1500 or 1500.50"},
+		{"-5", "Invalid price: -5. It must be greater than 0"},
+	}
+	res := ts.do("POST", "/items", plain.Token, with(itemBody(), "available_quantity", 1))
+	is.Equal(res.Status, http.StatusCreated)
+	id := res.Obj()["id"].(string)
+	for _, c := range cases {
+		wantError(t, ts.do("POST", "/items", plain.Token, with(itemBody(), "available_quantity", 1, "price", c.price)), 400, c.msg)
+		wantError(t, ts.do("PUT", "/items/"+id, plain.Token, map[string]any{"price": c.price}), 400, c.msg)
+	}
+	is.Equal(ts.do("GET", "/items/"+id, plain.Token, nil).Obj()["price"], 1500.5) // nothing changed
+	wantError(t, ts.do("PUT", "/items/"+id, plain.Token, map[string]any{"title": 5}), 400,
+		"Invalid JSON: the field [title] must be of type string")
+	wantError(t, ts.do("POST", "/items", plain.Token, with(itemBody(), "available_quantity", 1, "price", nil)), 400,
+		"The fields [price] are required for requested call")
+	// A numeric string is the number it spells.
+	res = ts.do("POST", "/items", plain.Token, with(itemBody(), "available_quantity", 1, "price", "12.50"))
+	is.Equal(res.Status, http.StatusCreated)
+	is.Equal(res.Obj()["price"], 12.5)
+}
+
+func TestPutItem_PriceChangeMovesBasePrice(t *testing.T) {
+	is := is.New(t)
+	ts := newTestServer(t)
+	plain := ts.mustUser("MLA")
+	id := ts.do("POST", "/items", plain.Token, with(itemBody(), "available_quantity", 1)).Obj()["id"].(string)
+	res := ts.do("PUT", "/items/"+id, plain.Token, map[string]any{"price": 2000})
+	is.Equal(res.Status, 200)
+	is.Equal(res.Obj()["base_price"], float64(2000))
+	is.Equal(ts.do("GET", "/items/"+id, plain.Token, nil).Obj()["base_price"], float64(2000))
+	res = ts.do("PUT", "/items/"+id, plain.Token, map[string]any{"status": "paused"})
+	is.Equal(res.Obj()["base_price"], float64(2000)) // only a price change moves it
+}
+
 func TestGetItem_HasNoStockLocationsAndSumsTheUserProductStock(t *testing.T) {
 	is := is.New(t)
 	ts := newTestServer(t)

@@ -21,9 +21,9 @@ func TestAuth_UnknownTokenIs401(t *testing.T) {
 	ts := newTestServer(t)
 	u := ts.mustUser("MLA")
 	res := ts.do("GET", fmt.Sprintf("/users/%d", u.ID), "APP_USR-not-a-token", nil)
-	wantError(t, res, http.StatusUnauthorized, "invalid access token")
+	wantError(t, res, http.StatusUnauthorized, "Invalid access token")
 	res = ts.do("GET", fmt.Sprintf("/users/%d", u.ID), "", nil, "Authorization", "Basic abc")
-	wantError(t, res, http.StatusUnauthorized, "invalid access token")
+	wantError(t, res, http.StatusUnauthorized, "Invalid access token")
 }
 
 func TestAuth_AccessTokenQueryParameterIsAccepted(t *testing.T) {
@@ -34,7 +34,7 @@ func TestAuth_AccessTokenQueryParameterIsAccepted(t *testing.T) {
 	is.Equal(res.Status, http.StatusOK)
 	is.Equal(res.Obj()["id"], float64(u.ID))
 	res = ts.do("GET", fmt.Sprintf("/users/%d?access_token=bad", u.ID), "", nil)
-	wantError(t, res, http.StatusUnauthorized, "invalid access token")
+	wantError(t, res, http.StatusUnauthorized, "Invalid access token")
 }
 
 func TestAuth_RevokedTokenIs401(t *testing.T) {
@@ -43,7 +43,7 @@ func TestAuth_RevokedTokenIs401(t *testing.T) {
 	if err := ts.m.Accounts.RevokeToken(t.Context(), u.Token); err != nil {
 		t.Fatal(err)
 	}
-	wantError(t, ts.do("GET", fmt.Sprintf("/users/%d", u.ID), u.Token, nil), http.StatusUnauthorized, "invalid access token")
+	wantError(t, ts.do("GET", fmt.Sprintf("/users/%d", u.ID), u.Token, nil), http.StatusUnauthorized, "Invalid access token")
 }
 
 func TestUnknownRouteIs404InErrorShape(t *testing.T) {

@@ -192,7 +192,7 @@ type Published struct {
 	StockLocations []StockLocation `json:"stock_locations,omitempty"`
 }
 
-func errFieldsRequired(field string) error {
+func errFieldsRequired(field string) *errs.Error {
 	return errs.WithCode(errs.Invalid, "bad_request", "The fields ["+field+"] are required for requested call")
 }
 
@@ -261,16 +261,8 @@ func checkShape(in *NewItem, multiOrigin bool) error {
 	if len(in.Thumbnail) > 500 {
 		return errs.Invalidf("The field [thumbnail] must be at most 500 characters")
 	}
-	if !multiOrigin {
-		if len(in.StockLocations) > 0 {
-			return errFieldsInvalid("stock_locations")
-		}
-		if in.AvailableQuantity == nil {
-			return errFieldsRequired("available_quantity")
-		}
-		if q := *in.AvailableQuantity; q < 0 || q > MaxQuantity {
-			return errs.Invalidf("Invalid available_quantity: %d. It must be between 0 and %d", q, MaxQuantity)
-		}
+	if q := in.AvailableQuantity; !multiOrigin && q != nil && (*q < 0 || *q > MaxQuantity) {
+		return errs.Invalidf("Invalid available_quantity: %d. It must be between 0 and %d", *q, MaxQuantity)
 	}
 	return nil
 }
@@ -388,6 +380,15 @@ func (s *Service) publish(ctx context.Context, sellerID int64, in NewItem, multi
 		case multiOrigin && !tagged:
 			return errFieldsInvalid("stock_locations").WithCauses(errs.Cause{Code: "seller.not_warehouse_management",
 				Message: "User " + strconv.FormatInt(sellerID, 10) + " does not have the warehouse_management tag: publish with POST /items and available_quantity"})
+		case !multiOrigin && tagged:
+			// Rule 2 without available_quantity: the seller is told where its
+			// publications go rather than asked for a field it may not send.
+			return errFieldsRequired("stock_locations").WithCauses(errs.Cause{Code: "seller.warehouse_management",
+				Message: "User " + strconv.FormatInt(sellerID, 10) + " has the warehouse_management tag: publish with POST /items/multiwarehouse and stock_locations"})
+		case !multiOrigin && len(in.StockLocations) > 0:
+			return errFieldsInvalid("stock_locations")
+		case !multiOrigin && in.AvailableQuantity == nil:
+			return errFieldsRequired("available_quantity")
 		case multiOrigin:
 			if err := checkLocations(in.StockLocations, errFieldsRequired("stock_locations")); err != nil {
 				return err
@@ -537,7 +538,9 @@ func (s *Service) UpdateItem(ctx context.Context, caller int64, id string, in It
 			after.Status = *in.Status
 		}
 		if in.Price != nil {
-			after.Price = price
+			// base_price is the price before promotions; with no promotions
+			// in the engine it follows the price, as the public API shows.
+			after.Price, after.BasePrice = price, price
 		}
 		if in.Title != nil {
 			after.Title = title
