@@ -175,3 +175,17 @@ func TestSearchStores_AnotherCallerIs403(t *testing.T) {
 	res := ts.do("GET", fmt.Sprintf("/users/%d/stores/search?tags=stock_location", seller.ID), other.Token, nil)
 	wantError(t, res, http.StatusForbidden, fmt.Sprintf("The caller is not allowed to list the stores of user %d", seller.ID))
 }
+
+func TestGetUser_MeIsTheCallersOwnFullRecord(t *testing.T) {
+	is := is.New(t)
+	ts := newTestServer(t)
+	u := ts.mustUser("MLA", "normal")
+	ts.mustUser("MLA")
+	me := ts.do("GET", "/users/me", u.Token, nil)
+	is.Equal(me.Status, http.StatusOK)
+	is.Equal(me.Body, ts.do("GET", fmt.Sprintf("/users/%d", u.ID), u.Token, nil).Body)
+	wantError(t, ts.do("GET", "/users/me", "", nil), http.StatusUnauthorized, "Missing access token: send Authorization: Bearer <token>")
+	stores := ts.do("GET", "/users/me/stores/search", u.Token, nil)
+	is.Equal(stores.Status, http.StatusOK)
+	is.Equal(stores.Obj()["paging"], map[string]any{"total": float64(0), "offset": float64(0), "limit": float64(50)})
+}
