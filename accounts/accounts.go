@@ -291,7 +291,7 @@ func (s *Service) CreateStore(ctx context.Context, userID int64, in NewStore) (S
 		return Store{}, errs.Invalidf("Invalid store status: %s. Valid values are: [active, inactive]", in.Status)
 	}
 	if in.ID != "" && !isDigits(in.ID) {
-		return Store{}, errs.Invalidf("Invalid store id: %s. A store id is a string of digits", in.ID)
+		return Store{}, errs.Invalidf("Invalid store id: %s. A store id is a string of at most 19 digits", in.ID)
 	}
 	if utf8.RuneCountInString(in.Description) > 500 {
 		return Store{}, errs.Invalidf("The field [description] must be at most 500 characters")

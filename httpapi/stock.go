@@ -165,9 +165,17 @@ type stockPutBody struct {
 // /user-products/:user_product_id/stock/type/seller_warehouse; the new
 // version goes in x-version.
 func (s *Server) handlePutStock(w http.ResponseWriter, r *http.Request, p httprouter.Params, caller int64) error {
-	var in stockPutBody
-	if err := decode(r, &in); err != nil {
+	b, err := readBody(r)
+	if err != nil {
 		return err
+	}
+	var in stockPutBody
+	// An empty body sends no store: the domain answers the spec's "Store
+	// cannot be null or empty", after the x-version checks.
+	if len(bytes.TrimSpace(b)) > 0 {
+		if err := decodeBytes(b, &in); err != nil {
+			return err
+		}
 	}
 	out, err := s.m.Stock.PutStock(r.Context(), caller, p.ByName("user_product_id"), r.Header.Get("x-version"), in.Locations)
 	if err != nil {
