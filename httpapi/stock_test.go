@@ -253,7 +253,7 @@ func TestPutItem_OwnerChangesStatusAndPrice(t *testing.T) {
 		{"Title", seller.Token, map[string]any{"title": "Zapatillas nuevas"}, 200, "", "title", "Zapatillas nuevas"},
 		{"UnknownStatus", seller.Token, map[string]any{"status": "sold"}, 400, "Invalid status: sold. Valid values are: [active, paused, closed]", "", nil},
 		{"NegativePrice", seller.Token, map[string]any{"price": -1}, 400, "Invalid price: -1. It must be greater than 0", "", nil},
-		{"NothingToChange", seller.Token, map[string]any{}, 400, "Nothing to update: send at least one of the fields [status, price, title]", "", nil},
+		{"NothingToChange", seller.Token, map[string]any{}, 400, "Nothing to update: send at least one of the fields [status, price, title, available_quantity]", "", nil},
 		{"NotTheSeller", other.Token, map[string]any{"status": "closed"}, 403, "The caller is not the seller of item " + id, "", nil},
 		{"Close", seller.Token, map[string]any{"status": "closed"}, 200, "", "status", "closed"},
 		{"ClosedStaysClosed", seller.Token, map[string]any{"status": "active"}, 400, "Item " + id + " is closed and cannot change status", "", nil},
@@ -554,4 +554,30 @@ func TestStockRoutes_NoInputGivesA500(t *testing.T) {
 			}
 		}
 	})
+}
+
+func TestPutItem_AvailableQuantityReplacesSingleOriginStockOnly(t *testing.T) {
+	is := is.New(t)
+	ts := newTestServer(t)
+	plain := ts.mustUser("MLA")
+	res := ts.do("POST", "/items", plain.Token, with(itemBody(), "available_quantity", 4))
+	id, up := res.Obj()["id"].(string), res.Obj()["user_product_id"].(string)
+	res = ts.do("PUT", "/items/"+id, plain.Token, map[string]any{"available_quantity": 9})
+	is.Equal(res.Status, 200)
+	is.Equal(res.Obj()["available_quantity"], float64(9))
+	is.Equal(ts.do("GET", "/items/"+id, plain.Token, nil).Obj()["available_quantity"], float64(9))
+	is.Equal(ts.do("GET", "/user-products/"+up+"/stock", plain.Token, nil).Header.Get("x-version"), "2") // a stock write
+	found := ts.do("GET", "/sites/MLA/search?q=zapatillas", plain.Token, nil).Obj()["results"].([]any)
+	is.Equal(found[0].(map[string]any)["available_quantity"], float64(9))
+	wantError(t, ts.do("PUT", "/items/"+id, plain.Token, map[string]any{"available_quantity": -1}), 400,
+		"Invalid available_quantity: -1. It must be between 0 and 1000000000")
+
+	seller, stores := ts.mustSeller(1)
+	multi, _ := ts.mustMultiItem(seller.Token, stores[0], 3)
+	res = ts.do("PUT", "/items/"+multi, seller.Token, map[string]any{"available_quantity": 9, "price": 10})
+	wantError(t, res, 400, "The fields [available_quantity] are invalid for requested call") // rule 2: stock per store
+	is.Equal(len(res.Obj()["cause"].([]any)), 1)
+	got := ts.do("GET", "/items/"+multi, seller.Token, nil).Obj()
+	is.Equal(got["available_quantity"], float64(3))
+	is.Equal(got["price"], 1500.5) // the refused PUT changed nothing
 }

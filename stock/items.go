@@ -487,13 +487,22 @@ type ItemUpdate struct {
 	Status *string      `json:"status"`
 	Price  *json.Number `json:"price"`
 	Title  *string      `json:"title"`
+	// AvailableQuantity replaces the stock of a single-origin item's user
+	// product (shared by the items that joined it).
+	AvailableQuantity *int64 `json:"available_quantity"`
 }
 
-// UpdateItem changes an item's status, price or title; only its seller may.
-// A closed item stays closed. Errors: NotFound, Forbidden, Invalid.
+// UpdateItem changes an item's status, price, title or, for a single-origin
+// item, available_quantity; only its seller may. A closed item stays
+// closed. The stock of a multi-origin item is written per store through
+// PutStock, so available_quantity is refused for it (rule 2). Errors:
+// NotFound, Forbidden, Invalid.
 func (s *Service) UpdateItem(ctx context.Context, caller int64, id string, in ItemUpdate) (Item, error) {
-	if in.Status == nil && in.Price == nil && in.Title == nil {
-		return Item{}, errs.Invalidf("Nothing to update: send at least one of the fields [status, price, title]")
+	if in.Status == nil && in.Price == nil && in.Title == nil && in.AvailableQuantity == nil {
+		return Item{}, errs.Invalidf("Nothing to update: send at least one of the fields [status, price, title, available_quantity]")
+	}
+	if q := in.AvailableQuantity; q != nil && (*q < 0 || *q > MaxQuantity) {
+		return Item{}, errs.Invalidf("Invalid available_quantity: %d. It must be between 0 and %d", *q, MaxQuantity)
 	}
 	if in.Status != nil {
 		switch *in.Status {
@@ -544,6 +553,23 @@ func (s *Service) UpdateItem(ctx context.Context, caller int64, id string, in It
 		}
 		if in.Title != nil {
 			after.Title = title
+		}
+		if in.AvailableQuantity != nil {
+			up, err := getUserProduct(tx, before.UserProductID)
+			if err != nil {
+				return err
+			}
+			if up.MultiOrigin {
+				return errFieldsInvalid("available_quantity").WithCauses(errs.Cause{Code: "item.multi_origin",
+					Message: "Item " + id + " has stock per store: write it with PUT /user-products/" + up.ID + "/stock/type/seller_warehouse"})
+			}
+			// A quantity write like any other: the version moves.
+			up.PlainQuantity = *in.AvailableQuantity
+			up.Version++
+			if err := putUserProduct(tx, up); err != nil {
+				return err
+			}
+			after.AvailableQuantity = up.Quantity()
 		}
 		after.LastUpdated = now
 		if err := putItem(tx, after); err != nil {
