@@ -522,7 +522,7 @@ func TestStockRoutes_NoInputGivesA500(t *testing.T) {
 		rapid.Just[any]([]any{}), rapid.Just[any](map[string]any{}),
 	)
 	fields := []string{"title", "category_id", "price", "listing_type_id", "currency_id", "condition", "channels",
-		"available_quantity", "user_product_id", "thumbnail", "status"}
+		"available_quantity", "user_product_id", "thumbnail", "status", "catalog_product_id", "catalog_listing"}
 	rapid.Check(t, func(rt *rapid.T) {
 		body := map[string]any{}
 		for _, f := range rapid.SliceOfDistinct(rapid.SampledFrom(fields), rapid.ID[string]).Draw(rt, "fields") {
@@ -580,4 +580,40 @@ func TestPutItem_AvailableQuantityReplacesSingleOriginStockOnly(t *testing.T) {
 	got := ts.do("GET", "/items/"+multi, seller.Token, nil).Obj()
 	is.Equal(got["available_quantity"], float64(3))
 	is.Equal(got["price"], 1500.5) // the refused PUT changed nothing
+}
+
+func TestPostItemsMultiwarehouse_CatalogItemsAreAcceptedAndEchoed(t *testing.T) {
+	is := is.New(t)
+	ts := newTestServer(t)
+	seller, stores := ts.mustSeller(1)
+	res := ts.do("POST", "/items/multiwarehouse", seller.Token,
+		with(itemBody(stores[0], 2), "catalog_product_id", "MLA27172677", "catalog_listing", true)) // rule 1
+	is.Equal(res.Status, http.StatusCreated)
+	is.Equal(res.Obj()["catalog_product_id"], "MLA27172677")
+	is.Equal(res.Obj()["catalog_listing"], true)
+	got := ts.do("GET", "/items/"+res.Obj()["id"].(string), seller.Token, nil).Obj()
+	is.Equal(got["catalog_product_id"], "MLA27172677")
+	is.Equal(got["catalog_listing"], true)
+
+	traditional := ts.do("POST", "/items/multiwarehouse", seller.Token, itemBody(stores[0], 2)).Obj()
+	is.Equal(traditional["catalog_product_id"], nil) // null, as the public API writes it
+	_, has := traditional["catalog_product_id"]
+	is.True(has)
+	is.Equal(traditional["catalog_listing"], false)
+
+	cases := []struct {
+		name string
+		kv   []any
+		msg  string
+	}{
+		{"CatalogListingWithoutProduct", []any{"catalog_listing", true}, "The fields [catalog_product_id] are required for requested call"},
+		{"UnknownProduct", []any{"catalog_product_id", "MLA1"}, "Invalid catalog_product_id: MLA1. It must be a catalog product of site MLA"},
+		{"ProductOfAnotherSite", []any{"catalog_product_id", "MLB19615317"}, "Invalid catalog_product_id: MLB19615317. It must be a catalog product of site MLA"},
+		{"InactiveProduct", []any{"catalog_product_id", "MLA27172680"}, "Invalid catalog_product_id: MLA27172680. The catalog product is inactive"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			wantError(t, ts.do("POST", "/items/multiwarehouse", seller.Token, with(itemBody(stores[0], 2), c.kv...)), 400, c.msg)
+		})
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"marketplace/accounts"
+	"marketplace/catalog"
 	"marketplace/clock"
 	"marketplace/errs"
 	"marketplace/fees"
@@ -70,6 +71,10 @@ type Item struct {
 	Thumbnail         string      `json:"thumbnail"`
 	DateCreated       string      `json:"date_created"`
 	LastUpdated       string      `json:"last_updated"`
+	// CatalogProductID is the catalog product a catalog item is published
+	// on (rule 1); null for a traditional item, as in the public API.
+	CatalogProductID *string `json:"catalog_product_id"`
+	CatalogListing   bool    `json:"catalog_listing"`
 }
 
 // StockLocation is one store's entry of a user product's stock.
@@ -179,6 +184,11 @@ type NewItem struct {
 	Thumbnail         string          `json:"thumbnail"`
 	AvailableQuantity *int64          `json:"available_quantity"`
 	StockLocations    []StockLocation `json:"stock_locations"`
+	// CatalogProductID and CatalogListing publish a catalog item: the
+	// product must exist in the catalog, be active and be of the seller's
+	// site.
+	CatalogProductID string `json:"catalog_product_id"`
+	CatalogListing   bool   `json:"catalog_listing"`
 	// UserProductID, when set, joins an existing user product of the seller
 	// instead of starting a new one: the items of one user product share its
 	// stock.
@@ -360,6 +370,28 @@ func checkCategory(siteID, categoryID string) error {
 	return nil
 }
 
+// checkCatalogProduct applies the catalog item rules: catalog_listing needs
+// a catalog_product_id, which must name an active product of the site.
+func checkCatalogProduct(tx storage.Tx, siteID string, in NewItem) error {
+	if in.CatalogProductID == "" {
+		if in.CatalogListing {
+			return errFieldsRequired("catalog_product_id")
+		}
+		return nil
+	}
+	p, err := catalog.GetProduct(tx, in.CatalogProductID)
+	if errs.Is(err, errs.NotFound) || (err == nil && !strings.HasPrefix(p.ID, siteID)) {
+		return errs.Invalidf("Invalid catalog_product_id: %s. It must be a catalog product of site %s", in.CatalogProductID, siteID)
+	}
+	if err != nil {
+		return err
+	}
+	if p.Status != "active" {
+		return errs.Invalidf("Invalid catalog_product_id: %s. The catalog product is inactive", in.CatalogProductID)
+	}
+	return nil
+}
+
 func (s *Service) publish(ctx context.Context, sellerID int64, in NewItem, multiOrigin bool) (Published, error) {
 	if err := checkShape(&in, multiOrigin); err != nil {
 		return Published{}, err
@@ -397,6 +429,9 @@ func (s *Service) publish(ctx context.Context, sellerID int64, in NewItem, multi
 		if err := checkCategory(seller.SiteID, in.CategoryID); err != nil {
 			return err
 		}
+		if err := checkCatalogProduct(tx, seller.SiteID, in); err != nil {
+			return err
+		}
 		if err := s.checkCurrency(ctx, seller.SiteID, &in); err != nil {
 			return err
 		}
@@ -426,6 +461,10 @@ func (s *Service) publish(ctx context.Context, sellerID int64, in NewItem, multi
 			CurrencyID: in.CurrencyID, ListingTypeID: in.ListingTypeID, Condition: in.Condition,
 			Channels: in.Channels, Status: StatusActive, UserProductID: up.ID, Thumbnail: in.Thumbnail,
 			DateCreated: now, LastUpdated: now,
+		}
+		if in.CatalogProductID != "" {
+			cp := in.CatalogProductID
+			it.CatalogProductID, it.CatalogListing = &cp, in.CatalogListing
 		}
 		it.Permalink = permalink(it)
 		if err := putUserProduct(tx, up); err != nil {
