@@ -163,9 +163,15 @@ func TestPostItems_TaggedSellerWithoutAvailableQuantityIsSentToMultiwarehouse(t 
 	is := is.New(t)
 	ts := newTestServer(t)
 	seller, stores := ts.mustSeller(1)
-	for _, body := range []map[string]any{itemBody(), itemBody(stores[0], 1)} {
-		res := ts.do("POST", "/items", seller.Token, body)
-		wantError(t, res, 400, "The fields [stock_locations] are required for requested call") // rule 2
+	for _, c := range []struct {
+		body map[string]any
+		msg  string
+	}{
+		{itemBody(), "The fields [stock_locations] are required for requested call"}, // rule 2
+		{itemBody(stores[0], 1), "The fields [stock_locations] are invalid for requested call"},
+	} {
+		res := ts.do("POST", "/items", seller.Token, c.body)
+		wantError(t, res, 400, c.msg)
 		causes := res.Obj()["cause"].([]any)
 		is.Equal(len(causes), 1)
 		is.True(strings.Contains(causes[0].(map[string]any)["message"].(string), "POST /items/multiwarehouse"))

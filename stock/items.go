@@ -415,7 +415,11 @@ func (s *Service) publish(ctx context.Context, sellerID int64, in NewItem, multi
 		case !multiOrigin && tagged:
 			// Rule 2 without available_quantity: the seller is told where its
 			// publications go rather than asked for a field it may not send.
-			return errFieldsRequired("stock_locations").WithCauses(errs.Cause{Code: "seller.warehouse_management",
+			e := errFieldsRequired("stock_locations")
+			if len(in.StockLocations) > 0 {
+				e = errFieldsInvalid("stock_locations") // sent, but to the wrong route
+			}
+			return e.WithCauses(errs.Cause{Code: "seller.warehouse_management",
 				Message: "User " + strconv.FormatInt(sellerID, 10) + " has the warehouse_management tag: publish with POST /items/multiwarehouse and stock_locations"})
 		case !multiOrigin && len(in.StockLocations) > 0:
 			return errFieldsInvalid("stock_locations")
