@@ -291,7 +291,7 @@ func (s *Service) CreateStore(ctx context.Context, userID int64, in NewStore) (S
 		return Store{}, errs.Invalidf("Invalid store status: %s. Valid values are: [active, inactive]", in.Status)
 	}
 	if in.ID != "" && !isDigits(in.ID) {
-		return Store{}, errs.Invalidf("Invalid store id: %s. A store id is a string of digits", in.ID)
+		return Store{}, errs.Invalidf("Invalid store id: %s. A store id is a string of at most 19 digits", in.ID)
 	}
 	if utf8.RuneCountInString(in.Description) > 500 {
 		return Store{}, errs.Invalidf("The field [description] must be at most 500 characters")
@@ -498,14 +498,14 @@ func (s *Service) AddToken(ctx context.Context, userID int64, token string) erro
 // Unauthorized for an unknown or revoked token.
 func (s *Service) Authenticate(ctx context.Context, token string) (int64, error) {
 	if token == "" {
-		return 0, errs.Unauthorizedf("invalid access token")
+		return 0, errs.Unauthorizedf("Invalid access token")
 	}
 	var rec tokenRecord
 	err := s.store.View(ctx, func(tx storage.Tx) error {
 		return storage.GetJSON(tx, tokenKey(hashToken(token)), &rec)
 	})
 	if errors.Is(err, storage.ErrNotFound) {
-		return 0, errs.Unauthorizedf("invalid access token")
+		return 0, errs.Unauthorizedf("Invalid access token")
 	}
 	if err != nil {
 		return 0, errs.Internalf(err, "authenticate")

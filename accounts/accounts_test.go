@@ -234,6 +234,7 @@ func TestStores_CreateRejectsBadInput(t *testing.T) {
 		{"UnknownUser", 999, accounts.NewStore{}, errs.NotFound},
 		{"BadStatus", u.ID, accounts.NewStore{Status: "closed"}, errs.Invalid},
 		{"NonDigitID", u.ID, accounts.NewStore{ID: "abc"}, errs.Invalid},
+		{"IDOfTwentyDigits", u.ID, accounts.NewStore{ID: "12345678901234567890"}, errs.Invalid},
 		{"TakenID", u.ID, accounts.NewStore{ID: "77"}, errs.Conflict},
 	}
 	for _, c := range cases {

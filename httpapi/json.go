@@ -81,6 +81,11 @@ func malformed(err error) error {
 	if errors.As(err, &ute) && ute.Field != "" {
 		return errs.Invalidf("Invalid JSON: the field [%s] must be of type %s", ute.Field, jsonTypeName(ute.Type.Kind().String()))
 	}
+	if errors.As(err, &ute) {
+		// The body as a whole has the wrong type; the decoder's text would
+		// name a Go type.
+		return errs.Invalidf("Malformed JSON body: a JSON %s is expected", jsonTypeName(ute.Type.Kind().String()))
+	}
 	return errs.Invalidf("Malformed JSON body: %v", err)
 }
 

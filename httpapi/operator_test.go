@@ -93,3 +93,15 @@ func TestOperator_CreateStore(t *testing.T) {
 	wantError(t, ts.do("POST", fmt.Sprintf("/operator/users/%d/stores", u.ID), testOperatorToken, map[string]any{"status": "weird"}),
 		http.StatusBadRequest, "Invalid store status: weird. Valid values are: [active, inactive]")
 }
+
+func TestOperator_BodyOfTheWrongJSONTypeIs400WithoutGoTypeNames(t *testing.T) {
+	ts := newTestServer(t)
+	u := ts.mustUser("MLA")
+	for _, path := range []string{"/operator/users", fmt.Sprintf("/operator/users/%d/stores", u.ID), fmt.Sprintf("/operator/users/%d/tags", u.ID)} {
+		method := "POST"
+		if strings.HasSuffix(path, "/tags") {
+			method = "PUT"
+		}
+		wantError(t, ts.do(method, path, testOperatorToken, "[1]"), http.StatusBadRequest, "Malformed JSON body: a JSON object is expected")
+	}
+}

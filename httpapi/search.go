@@ -29,6 +29,8 @@ type searchResult struct {
 	Seller            searchSeller `json:"seller"`
 	CategoryID        string       `json:"category_id"`
 	UserProductID     string       `json:"user_product_id"`
+	CatalogProductID  *string      `json:"catalog_product_id"`
+	CatalogListing    bool         `json:"catalog_listing"`
 }
 
 // searchSort is a sort of the search answer.
@@ -73,6 +75,7 @@ func (s *Server) handleSiteSearch(w http.ResponseWriter, r *http.Request, p http
 			AvailableQuantity: it.AvailableQuantity, Condition: it.Condition, ListingTypeID: it.ListingTypeID,
 			Permalink: it.Permalink, Thumbnail: it.Thumbnail, Seller: searchSeller{ID: it.SellerID},
 			CategoryID: it.CategoryID, UserProductID: it.UserProductID,
+			CatalogProductID: it.CatalogProductID, CatalogListing: it.CatalogListing,
 		})
 	}
 	for _, n := range stock.SortNames {

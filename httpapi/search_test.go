@@ -44,7 +44,7 @@ func TestSiteSearch_EnvelopeAndResultFields(t *testing.T) {
 			"available_quantity": float64(4), "condition": "new", "listing_type_id": "gold_special",
 			"permalink": "https://articulo.mercadolibre.com.ar/MLA-" + id[3:] + "-zapatillas-running-nino-_JM",
 			"thumbnail": "", "seller": map[string]any{"id": float64(seller.ID)}, "category_id": "MLA1055",
-			"user_product_id": up,
+			"user_product_id": up, "catalog_product_id": nil, "catalog_listing": false,
 		}},
 		"sort": map[string]any{"id": "relevance", "name": "More relevant"},
 		"available_sorts": []any{

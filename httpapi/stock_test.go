@@ -159,6 +159,71 @@ func TestPostItems_PlainPublicationForUntaggedSellersOnly(t *testing.T) {
 		"The fields [available_quantity] are required for requested call")
 }
 
+func TestPostItems_TaggedSellerWithoutAvailableQuantityIsSentToMultiwarehouse(t *testing.T) {
+	is := is.New(t)
+	ts := newTestServer(t)
+	seller, stores := ts.mustSeller(1)
+	for _, c := range []struct {
+		body map[string]any
+		msg  string
+	}{
+		{itemBody(), "The fields [stock_locations] are required for requested call"}, // rule 2
+		{itemBody(stores[0], 1), "The fields [stock_locations] are invalid for requested call"},
+	} {
+		res := ts.do("POST", "/items", seller.Token, c.body)
+		wantError(t, res, 400, c.msg)
+		causes := res.Obj()["cause"].([]any)
+		is.Equal(len(causes), 1)
+		is.True(strings.Contains(causes[0].(map[string]any)["message"].(string), "POST /items/multiwarehouse"))
+	}
+	is.Equal(ts.do("GET", "/sites/MLA/search", seller.Token, nil).Obj()["paging"].(map[string]any)["total"], float64(0))
+}
+
+func TestPublishAndPutItem_PriceOfTheWrongTypeGetsThePriceRuleMessage(t *testing.T) {
+	is := is.New(t)
+	ts := newTestServer(t)
+	plain := ts.mustUser("MLA")
+	cases := []struct {
+		price any
+		msg   string
+	}{
+		{"abc", "Invalid price: abc. It must be a decimal number such as 1500 or 1500.50"},
+		{true, "Invalid price: true. It must be a decimal number such as 1500 or 1500.50"},
+		{map[string]any{"amount": 1}, "Invalid price: an object. It must be a decimal number such as 1500 or 1500.50"},
+		{[]any{1}, "Invalid price: an array. It must be a decimal number such as 1500 or 1500.50"},
+		{"-5", "Invalid price: -5. It must be greater than 0"},
+	}
+	res := ts.do("POST", "/items", plain.Token, with(itemBody(), "available_quantity", 1))
+	is.Equal(res.Status, http.StatusCreated)
+	id := res.Obj()["id"].(string)
+	for _, c := range cases {
+		wantError(t, ts.do("POST", "/items", plain.Token, with(itemBody(), "available_quantity", 1, "price", c.price)), 400, c.msg)
+		wantError(t, ts.do("PUT", "/items/"+id, plain.Token, map[string]any{"price": c.price}), 400, c.msg)
+	}
+	is.Equal(ts.do("GET", "/items/"+id, plain.Token, nil).Obj()["price"], 1500.5) // nothing changed
+	wantError(t, ts.do("PUT", "/items/"+id, plain.Token, map[string]any{"title": 5}), 400,
+		"Invalid JSON: the field [title] must be of type string")
+	wantError(t, ts.do("POST", "/items", plain.Token, with(itemBody(), "available_quantity", 1, "price", nil)), 400,
+		"The fields [price] are required for requested call")
+	// A numeric string is the number it spells.
+	res = ts.do("POST", "/items", plain.Token, with(itemBody(), "available_quantity", 1, "price", "12.50"))
+	is.Equal(res.Status, http.StatusCreated)
+	is.Equal(res.Obj()["price"], 12.5)
+}
+
+func TestPutItem_PriceChangeMovesBasePrice(t *testing.T) {
+	is := is.New(t)
+	ts := newTestServer(t)
+	plain := ts.mustUser("MLA")
+	id := ts.do("POST", "/items", plain.Token, with(itemBody(), "available_quantity", 1)).Obj()["id"].(string)
+	res := ts.do("PUT", "/items/"+id, plain.Token, map[string]any{"price": 2000})
+	is.Equal(res.Status, 200)
+	is.Equal(res.Obj()["base_price"], float64(2000))
+	is.Equal(ts.do("GET", "/items/"+id, plain.Token, nil).Obj()["base_price"], float64(2000))
+	res = ts.do("PUT", "/items/"+id, plain.Token, map[string]any{"status": "paused"})
+	is.Equal(res.Obj()["base_price"], float64(2000)) // only a price change moves it
+}
+
 func TestGetItem_HasNoStockLocationsAndSumsTheUserProductStock(t *testing.T) {
 	is := is.New(t)
 	ts := newTestServer(t)
@@ -194,7 +259,7 @@ func TestPutItem_OwnerChangesStatusAndPrice(t *testing.T) {
 		{"Title", seller.Token, map[string]any{"title": "Zapatillas nuevas"}, 200, "", "title", "Zapatillas nuevas"},
 		{"UnknownStatus", seller.Token, map[string]any{"status": "sold"}, 400, "Invalid status: sold. Valid values are: [active, paused, closed]", "", nil},
 		{"NegativePrice", seller.Token, map[string]any{"price": -1}, 400, "Invalid price: -1. It must be greater than 0", "", nil},
-		{"NothingToChange", seller.Token, map[string]any{}, 400, "Nothing to update: send at least one of the fields [status, price, title]", "", nil},
+		{"NothingToChange", seller.Token, map[string]any{}, 400, "Nothing to update: send at least one of the fields [status, price, title, available_quantity]", "", nil},
 		{"NotTheSeller", other.Token, map[string]any{"status": "closed"}, 403, "The caller is not the seller of item " + id, "", nil},
 		{"Close", seller.Token, map[string]any{"status": "closed"}, 200, "", "status", "closed"},
 		{"ClosedStaysClosed", seller.Token, map[string]any{"status": "active"}, 400, "Item " + id + " is closed and cannot change status", "", nil},
@@ -270,6 +335,9 @@ func TestPutStock_ErrorTable(t *testing.T) {
 		{"StoreNotAStockLocationIsRejected", seller.Token, path, "1", body(untagged, 1), 400, "Store is not configured to be a stock location"},
 		{"NoStoreIsRejected", seller.Token, path, "1", body(), 400, "Store cannot be null or empty"},
 		{"EmptyStoreIsRejected", seller.Token, path, "1", body("", 1), 400, "Store cannot be null or empty"},
+		{"EmptyBodySendsNoStore", seller.Token, path, "1", "", 400, "Store cannot be null or empty"},
+		{"EmptyBodyWithoutVersionIsMissingVersion", seller.Token, path, "", "", 400, "Missing X-Version header"},
+		{"NullLocationsSendNoStore", seller.Token, path, "1", map[string]any{"locations": nil}, 400, "Store cannot be null or empty"},
 		{"NegativeQuantityIsRejected", seller.Token, path, "1", body(stores[0], -2), 400, "Invalid quantity for store " + stores[0] + ": -2. It must be between 0 and 1000000000"},
 		{"NotTheOwnerIsForbidden", other.Token, path, "1", body(stores[0], 1), 403, "The caller is not the owner of user product " + up},
 		{"UnknownUserProductIsNotFound", seller.Token, "/user-products/MLAU5/stock/type/seller_warehouse", "1", body(stores[0], 1), 404, "User product not found: MLAU5"},
@@ -460,7 +528,7 @@ func TestStockRoutes_NoInputGivesA500(t *testing.T) {
 		rapid.Just[any]([]any{}), rapid.Just[any](map[string]any{}),
 	)
 	fields := []string{"title", "category_id", "price", "listing_type_id", "currency_id", "condition", "channels",
-		"available_quantity", "user_product_id", "thumbnail", "status"}
+		"available_quantity", "user_product_id", "thumbnail", "status", "catalog_product_id", "catalog_listing"}
 	rapid.Check(t, func(rt *rapid.T) {
 		body := map[string]any{}
 		for _, f := range rapid.SliceOfDistinct(rapid.SampledFrom(fields), rapid.ID[string]).Draw(rt, "fields") {
@@ -492,4 +560,66 @@ func TestStockRoutes_NoInputGivesA500(t *testing.T) {
 			}
 		}
 	})
+}
+
+func TestPutItem_AvailableQuantityReplacesSingleOriginStockOnly(t *testing.T) {
+	is := is.New(t)
+	ts := newTestServer(t)
+	plain := ts.mustUser("MLA")
+	res := ts.do("POST", "/items", plain.Token, with(itemBody(), "available_quantity", 4))
+	id, up := res.Obj()["id"].(string), res.Obj()["user_product_id"].(string)
+	res = ts.do("PUT", "/items/"+id, plain.Token, map[string]any{"available_quantity": 9})
+	is.Equal(res.Status, 200)
+	is.Equal(res.Obj()["available_quantity"], float64(9))
+	is.Equal(ts.do("GET", "/items/"+id, plain.Token, nil).Obj()["available_quantity"], float64(9))
+	is.Equal(ts.do("GET", "/user-products/"+up+"/stock", plain.Token, nil).Header.Get("x-version"), "2") // a stock write
+	found := ts.do("GET", "/sites/MLA/search?q=zapatillas", plain.Token, nil).Obj()["results"].([]any)
+	is.Equal(found[0].(map[string]any)["available_quantity"], float64(9))
+	wantError(t, ts.do("PUT", "/items/"+id, plain.Token, map[string]any{"available_quantity": -1}), 400,
+		"Invalid available_quantity: -1. It must be between 0 and 1000000000")
+
+	seller, stores := ts.mustSeller(1)
+	multi, _ := ts.mustMultiItem(seller.Token, stores[0], 3)
+	res = ts.do("PUT", "/items/"+multi, seller.Token, map[string]any{"available_quantity": 9, "price": 10})
+	wantError(t, res, 400, "The fields [available_quantity] are invalid for requested call") // rule 2: stock per store
+	is.Equal(len(res.Obj()["cause"].([]any)), 1)
+	got := ts.do("GET", "/items/"+multi, seller.Token, nil).Obj()
+	is.Equal(got["available_quantity"], float64(3))
+	is.Equal(got["price"], 1500.5) // the refused PUT changed nothing
+}
+
+func TestPostItemsMultiwarehouse_CatalogItemsAreAcceptedAndEchoed(t *testing.T) {
+	is := is.New(t)
+	ts := newTestServer(t)
+	seller, stores := ts.mustSeller(1)
+	res := ts.do("POST", "/items/multiwarehouse", seller.Token,
+		with(itemBody(stores[0], 2), "catalog_product_id", "MLA27172677", "catalog_listing", true)) // rule 1
+	is.Equal(res.Status, http.StatusCreated)
+	is.Equal(res.Obj()["catalog_product_id"], "MLA27172677")
+	is.Equal(res.Obj()["catalog_listing"], true)
+	got := ts.do("GET", "/items/"+res.Obj()["id"].(string), seller.Token, nil).Obj()
+	is.Equal(got["catalog_product_id"], "MLA27172677")
+	is.Equal(got["catalog_listing"], true)
+
+	traditional := ts.do("POST", "/items/multiwarehouse", seller.Token, itemBody(stores[0], 2)).Obj()
+	is.Equal(traditional["catalog_product_id"], nil) // null, as the public API writes it
+	_, has := traditional["catalog_product_id"]
+	is.True(has)
+	is.Equal(traditional["catalog_listing"], false)
+
+	cases := []struct {
+		name string
+		kv   []any
+		msg  string
+	}{
+		{"CatalogListingWithoutProduct", []any{"catalog_listing", true}, "The fields [catalog_product_id] are required for requested call"},
+		{"UnknownProduct", []any{"catalog_product_id", "MLA1"}, "Invalid catalog_product_id: MLA1. It must be a catalog product of site MLA"},
+		{"ProductOfAnotherSite", []any{"catalog_product_id", "MLB19615317"}, "Invalid catalog_product_id: MLB19615317. It must be a catalog product of site MLA"},
+		{"InactiveProduct", []any{"catalog_product_id", "MLA27172680"}, "Invalid catalog_product_id: MLA27172680. The catalog product is inactive"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			wantError(t, ts.do("POST", "/items/multiwarehouse", seller.Token, with(itemBody(stores[0], 2), c.kv...)), 400, c.msg)
+		})
+	}
 }

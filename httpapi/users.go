@@ -15,10 +15,10 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request, _ httprout
 	return nil
 }
 
-// handleGetUser answers GET /users/:user_id: the whole record for the user
-// itself, the public subset for anyone else.
+// handleGetUser answers GET /users/:user_id (and GET /users/me): the whole
+// record for the user itself, the public subset for anyone else.
 func (s *Server) handleGetUser(w http.ResponseWriter, r *http.Request, p httprouter.Params, caller int64) error {
-	id, err := int64Param(p, "user_id")
+	id, err := userIDParam(p, caller)
 	if err != nil {
 		return err
 	}
@@ -38,7 +38,7 @@ type storeSearchResponse struct {
 
 // handleSearchStores answers GET /users/:user_id/stores/search?tags=...
 func (s *Server) handleSearchStores(w http.ResponseWriter, r *http.Request, p httprouter.Params, caller int64) error {
-	id, err := int64Param(p, "user_id")
+	id, err := userIDParam(p, caller)
 	if err != nil {
 		return err
 	}
@@ -61,4 +61,14 @@ func (s *Server) handleSearchStores(w http.ResponseWriter, r *http.Request, p ht
 		Results: stores,
 	})
 	return nil
+}
+
+// userIDParam reads :user_id, where "me" is the caller: the public API's way
+// to learn the id behind a token (httprouter cannot route a static "me"
+// segment beside :user_id).
+func userIDParam(p httprouter.Params, caller int64) (int64, error) {
+	if p.ByName("user_id") == "me" {
+		return caller, nil
+	}
+	return int64Param(p, "user_id")
 }

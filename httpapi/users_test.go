@@ -21,9 +21,9 @@ func TestAuth_UnknownTokenIs401(t *testing.T) {
 	ts := newTestServer(t)
 	u := ts.mustUser("MLA")
 	res := ts.do("GET", fmt.Sprintf("/users/%d", u.ID), "APP_USR-not-a-token", nil)
-	wantError(t, res, http.StatusUnauthorized, "invalid access token")
+	wantError(t, res, http.StatusUnauthorized, "Invalid access token")
 	res = ts.do("GET", fmt.Sprintf("/users/%d", u.ID), "", nil, "Authorization", "Basic abc")
-	wantError(t, res, http.StatusUnauthorized, "invalid access token")
+	wantError(t, res, http.StatusUnauthorized, "Invalid access token")
 }
 
 func TestAuth_AccessTokenQueryParameterIsAccepted(t *testing.T) {
@@ -34,7 +34,7 @@ func TestAuth_AccessTokenQueryParameterIsAccepted(t *testing.T) {
 	is.Equal(res.Status, http.StatusOK)
 	is.Equal(res.Obj()["id"], float64(u.ID))
 	res = ts.do("GET", fmt.Sprintf("/users/%d?access_token=bad", u.ID), "", nil)
-	wantError(t, res, http.StatusUnauthorized, "invalid access token")
+	wantError(t, res, http.StatusUnauthorized, "Invalid access token")
 }
 
 func TestAuth_RevokedTokenIs401(t *testing.T) {
@@ -43,7 +43,7 @@ func TestAuth_RevokedTokenIs401(t *testing.T) {
 	if err := ts.m.Accounts.RevokeToken(t.Context(), u.Token); err != nil {
 		t.Fatal(err)
 	}
-	wantError(t, ts.do("GET", fmt.Sprintf("/users/%d", u.ID), u.Token, nil), http.StatusUnauthorized, "invalid access token")
+	wantError(t, ts.do("GET", fmt.Sprintf("/users/%d", u.ID), u.Token, nil), http.StatusUnauthorized, "Invalid access token")
 }
 
 func TestUnknownRouteIs404InErrorShape(t *testing.T) {
@@ -174,4 +174,18 @@ func TestSearchStores_AnotherCallerIs403(t *testing.T) {
 	other := ts.mustUser("MLA")
 	res := ts.do("GET", fmt.Sprintf("/users/%d/stores/search?tags=stock_location", seller.ID), other.Token, nil)
 	wantError(t, res, http.StatusForbidden, fmt.Sprintf("The caller is not allowed to list the stores of user %d", seller.ID))
+}
+
+func TestGetUser_MeIsTheCallersOwnFullRecord(t *testing.T) {
+	is := is.New(t)
+	ts := newTestServer(t)
+	u := ts.mustUser("MLA", "normal")
+	ts.mustUser("MLA")
+	me := ts.do("GET", "/users/me", u.Token, nil)
+	is.Equal(me.Status, http.StatusOK)
+	is.Equal(me.Body, ts.do("GET", fmt.Sprintf("/users/%d", u.ID), u.Token, nil).Body)
+	wantError(t, ts.do("GET", "/users/me", "", nil), http.StatusUnauthorized, "Missing access token: send Authorization: Bearer <token>")
+	stores := ts.do("GET", "/users/me/stores/search", u.Token, nil)
+	is.Equal(stores.Status, http.StatusOK)
+	is.Equal(stores.Obj()["paging"], map[string]any{"total": float64(0), "offset": float64(0), "limit": float64(50)})
 }

@@ -24,11 +24,14 @@ import (
 // An item: format byte (1) | seller id varint | the strings ID, SiteID,
 // Title, CategoryID, Price, BasePrice, CurrencyID, ListingTypeID, Condition,
 // Status, UserProductID, Permalink, Thumbnail, DateCreated, LastUpdated |
-// channel count uvarint | each channel string. AvailableQuantity is not
-// stored: it is read from the user product.
+// channel count uvarint | each channel string | flags byte (bit 0: catalog
+// listing, bit 1: has a catalog product) | catalog product id string.
+// AvailableQuantity is not stored: it is read from the user product. Format
+// 1 records (without the last two fields) are still read.
 const (
 	userProductFormat = 1
-	itemFormat        = 1
+	itemFormat        = 2
+	itemFormatV1      = 1
 )
 
 func itemStrings(it *Item) []*string {
@@ -48,13 +51,24 @@ func encodeItem(it Item) []byte {
 	for _, c := range it.Channels {
 		b = appendString(b, c)
 	}
-	return b
+	var flags byte
+	if it.CatalogListing {
+		flags |= 1
+	}
+	var cp string
+	if it.CatalogProductID != nil {
+		flags |= 2
+		cp = *it.CatalogProductID
+	}
+	b = append(b, flags)
+	return appendString(b, cp)
 }
 
 func decodeItem(b []byte) (Item, error) {
 	d := decoder{b: b}
-	if f := d.byte(); d.err == nil && f != itemFormat {
-		return Item{}, fmt.Errorf("item record format %d unknown", f)
+	format := d.byte()
+	if d.err == nil && format != itemFormat && format != itemFormatV1 {
+		return Item{}, fmt.Errorf("item record format %d unknown", format)
 	}
 	var it Item
 	it.SellerID = d.varint()
@@ -71,6 +85,14 @@ func decodeItem(b []byte) (Item, error) {
 	it.Channels = make([]string, 0, n)
 	for i := uint64(0); i < n; i++ {
 		it.Channels = append(it.Channels, d.str())
+	}
+	if format == itemFormat {
+		flags := d.byte()
+		cp := d.str()
+		it.CatalogListing = flags&1 != 0
+		if flags&2 != 0 {
+			it.CatalogProductID = &cp
+		}
 	}
 	if d.err != nil {
 		return Item{}, d.err

@@ -45,6 +45,11 @@ func TestItemCodec_RoundTripsAndRejectsCorruptRecords(t *testing.T) {
 		if it.Channels == nil {
 			it.Channels = []string{}
 		}
+		it.CatalogListing = rapid.Bool().Draw(t, "catalog_listing")
+		if rapid.Bool().Draw(t, "is_catalog") {
+			cp := rapid.String().Draw(t, "catalog_product_id")
+			it.CatalogProductID = &cp
+		}
 		b := encodeItem(it)
 		got, err := decodeItem(b)
 		if err != nil || !reflect.DeepEqual(got, it) {
@@ -55,4 +60,16 @@ func TestItemCodec_RoundTripsAndRejectsCorruptRecords(t *testing.T) {
 			t.Fatalf("a record cut at %d of %d decoded", cut, len(b))
 		}
 	})
+}
+
+func TestItemCodec_ReadsFormat1Records(t *testing.T) {
+	it := Item{ID: "MLA1", SiteID: "MLA", SellerID: 7, Title: "Mesa", Channels: []string{"marketplace"}}
+	b := encodeItem(it)
+	// A format 1 record is the same without the trailing flags byte and
+	// catalog product id (one byte of length 0).
+	v1 := append([]byte{itemFormatV1}, b[1:len(b)-2]...)
+	got, err := decodeItem(v1)
+	if err != nil || !reflect.DeepEqual(got, it) {
+		t.Fatalf("decode(v1) = %+v, %v; want %+v", got, err, it)
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"marketplace/accounts"
+	"marketplace/catalog"
 	"marketplace/clock"
 	"marketplace/errs"
 	"marketplace/fees"
@@ -70,6 +71,10 @@ type Item struct {
 	Thumbnail         string      `json:"thumbnail"`
 	DateCreated       string      `json:"date_created"`
 	LastUpdated       string      `json:"last_updated"`
+	// CatalogProductID is the catalog product a catalog item is published
+	// on (rule 1); null for a traditional item, as in the public API.
+	CatalogProductID *string `json:"catalog_product_id"`
+	CatalogListing   bool    `json:"catalog_listing"`
 }
 
 // StockLocation is one store's entry of a user product's stock.
@@ -179,6 +184,11 @@ type NewItem struct {
 	Thumbnail         string          `json:"thumbnail"`
 	AvailableQuantity *int64          `json:"available_quantity"`
 	StockLocations    []StockLocation `json:"stock_locations"`
+	// CatalogProductID and CatalogListing publish a catalog item: the
+	// product must exist in the catalog, be active and be of the seller's
+	// site.
+	CatalogProductID string `json:"catalog_product_id"`
+	CatalogListing   bool   `json:"catalog_listing"`
 	// UserProductID, when set, joins an existing user product of the seller
 	// instead of starting a new one: the items of one user product share its
 	// stock.
@@ -192,7 +202,7 @@ type Published struct {
 	StockLocations []StockLocation `json:"stock_locations,omitempty"`
 }
 
-func errFieldsRequired(field string) error {
+func errFieldsRequired(field string) *errs.Error {
 	return errs.WithCode(errs.Invalid, "bad_request", "The fields ["+field+"] are required for requested call")
 }
 
@@ -261,16 +271,8 @@ func checkShape(in *NewItem, multiOrigin bool) error {
 	if len(in.Thumbnail) > 500 {
 		return errs.Invalidf("The field [thumbnail] must be at most 500 characters")
 	}
-	if !multiOrigin {
-		if len(in.StockLocations) > 0 {
-			return errFieldsInvalid("stock_locations")
-		}
-		if in.AvailableQuantity == nil {
-			return errFieldsRequired("available_quantity")
-		}
-		if q := *in.AvailableQuantity; q < 0 || q > MaxQuantity {
-			return errs.Invalidf("Invalid available_quantity: %d. It must be between 0 and %d", q, MaxQuantity)
-		}
+	if q := in.AvailableQuantity; !multiOrigin && q != nil && (*q < 0 || *q > MaxQuantity) {
+		return errs.Invalidf("Invalid available_quantity: %d. It must be between 0 and %d", *q, MaxQuantity)
 	}
 	return nil
 }
@@ -368,6 +370,28 @@ func checkCategory(siteID, categoryID string) error {
 	return nil
 }
 
+// checkCatalogProduct applies the catalog item rules: catalog_listing needs
+// a catalog_product_id, which must name an active product of the site.
+func checkCatalogProduct(tx storage.Tx, siteID string, in NewItem) error {
+	if in.CatalogProductID == "" {
+		if in.CatalogListing {
+			return errFieldsRequired("catalog_product_id")
+		}
+		return nil
+	}
+	p, err := catalog.GetProduct(tx, in.CatalogProductID)
+	if errs.Is(err, errs.NotFound) || (err == nil && !strings.HasPrefix(p.ID, siteID)) {
+		return errs.Invalidf("Invalid catalog_product_id: %s. It must be a catalog product of site %s", in.CatalogProductID, siteID)
+	}
+	if err != nil {
+		return err
+	}
+	if p.Status != "active" {
+		return errs.Invalidf("Invalid catalog_product_id: %s. The catalog product is inactive", in.CatalogProductID)
+	}
+	return nil
+}
+
 func (s *Service) publish(ctx context.Context, sellerID int64, in NewItem, multiOrigin bool) (Published, error) {
 	if err := checkShape(&in, multiOrigin); err != nil {
 		return Published{}, err
@@ -388,12 +412,28 @@ func (s *Service) publish(ctx context.Context, sellerID int64, in NewItem, multi
 		case multiOrigin && !tagged:
 			return errFieldsInvalid("stock_locations").WithCauses(errs.Cause{Code: "seller.not_warehouse_management",
 				Message: "User " + strconv.FormatInt(sellerID, 10) + " does not have the warehouse_management tag: publish with POST /items and available_quantity"})
+		case !multiOrigin && tagged:
+			// Rule 2 without available_quantity: the seller is told where its
+			// publications go rather than asked for a field it may not send.
+			e := errFieldsRequired("stock_locations")
+			if len(in.StockLocations) > 0 {
+				e = errFieldsInvalid("stock_locations") // sent, but to the wrong route
+			}
+			return e.WithCauses(errs.Cause{Code: "seller.warehouse_management",
+				Message: "User " + strconv.FormatInt(sellerID, 10) + " has the warehouse_management tag: publish with POST /items/multiwarehouse and stock_locations"})
+		case !multiOrigin && len(in.StockLocations) > 0:
+			return errFieldsInvalid("stock_locations")
+		case !multiOrigin && in.AvailableQuantity == nil:
+			return errFieldsRequired("available_quantity")
 		case multiOrigin:
 			if err := checkLocations(in.StockLocations, errFieldsRequired("stock_locations")); err != nil {
 				return err
 			}
 		}
 		if err := checkCategory(seller.SiteID, in.CategoryID); err != nil {
+			return err
+		}
+		if err := checkCatalogProduct(tx, seller.SiteID, in); err != nil {
 			return err
 		}
 		if err := s.checkCurrency(ctx, seller.SiteID, &in); err != nil {
@@ -425,6 +465,10 @@ func (s *Service) publish(ctx context.Context, sellerID int64, in NewItem, multi
 			CurrencyID: in.CurrencyID, ListingTypeID: in.ListingTypeID, Condition: in.Condition,
 			Channels: in.Channels, Status: StatusActive, UserProductID: up.ID, Thumbnail: in.Thumbnail,
 			DateCreated: now, LastUpdated: now,
+		}
+		if in.CatalogProductID != "" {
+			cp := in.CatalogProductID
+			it.CatalogProductID, it.CatalogListing = &cp, in.CatalogListing
 		}
 		it.Permalink = permalink(it)
 		if err := putUserProduct(tx, up); err != nil {
@@ -486,13 +530,22 @@ type ItemUpdate struct {
 	Status *string      `json:"status"`
 	Price  *json.Number `json:"price"`
 	Title  *string      `json:"title"`
+	// AvailableQuantity replaces the stock of a single-origin item's user
+	// product (shared by the items that joined it).
+	AvailableQuantity *int64 `json:"available_quantity"`
 }
 
-// UpdateItem changes an item's status, price or title; only its seller may.
-// A closed item stays closed. Errors: NotFound, Forbidden, Invalid.
+// UpdateItem changes an item's status, price, title or, for a single-origin
+// item, available_quantity; only its seller may. A closed item stays
+// closed. The stock of a multi-origin item is written per store through
+// PutStock, so available_quantity is refused for it (rule 2). Errors:
+// NotFound, Forbidden, Invalid.
 func (s *Service) UpdateItem(ctx context.Context, caller int64, id string, in ItemUpdate) (Item, error) {
-	if in.Status == nil && in.Price == nil && in.Title == nil {
-		return Item{}, errs.Invalidf("Nothing to update: send at least one of the fields [status, price, title]")
+	if in.Status == nil && in.Price == nil && in.Title == nil && in.AvailableQuantity == nil {
+		return Item{}, errs.Invalidf("Nothing to update: send at least one of the fields [status, price, title, available_quantity]")
+	}
+	if q := in.AvailableQuantity; q != nil && (*q < 0 || *q > MaxQuantity) {
+		return Item{}, errs.Invalidf("Invalid available_quantity: %d. It must be between 0 and %d", *q, MaxQuantity)
 	}
 	if in.Status != nil {
 		switch *in.Status {
@@ -537,10 +590,29 @@ func (s *Service) UpdateItem(ctx context.Context, caller int64, id string, in It
 			after.Status = *in.Status
 		}
 		if in.Price != nil {
-			after.Price = price
+			// base_price is the price before promotions; with no promotions
+			// in the engine it follows the price, as the public API shows.
+			after.Price, after.BasePrice = price, price
 		}
 		if in.Title != nil {
 			after.Title = title
+		}
+		if in.AvailableQuantity != nil {
+			up, err := getUserProduct(tx, before.UserProductID)
+			if err != nil {
+				return err
+			}
+			if up.MultiOrigin {
+				return errFieldsInvalid("available_quantity").WithCauses(errs.Cause{Code: "item.multi_origin",
+					Message: "Item " + id + " has stock per store: write it with PUT /user-products/" + up.ID + "/stock/type/seller_warehouse"})
+			}
+			// A quantity write like any other: the version moves.
+			up.PlainQuantity = *in.AvailableQuantity
+			up.Version++
+			if err := putUserProduct(tx, up); err != nil {
+				return err
+			}
+			after.AvailableQuantity = up.Quantity()
 		}
 		after.LastUpdated = now
 		if err := putItem(tx, after); err != nil {

@@ -61,6 +61,16 @@ func TestPublish_ErrorsChangeNothing(t *testing.T) {
 			return in
 		}(), "The fields [available_quantity] are invalid for requested call"},
 		{"PlainPublicationByTaggedSeller", seller, false, plainItem("Mesa", "10", 2), "The fields [available_quantity] are invalid for requested call"},
+		{"PlainPublicationByTaggedSellerWithoutAvailableQuantity", seller, false, func() stock.NewItem {
+			in := plainItem("Mesa", "10", 2)
+			in.AvailableQuantity = nil
+			return in
+		}(), "The fields [stock_locations] are required for requested call"},
+		{"PlainPublicationWithoutAvailableQuantity", plain, false, func() stock.NewItem {
+			in := plainItem("Mesa", "10", 2)
+			in.AvailableQuantity = nil
+			return in
+		}(), "The fields [available_quantity] are required for requested call"},
 		{"MultiOriginByUntaggedSeller", plain, true, multiItem("Mesa", "10", loc(stores[0], 1)), "The fields [stock_locations] are invalid for requested call"},
 		{"MissingTitle", seller, true, multiItem("  ", "10", loc(stores[0], 1)), "The fields [title] are required for requested call"},
 		{"ZeroPrice", seller, true, multiItem("Mesa", "0", loc(stores[0], 1)), "Invalid price: 0. It must be greater than 0"},
