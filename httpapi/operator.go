@@ -115,3 +115,40 @@ func (s *Server) handleOperatorImportReference(w http.ResponseWriter, r *http.Re
 	s.writeJSON(w, http.StatusOK, res)
 	return nil
 }
+
+// handleOperatorRevokeUserTokens answers DELETE /operator/users/:user_id/tokens:
+// every token of the user stops working at once.
+func (s *Server) handleOperatorRevokeUserTokens(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	id, err := int64Param(p, "user_id")
+	if err != nil {
+		return err
+	}
+	if _, err := s.m.Accounts.User(r.Context(), id); err != nil {
+		return err
+	}
+	if err := s.m.Accounts.RevokeAllTokens(r.Context(), id); err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, map[string]any{"user_id": id, "revoked": true})
+	return nil
+}
+
+// handleOperatorRevokeToken answers POST /operator/tokens/revoke with
+// {access_token}: that one token stops working. The token travels in the body,
+// not the path, so that it never appears in request logs.
+func (s *Server) handleOperatorRevokeToken(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	var in struct {
+		AccessToken string `json:"access_token"`
+	}
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	if in.AccessToken == "" {
+		return errRequired("access_token")
+	}
+	if err := s.m.Accounts.RevokeToken(r.Context(), in.AccessToken); err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, map[string]any{"revoked": true})
+	return nil
+}

@@ -105,3 +105,33 @@ func TestOperator_BodyOfTheWrongJSONTypeIs400WithoutGoTypeNames(t *testing.T) {
 		wantError(t, ts.do(method, path, testOperatorToken, "[1]"), http.StatusBadRequest, "Malformed JSON body: a JSON object is expected")
 	}
 }
+
+func TestOperator_RevokeOneToken(t *testing.T) {
+	is := is.New(t)
+	ts := newTestServer(t)
+	u := ts.mustUser("MLA")
+	second := ts.do("POST", fmt.Sprintf("/operator/users/%d/tokens", u.ID), testOperatorToken, nil).Obj()["access_token"].(string)
+	res := ts.do("POST", "/operator/tokens/revoke", testOperatorToken, map[string]any{"access_token": u.Token})
+	is.Equal(res.Status, http.StatusOK)
+	wantError(t, ts.do("GET", fmt.Sprintf("/users/%d", u.ID), u.Token, nil), http.StatusUnauthorized, "")
+	is.Equal(ts.do("GET", fmt.Sprintf("/users/%d", u.ID), second, nil).Status, http.StatusOK) // the other token still works
+	wantError(t, ts.do("POST", "/operator/tokens/revoke", testOperatorToken, map[string]any{}),
+		http.StatusBadRequest, "The fields [access_token] are required for requested call")
+	wantError(t, ts.do("POST", "/operator/tokens/revoke", second, map[string]any{"access_token": second}), http.StatusForbidden, "")
+}
+
+func TestOperator_RevokeEveryTokenOfAUser(t *testing.T) {
+	is := is.New(t)
+	ts := newTestServer(t)
+	u := ts.mustUser("MLA")
+	other := ts.mustUser("MLA")
+	second := ts.do("POST", fmt.Sprintf("/operator/users/%d/tokens", u.ID), testOperatorToken, nil).Obj()["access_token"].(string)
+	res := ts.do("DELETE", fmt.Sprintf("/operator/users/%d/tokens", u.ID), testOperatorToken, nil)
+	is.Equal(res.Status, http.StatusOK)
+	is.Equal(res.Obj()["revoked"], true)
+	for _, tok := range []string{u.Token, second} {
+		wantError(t, ts.do("GET", fmt.Sprintf("/users/%d", u.ID), tok, nil), http.StatusUnauthorized, "")
+	}
+	is.Equal(ts.do("GET", fmt.Sprintf("/users/%d", other.ID), other.Token, nil).Status, http.StatusOK) // other users unaffected
+	wantError(t, ts.do("DELETE", "/operator/users/999999/tokens", testOperatorToken, nil), http.StatusNotFound, "User not found: 999999")
+}

@@ -19,6 +19,8 @@ func (s *Server) routes() {
 	s.handle(http.MethodPost, "/operator/users", s.operator(s.handleOperatorCreateUser))
 	s.handle(http.MethodGet, "/operator/users/:user_id", s.operator(s.handleOperatorGetUser))
 	s.handle(http.MethodPost, "/operator/users/:user_id/tokens", s.operator(s.handleOperatorIssueToken))
+	s.handle(http.MethodDelete, "/operator/users/:user_id/tokens", s.operator(s.handleOperatorRevokeUserTokens))
+	s.handle(http.MethodPost, "/operator/tokens/revoke", s.operator(s.handleOperatorRevokeToken))
 	s.handle(http.MethodPut, "/operator/users/:user_id/tags", s.operator(s.handleOperatorSetTags))
 	s.handle(http.MethodPost, "/operator/users/:user_id/stores", s.operator(s.handleOperatorCreateStore))
 	s.handle(http.MethodPut, "/operator/reference", s.operator(s.handleOperatorImportReference))
