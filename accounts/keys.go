@@ -9,7 +9,7 @@ import "marketplace/storage"
 //	acc/user/<id>                     -> User (JSON)
 //	acc/store/<store_id>              -> Store (JSON)
 //	acc/ustore/<user_id>/<store_id>   -> empty; a user's stores in id order
-//	acc/token/<sha256(token)>         -> tokenRecord (JSON)
+//	acc/token/<sha256(token)>         -> tokenRecord (binary, see tokenRecordV2; older ones JSON)
 //	acc/utoken/<user_id>/<sha256>     -> empty; a user's tokens, for revoking them all
 
 // firstUserID and firstStoreID make ids look like the public API's: long
