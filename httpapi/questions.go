@@ -137,7 +137,7 @@ func (s *Server) handleSearchQuestions(w http.ResponseWriter, r *http.Request, c
 	if err != nil {
 		return err
 	}
-	s.writeJSON(w, http.StatusOK, searchEnvelope{
+	s.writeSearchEnvelope(w, searchEnvelope{
 		Total: res.Total, Limit: pg.Limit, Questions: res.Questions,
 		Filters: searchFilters{Limit: pg.Limit, Offset: pg.Offset, APIVersion: strconv.Itoa(v),
 			Sorts: sorts, Caller: caller, Item: q.ItemID},
