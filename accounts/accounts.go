@@ -180,7 +180,7 @@ func (s *Service) CreateUser(ctx context.Context, in NewUser) (User, error) {
 		}
 		u.ID = int64(id)
 		u.RegistrationDate = s.siteTime(site, now).Format(TimeLayout)
-		return storage.SetJSON(tx, userKey(u.ID), u)
+		return tx.Set(userKey(u.ID), encodeUser(u))
 	})
 	if err != nil {
 		return User{}, errs.Internalf(err, "create user")
@@ -224,13 +224,16 @@ func (s *Service) User(ctx context.Context, id int64) (User, error) {
 // rule that depends on the user is checked in the same snapshot as the write
 // it guards. Errors: NotFound.
 func GetUser(tx storage.Tx, id int64) (User, error) {
-	var u User
-	err := storage.GetJSON(tx, userKey(id), &u)
+	b, err := tx.Get(userKey(id))
 	if errors.Is(err, storage.ErrNotFound) {
 		return User{}, errs.NotFoundf("User not found: %d", id)
 	}
 	if err != nil {
 		return User{}, errs.Internalf(err, "read user %d", id)
+	}
+	u, err := decodeUser(b)
+	if err != nil {
+		return User{}, errs.Internalf(err, "decode user %d", id)
 	}
 	return u, nil
 }
@@ -264,7 +267,7 @@ func (s *Service) SetTags(ctx context.Context, id int64, tags []string) (User, e
 			return err
 		}
 		u.Tags = clean
-		return storage.SetJSON(tx, userKey(id), u)
+		return tx.Set(userKey(id), encodeUser(u))
 	})
 	return u, err
 }

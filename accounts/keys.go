@@ -6,7 +6,7 @@ import "marketplace/storage"
 //
 //	acc/seq/user                      -> last user id (uint64)
 //	acc/seq/store                     -> last store id (uint64)
-//	acc/user/<id>                     -> User (JSON)
+//	acc/user/<id>                     -> User (binary, see record.go; older ones JSON)
 //	acc/store/<store_id>              -> Store (JSON)
 //	acc/ustore/<user_id>/<store_id>   -> empty; a user's stores in id order
 //	acc/token/<sha256(token)>         -> tokenRecord (binary, see tokenRecordV2; older ones JSON)

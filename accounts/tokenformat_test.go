@@ -71,3 +71,25 @@ func TestTokens_CorruptRecordIsAnInternalErrorNotAnotherUser(t *testing.T) {
 	is.True(errs.Is(err, errs.Internal)) // neither a user nor Unauthorized
 	is.Equal(id, int64(0))
 }
+
+func TestUsers_RecordWrittenAsJSONIsServedAndRewrittenOnChange(t *testing.T) {
+	is := is.New(t)
+	svc, st := newService(t)
+	ctx := context.Background()
+	u := mustUser(t, svc, accounts.NewUser{Nickname: "OLD", SiteID: "MLA", FirstName: "Ana"})
+	old := fmt.Sprintf(`{"id":%d,"nickname":"OLD","registration_date":%q,"first_name":"Ana","last_name":"",`+
+		`"gender":"","country_id":"AR","site_id":"MLA","tags":["normal"]}`, u.ID, u.RegistrationDate)
+	is.NoErr(st.Update(ctx, func(tx storage.Tx) error {
+		return tx.Set(storage.NewKey("acc/user").Int(u.ID), []byte(old))
+	}))
+	got, err := svc.User(ctx, u.ID)
+	is.NoErr(err)
+	is.Equal(got, accounts.User{ID: u.ID, Nickname: "OLD", RegistrationDate: u.RegistrationDate, FirstName: "Ana",
+		CountryID: "AR", SiteID: "MLA", Tags: []string{"normal"}}) // the old record, field for field
+	_, err = svc.SetTags(ctx, u.ID, []string{"normal", "warehouse_management"})
+	is.NoErr(err)
+	got, err = svc.User(ctx, u.ID)
+	is.NoErr(err)
+	is.Equal(got.Tags, []string{"normal", "warehouse_management"}) // rewritten record keeps the change
+	is.Equal(got.FirstName, "Ana")                                 // and the rest
+}
