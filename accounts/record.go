@@ -67,13 +67,16 @@ func decodeUser(b []byte) (User, error) {
 		return User{}, errCorruptUser
 	}
 	b = b[k:]
+	// One string holds the whole record and every field is a slice of it:
+	// one allocation rather than one per field.
+	str := string(b)
 	var u User
 	var ok bool
 	if u.ID, b, ok = readVarint(b); !ok {
 		return User{}, errCorruptUser
 	}
 	for _, dst := range [...]*string{&u.Nickname, &u.RegistrationDate, &u.FirstName, &u.LastName, &u.Gender, &u.CountryID, &u.SiteID} {
-		if *dst, b, ok = readString(b); !ok {
+		if *dst, b, ok = readString(b, str); !ok {
 			return User{}, errCorruptUser
 		}
 	}
@@ -85,7 +88,7 @@ func decodeUser(b []byte) (User, error) {
 	if tags > 0 {
 		u.Tags = make([]string, tags-1)
 		for i := range u.Tags {
-			if u.Tags[i], b, ok = readString(b); !ok {
+			if u.Tags[i], b, ok = readString(b, str); !ok {
 				return User{}, errCorruptUser
 			}
 		}
@@ -104,11 +107,12 @@ func readVarint(b []byte) (int64, []byte, bool) {
 	return v, b[n:], true
 }
 
-func readString(b []byte) (string, []byte, bool) {
+// readString reads a string at the start of b, which is the tail of str.
+func readString(b []byte, str string) (string, []byte, bool) {
 	n, k := binary.Uvarint(b)
 	if k <= 0 || n > uint64(len(b)-k) {
 		return "", b, false
 	}
-	b = b[k:]
-	return string(b[:n]), b[n:], true
+	off := len(str) - len(b) + k
+	return str[off : off+int(n)], b[k+int(n):], true
 }

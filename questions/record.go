@@ -96,6 +96,10 @@ func decodeRecordV2(b []byte) (record, error) {
 	if n := d.uvarint(); d.err != nil || n != uint64(len(d.b)) {
 		return record{}, errCorruptRecord
 	}
+	// One string holds the whole record and every field is a slice of it:
+	// one allocation rather than one per field.
+	d.s = string(d.b)
+	d.off = 0
 	var r record
 	flags := d.byte()
 	r.DeletedFromListing = flags&flagDeletedFromListing != 0
@@ -124,6 +128,10 @@ func decodeRecordV2(b []byte) (record, error) {
 type recordDecoder struct {
 	b   []byte
 	err error
+	// s is b as a string from where it was taken, off bytes ahead of b:
+	// strings are cut from it.
+	s   string
+	off int
 }
 
 func (d *recordDecoder) byte() byte {
@@ -132,7 +140,7 @@ func (d *recordDecoder) byte() byte {
 		return 0
 	}
 	c := d.b[0]
-	d.b = d.b[1:]
+	d.advance(1)
 	return c
 }
 
@@ -145,7 +153,7 @@ func (d *recordDecoder) uvarint() uint64 {
 		d.err = errCorruptRecord
 		return 0
 	}
-	d.b = d.b[n:]
+	d.advance(n)
 	return v
 }
 
@@ -158,7 +166,7 @@ func (d *recordDecoder) varint() int64 {
 		d.err = errCorruptRecord
 		return 0
 	}
-	d.b = d.b[n:]
+	d.advance(n)
 	return v
 }
 
@@ -171,9 +179,14 @@ func (d *recordDecoder) string() string {
 		d.err = errCorruptRecord
 		return ""
 	}
-	s := string(d.b[:n])
-	d.b = d.b[n:]
+	s := d.s[d.off : d.off+int(n)]
+	d.advance(int(n))
 	return s
+}
+
+func (d *recordDecoder) advance(n int) {
+	d.b = d.b[n:]
+	d.off += n
 }
 
 // time reads a time as UTC: records only compare, format and key by
