@@ -32,7 +32,12 @@ func userStoreKey(userID int64, storeID string) []byte {
 	return storage.Key(userStorePrefix(userID)).Str(storeID)
 }
 
-func tokenKey(hash string) []byte { return storage.NewKey("acc/token").Str(hash) }
+// tokenKey is read on every authenticated request: sized at once, where
+// NewKey's default would grow for the 64 hex digits.
+func tokenKey(hash string) []byte {
+	const ns = "acc/token"
+	return storage.Key(make([]byte, 0, len(ns)+len(hash)+2)).Str(ns).Str(hash)
+}
 
 func userTokenPrefix(userID int64) []byte { return storage.NewKey("acc/utoken").Int(userID) }
 
