@@ -51,7 +51,7 @@ func (s *Server) handleGetQuestion(w http.ResponseWriter, r *http.Request, p htt
 	if err != nil {
 		return err
 	}
-	s.writeJSON(w, http.StatusOK, q)
+	writeQuestion(w, http.StatusOK, q)
 	return nil
 }
 
@@ -199,7 +199,7 @@ func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request, _ httprouter.
 	if err != nil {
 		return err
 	}
-	s.writeJSON(w, http.StatusCreated, q)
+	writeQuestion(w, http.StatusCreated, q)
 	return nil
 }
 
@@ -217,7 +217,7 @@ func (s *Server) handleAnswer(w http.ResponseWriter, r *http.Request, _ httprout
 	if err != nil {
 		return err
 	}
-	s.writeJSON(w, http.StatusOK, q)
+	writeQuestion(w, http.StatusOK, q)
 	return nil
 }
 
@@ -269,6 +269,6 @@ func (s *Server) handleModerateQuestion(w http.ResponseWriter, r *http.Request, 
 	if err != nil {
 		return err
 	}
-	s.writeJSON(w, http.StatusOK, q)
+	writeQuestion(w, http.StatusOK, q)
 	return nil
 }

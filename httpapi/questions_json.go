@@ -48,6 +48,11 @@ func (s *Server) writeSearchEnvelope(w http.ResponseWriter, e searchEnvelope) {
 	_, _ = w.Write(buf.Bytes())
 }
 
+// writeQuestion answers one question as writeJSON would.
+func writeQuestion(w http.ResponseWriter, status int, q questions.Question) {
+	writeEncoded(w, status, func(b []byte) []byte { return appendQuestion(b, q) })
+}
+
 func appendSearchEnvelope(b []byte, e searchEnvelope) []byte {
 	b = append(b, `{"total":`...)
 	b = strconv.AppendInt(b, int64(e.Total), 10)
