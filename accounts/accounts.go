@@ -8,8 +8,11 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -177,7 +180,7 @@ func (s *Service) CreateUser(ctx context.Context, in NewUser) (User, error) {
 		}
 		u.ID = int64(id)
 		u.RegistrationDate = s.siteTime(site, now).Format(TimeLayout)
-		return storage.SetJSON(tx, userKey(u.ID), u)
+		return tx.Set(userKey(u.ID), encodeUser(u))
 	})
 	if err != nil {
 		return User{}, errs.Internalf(err, "create user")
@@ -221,13 +224,16 @@ func (s *Service) User(ctx context.Context, id int64) (User, error) {
 // rule that depends on the user is checked in the same snapshot as the write
 // it guards. Errors: NotFound.
 func GetUser(tx storage.Tx, id int64) (User, error) {
-	var u User
-	err := storage.GetJSON(tx, userKey(id), &u)
+	b, err := tx.Get(userKey(id))
 	if errors.Is(err, storage.ErrNotFound) {
 		return User{}, errs.NotFoundf("User not found: %d", id)
 	}
 	if err != nil {
 		return User{}, errs.Internalf(err, "read user %d", id)
+	}
+	u, err := decodeUser(b)
+	if err != nil {
+		return User{}, errs.Internalf(err, "decode user %d", id)
 	}
 	return u, nil
 }
@@ -261,7 +267,7 @@ func (s *Service) SetTags(ctx context.Context, id int64, tags []string) (User, e
 			return err
 		}
 		u.Tags = clean
-		return storage.SetJSON(tx, userKey(id), u)
+		return tx.Set(userKey(id), encodeUser(u))
 	})
 	return u, err
 }
@@ -440,6 +446,46 @@ type tokenRecord struct {
 	Created time.Time `json:"created"`
 }
 
+// tokenRecordV2 tags the binary form of a token record: the tag, the user id
+// and the creation instant in Unix nanoseconds, both big-endian. Every
+// authenticated request reads one, and a JSON decode cost more than the rest
+// of the lookup; records written before (JSON, starting with '{') still read.
+const tokenRecordV2 = 2
+
+const tokenRecordV2Len = 1 + 8 + 8
+
+func encodeTokenRecord(rec tokenRecord) []byte {
+	b := make([]byte, tokenRecordV2Len)
+	b[0] = tokenRecordV2
+	binary.BigEndian.PutUint64(b[1:], uint64(rec.UserID))
+	binary.BigEndian.PutUint64(b[9:], uint64(rec.Created.UnixNano()))
+	return b
+}
+
+func decodeTokenRecord(b []byte) (tokenRecord, error) {
+	if len(b) == tokenRecordV2Len && b[0] == tokenRecordV2 {
+		return tokenRecord{
+			UserID:  int64(binary.BigEndian.Uint64(b[1:])),
+			Created: time.Unix(0, int64(binary.BigEndian.Uint64(b[9:]))).UTC(),
+		}, nil
+	}
+	var rec tokenRecord
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return tokenRecord{}, fmt.Errorf("decode token record: %w", err)
+	}
+	return rec, nil
+}
+
+// getTokenRecord reads the record of the token with hash h; a missing one is
+// storage.ErrNotFound.
+func getTokenRecord(tx storage.Tx, h string) (tokenRecord, error) {
+	b, err := tx.Get(tokenKey(h))
+	if err != nil {
+		return tokenRecord{}, err
+	}
+	return decodeTokenRecord(b)
+}
+
 // tokenBytes is the token's randomness: 256 bits.
 const tokenBytes = 32
 
@@ -449,7 +495,9 @@ const minTokenLength = 16
 
 func hashToken(token string) string {
 	sum := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(sum[:])
+	var out [2 * sha256.Size]byte
+	hex.Encode(out[:], sum[:])
+	return string(out[:])
 }
 
 // IssueToken creates a new random access token for user id. The token is
@@ -476,8 +524,7 @@ func (s *Service) AddToken(ctx context.Context, userID int64, token string) erro
 		if _, err := GetUser(tx, userID); err != nil {
 			return err
 		}
-		var rec tokenRecord
-		err := storage.GetJSON(tx, tokenKey(h), &rec)
+		rec, err := getTokenRecord(tx, h)
 		if err == nil {
 			if rec.UserID == userID {
 				return nil
@@ -487,7 +534,7 @@ func (s *Service) AddToken(ctx context.Context, userID int64, token string) erro
 		if !errors.Is(err, storage.ErrNotFound) {
 			return err
 		}
-		if err := storage.SetJSON(tx, tokenKey(h), tokenRecord{UserID: userID, Created: now}); err != nil {
+		if err := tx.Set(tokenKey(h), encodeTokenRecord(tokenRecord{UserID: userID, Created: now})); err != nil {
 			return err
 		}
 		return tx.Set(userTokenKey(userID, h), nil)
@@ -500,9 +547,12 @@ func (s *Service) Authenticate(ctx context.Context, token string) (int64, error)
 	if token == "" {
 		return 0, errs.Unauthorizedf("Invalid access token")
 	}
+	h := hashToken(token)
 	var rec tokenRecord
 	err := s.store.View(ctx, func(tx storage.Tx) error {
-		return storage.GetJSON(tx, tokenKey(hashToken(token)), &rec)
+		var err error
+		rec, err = getTokenRecord(tx, h)
+		return err
 	})
 	if errors.Is(err, storage.ErrNotFound) {
 		return 0, errs.Unauthorizedf("Invalid access token")
@@ -518,8 +568,7 @@ func (s *Service) Authenticate(ctx context.Context, token string) (int64, error)
 func (s *Service) RevokeToken(ctx context.Context, token string) error {
 	h := hashToken(token)
 	return s.store.Update(ctx, func(tx storage.Tx) error {
-		var rec tokenRecord
-		err := storage.GetJSON(tx, tokenKey(h), &rec)
+		rec, err := getTokenRecord(tx, h)
 		if errors.Is(err, storage.ErrNotFound) {
 			return nil
 		}

@@ -6,10 +6,10 @@ import "marketplace/storage"
 //
 //	acc/seq/user                      -> last user id (uint64)
 //	acc/seq/store                     -> last store id (uint64)
-//	acc/user/<id>                     -> User (JSON)
+//	acc/user/<id>                     -> User (binary, see record.go; older ones JSON)
 //	acc/store/<store_id>              -> Store (JSON)
 //	acc/ustore/<user_id>/<store_id>   -> empty; a user's stores in id order
-//	acc/token/<sha256(token)>         -> tokenRecord (JSON)
+//	acc/token/<sha256(token)>         -> tokenRecord (binary, see tokenRecordV2; older ones JSON)
 //	acc/utoken/<user_id>/<sha256>     -> empty; a user's tokens, for revoking them all
 
 // firstUserID and firstStoreID make ids look like the public API's: long
@@ -32,7 +32,12 @@ func userStoreKey(userID int64, storeID string) []byte {
 	return storage.Key(userStorePrefix(userID)).Str(storeID)
 }
 
-func tokenKey(hash string) []byte { return storage.NewKey("acc/token").Str(hash) }
+// tokenKey is read on every authenticated request: sized at once, where
+// NewKey's default would grow for the 64 hex digits.
+func tokenKey(hash string) []byte {
+	const ns = "acc/token"
+	return storage.Key(make([]byte, 0, len(ns)+len(hash)+2)).Str(ns).Str(hash)
+}
 
 func userTokenPrefix(userID int64) []byte { return storage.NewKey("acc/utoken").Int(userID) }
 

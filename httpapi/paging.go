@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"marketplace/errs"
@@ -31,7 +32,12 @@ type paging struct {
 // limit: absent means the default; negative, non-numeric or above maxLimit is
 // a 400.
 func readPage(r *http.Request, defLimit int) (page, error) {
-	q := r.URL.Query()
+	return readPageOf(r.URL.Query(), defLimit)
+}
+
+// readPageOf is readPage over a query already parsed: each parse of the
+// query string allocates again.
+func readPageOf(q url.Values, defLimit int) (page, error) {
 	p := page{Limit: defLimit}
 	var err error
 	if p.Limit, err = queryInt(q.Get("limit"), "limit", defLimit, maxLimit); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"github.com/julienschmidt/httprouter"
@@ -50,7 +51,7 @@ func (s *Server) handleGetQuestion(w http.ResponseWriter, r *http.Request, p htt
 	if err != nil {
 		return err
 	}
-	s.writeJSON(w, http.StatusOK, q)
+	writeQuestion(w, http.StatusOK, q)
 	return nil
 }
 
@@ -75,8 +76,8 @@ type searchEnvelope struct {
 	AvailableSorts   []string             `json:"available_sorts"`
 }
 
-func queryID(r *http.Request, name string) (int64, error) {
-	raw := r.URL.Query().Get(name)
+func queryID(q url.Values, name string) (int64, error) {
+	raw := q.Get(name)
 	if raw == "" {
 		return 0, nil
 	}
@@ -90,7 +91,7 @@ func queryID(r *http.Request, name string) (int64, error) {
 // handleSearchQuestions answers GET /questions/search.
 func (s *Server) handleSearchQuestions(w http.ResponseWriter, r *http.Request, caller int64) error {
 	qv := r.URL.Query()
-	pg, err := readPage(r, defaultLimit)
+	pg, err := readPageOf(qv, defaultLimit)
 	if err != nil {
 		return err
 	}
@@ -107,12 +108,12 @@ func (s *Server) handleSearchQuestions(w http.ResponseWriter, r *http.Request, c
 	if q.ItemID == "" {
 		q.ItemID = qv.Get("item_id")
 	}
-	if q.SellerID, err = queryID(r, "seller_id"); err != nil {
+	if q.SellerID, err = queryID(qv, "seller_id"); err != nil {
 		return err
 	}
 	if q.SellerID == 0 {
 		// "seller" is the id available_filters gives the seller filter.
-		if q.SellerID, err = queryID(r, "seller"); err != nil {
+		if q.SellerID, err = queryID(qv, "seller"); err != nil {
 			return err
 		}
 	}
@@ -121,10 +122,14 @@ func (s *Server) handleSearchQuestions(w http.ResponseWriter, r *http.Request, c
 		// anonymous call lacks the token rather than the right.
 		return errNoToken
 	}
-	if q.From, err = queryID(r, "from"); err != nil {
+	if q.From, err = queryID(qv, "from"); err != nil {
 		return err
 	}
-	for name, dst := range map[string]*int64{"totalDivisions": &q.TotalDivisions, "division": &q.Division} {
+	for _, f := range [...]struct {
+		name string
+		dst  *int64
+	}{{"totalDivisions", &q.TotalDivisions}, {"division", &q.Division}} {
+		name, dst := f.name, f.dst
 		if raw := qv.Get(name); raw != "" {
 			n, err := strconv.ParseInt(raw, 10, 64)
 			if err != nil {
@@ -137,7 +142,7 @@ func (s *Server) handleSearchQuestions(w http.ResponseWriter, r *http.Request, c
 	if err != nil {
 		return err
 	}
-	s.writeJSON(w, http.StatusOK, searchEnvelope{
+	s.writeSearchEnvelope(w, searchEnvelope{
 		Total: res.Total, Limit: pg.Limit, Questions: res.Questions,
 		Filters: searchFilters{Limit: pg.Limit, Offset: pg.Offset, APIVersion: strconv.Itoa(v),
 			Sorts: sorts, Caller: caller, Item: q.ItemID},
@@ -194,7 +199,7 @@ func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request, _ httprouter.
 	if err != nil {
 		return err
 	}
-	s.writeJSON(w, http.StatusCreated, q)
+	writeQuestion(w, http.StatusCreated, q)
 	return nil
 }
 
@@ -212,7 +217,7 @@ func (s *Server) handleAnswer(w http.ResponseWriter, r *http.Request, _ httprout
 	if err != nil {
 		return err
 	}
-	s.writeJSON(w, http.StatusOK, q)
+	writeQuestion(w, http.StatusOK, q)
 	return nil
 }
 
@@ -264,6 +269,6 @@ func (s *Server) handleModerateQuestion(w http.ResponseWriter, r *http.Request, 
 	if err != nil {
 		return err
 	}
-	s.writeJSON(w, http.StatusOK, q)
+	writeQuestion(w, http.StatusOK, q)
 	return nil
 }

@@ -41,11 +41,7 @@ func (s *Server) handleListingPrices(w http.ResponseWriter, r *http.Request, p h
 	if err != nil {
 		return err
 	}
-	if q.ListingTypeID != "" && len(prices) == 1 {
-		s.writeJSON(w, http.StatusOK, prices[0])
-		return nil
-	}
-	s.writeJSON(w, http.StatusOK, prices)
+	writeListingPrices(w, prices, q.ListingTypeID != "" && len(prices) == 1)
 	return nil
 }
 
@@ -57,7 +53,7 @@ func (s *Server) handleListingPrice(w http.ResponseWriter, r *http.Request, p ht
 	if err != nil {
 		return err
 	}
-	s.writeJSON(w, http.StatusOK, lp)
+	writeListingPrices(w, []fees.ListingPrice{lp}, true)
 	return nil
 }
 

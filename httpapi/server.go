@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/julienschmidt/httprouter"
@@ -99,7 +100,8 @@ func (s *Server) handle(method, path string, h handlerFunc) {
 	})
 }
 
-// statusRecorder remembers the status written, for the request log.
+// statusRecorder remembers the status written, for the request log and for
+// knowing whether a panic can still be answered.
 type statusRecorder struct {
 	http.ResponseWriter
 	status int
@@ -119,9 +121,20 @@ func (w *statusRecorder) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
+// recorderPool saves an allocation per request: a recorder is handed to the
+// handler only for the length of the call, which keeps no reference to it.
+var recorderPool = sync.Pool{New: func() any { return new(statusRecorder) }}
+
 func (s *Server) logged(w http.ResponseWriter, r *http.Request, route string, serve func(http.ResponseWriter)) {
-	start := time.Now()
-	rec := &statusRecorder{ResponseWriter: w}
+	// The log line costs allocations (its attributes); a discarding logger
+	// should not pay for them, nor for reading the clock.
+	logOn := s.logger.Enabled(r.Context(), slog.LevelInfo)
+	var start time.Time
+	if logOn {
+		start = time.Now()
+	}
+	rec := recorderPool.Get().(*statusRecorder)
+	*rec = statusRecorder{ResponseWriter: w}
 	defer func() {
 		if v := recover(); v != nil {
 			s.logger.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", v)
@@ -129,8 +142,13 @@ func (s *Server) logged(w http.ResponseWriter, r *http.Request, route string, se
 				s.writeError(rec, r, &httpError{status: http.StatusInternalServerError, code: "internal_error", message: "Internal server error"})
 			}
 		}
-		s.logger.Info("request", "method", r.Method, "route", route, "status", rec.status,
-			"duration", time.Since(start))
+		if logOn {
+			s.logger.LogAttrs(r.Context(), slog.LevelInfo, "request", slog.String("method", r.Method),
+				slog.String("route", route), slog.Int("status", rec.status),
+				slog.Duration("duration", time.Since(start)))
+		}
+		*rec = statusRecorder{}
+		recorderPool.Put(rec)
 	}()
 	serve(rec)
 }

@@ -26,7 +26,7 @@ func (s *Server) handleGetUser(w http.ResponseWriter, r *http.Request, p httprou
 	if err != nil {
 		return err
 	}
-	s.writeJSON(w, http.StatusOK, u)
+	s.writeUserView(w, u)
 	return nil
 }
 

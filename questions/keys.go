@@ -12,7 +12,7 @@ import (
 //
 //	q/seq                                          -> last question id (uint64)
 //	q/ix/order                                     -> empty; the store has kept the si/sf indexes since its first question
-//	q/q/<qid>                                      -> record (JSON)
+//	q/q/<qid>                                      -> record (binary, see record.go; older ones JSON)
 //	q/sd/<seller>/<created>/<qid>                  -> empty; a seller's questions by date
 //	q/ssd/<seller>/<status>/<created>/<qid>        -> empty; a seller's questions of one status by date
 //	q/si/<seller>/<item_id>/<created>/<qid>        -> empty; a seller's questions by item, then date

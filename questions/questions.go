@@ -211,13 +211,16 @@ func (s *Service) detailView(tx storage.Tx, r record, v4 bool) (Question, error)
 }
 
 func getRecord(tx storage.Tx, id int64) (record, error) {
-	var r record
-	err := storage.GetJSON(tx, questionKey(id), &r)
+	b, err := tx.Get(questionKey(id))
 	if errors.Is(err, storage.ErrNotFound) {
 		return record{}, errNotFound(id)
 	}
 	if err != nil {
 		return record{}, errs.Internalf(err, "read question %d", id)
+	}
+	r, err := decodeRecord(b)
+	if err != nil {
+		return record{}, errs.Internalf(err, "decode question %d", id)
 	}
 	return r, nil
 }
@@ -314,7 +317,7 @@ func put(tx storage.Tx, before *record, r record) error {
 			}
 		}
 	}
-	return storage.SetJSON(tx, questionKey(r.ID), r)
+	return tx.Set(questionKey(r.ID), encodeRecord(r))
 }
 
 func appendEvent(tx storage.Tx, r record, action string, now time.Time) error {
