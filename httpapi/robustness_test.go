@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -495,7 +496,7 @@ func (w *robustWorld) request(t *rapid.T) robustRequest {
 	rt := rapid.SampledFrom(allRoutes).Draw(t, "route")
 	req := robustRequest{method: rt.method, headers: map[string]string{}}
 	if rapid.IntRange(0, 19).Draw(t, "other_method") == 0 {
-		req.method = rapid.SampledFrom([]string{"GET", "POST", "PUT", "DELETE", "PATCH"}).Draw(t, "method")
+		req.method = rapid.SampledFrom([]string{"GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "HEAD", "FOO"}).Draw(t, "method")
 	}
 	req.target = w.buildPath(t, rt)
 	if q := rawQuery(t, rt); q != "" {
@@ -743,4 +744,40 @@ func countRegistrations(t *testing.T) int {
 		n += strings.Count(string(src), "s.handle(http.Method")
 	}
 	return n
+}
+
+// TestOptions_AnswersJSONWithTheAllowedMethods is the regression test of
+// OPTIONS, which the router answered with an empty body and no Content-Type.
+func TestOptions_AnswersJSONWithTheAllowedMethods(t *testing.T) {
+	ts := newTestServer(t)
+	for _, c := range []struct {
+		path  string
+		allow []any
+	}{
+		{"/items/MLA1", []any{"GET", "OPTIONS", "PUT"}},
+		{"/health", []any{"GET", "OPTIONS"}},
+	} {
+		res := ts.do("OPTIONS", c.path, "", nil)
+		if res.Status != http.StatusOK {
+			t.Fatalf("OPTIONS %s: status %d, want 200", c.path, res.Status)
+		}
+		if ct := res.Header.Get("Content-Type"); ct != "application/json; charset=utf-8" {
+			t.Fatalf("OPTIONS %s: Content-Type %q", c.path, ct)
+		}
+		if got := res.Obj()["allow"]; !reflect.DeepEqual(got, c.allow) {
+			t.Fatalf("OPTIONS %s: allow %v, want %v", c.path, got, c.allow)
+		}
+		if got := res.Header.Get("Allow"); got != strings.Join(anyStrings(c.allow), ", ") {
+			t.Fatalf("OPTIONS %s: Allow header %q", c.path, got)
+		}
+	}
+	wantError(t, ts.do("OPTIONS", "/nope", "", nil), http.StatusNotFound, "Resource OPTIONS /nope not found")
+}
+
+func anyStrings(v []any) []string {
+	out := make([]string, len(v))
+	for i, s := range v {
+		out[i] = s.(string)
+	}
+	return out
 }
