@@ -23,6 +23,7 @@ import (
 	"marketplace"
 	"marketplace/clock"
 	"marketplace/httpapi"
+	"marketplace/storage/badger"
 	"marketplace/storage/memory"
 )
 
@@ -780,4 +781,50 @@ func anyStrings(v []any) []string {
 		out[i] = s.(string)
 	}
 	return out
+}
+
+// TestRobustness_HugeIdentifiersOnBadgerAreRefusedNot500 sends identifiers
+// longer than Badger's key limit (65000 bytes), in bodies, paths and queries:
+// the memory store has no such limit, so the property test cannot see a
+// storage error turned into a 500.
+func TestRobustness_HugeIdentifiersOnBadgerAreRefusedNot500(t *testing.T) {
+	st, err := badger.Open(t.TempDir(), badger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := clock.NewManual(testStart)
+	m, err := marketplace.New(st, marketplace.Options{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	log := &errorLog{}
+	ts := &testServer{t: t, m: m, clock: clk, handler: httpapi.New(m, httpapi.Config{OperatorToken: testOperatorToken, ManualClock: clk, Logger: slog.New(log)})}
+	w := &robustWorld{testServer: ts, log: log}
+	seller, stores := ts.mustSeller(1)
+	item, up := ts.mustMultiItem(seller.Token, stores[0], 2)
+	big := strings.Repeat("a", 70000)
+	for _, c := range []struct{ m, p, tok, body string }{
+		{"POST", "/operator/users", testOperatorToken, `{"nickname":"` + big + `","site_id":"MLA","first_name":"a","last_name":"b"}`},
+		{"POST", fmt.Sprintf("/operator/users/%d/stores", seller.ID), testOperatorToken, `{"id":"` + big + `","description":"d","tags":["stock_location"]}`},
+		{"PUT", fmt.Sprintf("/operator/users/%d/tags", seller.ID), testOperatorToken, `{"tags":["` + big + `"]}`},
+		{"PUT", "/operator/reference", testOperatorToken, `{"records":[{"kind":"currency","data":{"id":"` + big + `","symbol":"Z","description":"Zed","decimal_places":2}}]}`},
+		{"POST", "/questions", seller.Token, `{"text":"x","item_id":"` + big + `"}`},
+		{"POST", "/items/multiwarehouse", seller.Token, `{"title":"Mate","category_id":"MLA1055","price":10,"listing_type_id":"gold_special","currency_id":"ARS","stock_locations":[{"store_id":"` + big + `","quantity":1}]}`},
+		{"POST", "/items/multiwarehouse", seller.Token, `{"title":"Mate","category_id":"MLA1055","price":10,"listing_type_id":"gold_special","currency_id":"ARS","user_product_id":"` + big + `","stock_locations":[{"store_id":"` + stores[0] + `","quantity":1}]}`},
+		{"POST", "/items/multiwarehouse", seller.Token, `{"title":"` + big + `","category_id":"MLA1055","price":10,"listing_type_id":"gold_special","currency_id":"ARS","stock_locations":[{"store_id":"` + stores[0] + `","quantity":1}]}`},
+		{"PUT", "/items/" + item, seller.Token, `{"title":"` + big + `"}`},
+		{"PUT", "/user-products/" + up + "/stock/type/seller_warehouse", seller.Token, `{"locations":[{"store_id":"` + big + `","quantity":1}]}`},
+		{"GET", "/items/" + big[:60000], seller.Token, ""},
+		{"POST", "/operator/applications", testOperatorToken, fmt.Sprintf(`{"name":"%s","owner_user_id":%d,"callback_url":"https://example.com/x","topics":["questions"]}`, big, seller.ID)},
+		{"POST", "/operator/applications", testOperatorToken, fmt.Sprintf(`{"name":"a","owner_user_id":%d,"callback_url":"https://example.com/%s","topics":["questions"]}`, seller.ID, big)},
+	} {
+		rec := w.serve(robustRequest{method: c.m, target: c.p, body: []byte(c.body), headers: bearer(c.tok, "x-version", "0")})
+		if err := checkAnswer(rec, log); err != nil {
+			t.Errorf("%s %.60s %.60s: %v", c.m, c.p, c.body, err)
+		}
+		if rec.Code < 400 {
+			t.Errorf("%s %.60s %.60s: status %d, want a refusal", c.m, c.p, c.body, rec.Code)
+		}
+	}
 }
