@@ -654,10 +654,10 @@ func TestRobustness_NoInputGivesA500AndErrorsKeepTheirShape(t *testing.T) {
 	})
 }
 
-// TestRobustness_EveryRouteIsListed fails when a route is registered that
-// the robustness test does not send requests to: each listed route answers
-// something other than the router's 404 or 405, and a route missing from
-// the list is caught by the reverse walk over paths one segment longer.
+// TestRobustness_EveryRouteIsListed fails when the robustness test's route
+// list and the registered routes differ: each listed route reaches a handler
+// (not the router's 404 or 405), and the list is as long as the number of
+// registrations in the package source.
 func TestRobustness_EveryRouteIsListed(t *testing.T) {
 	w := newRobustWorld(t)
 	for _, rt := range allRoutes {
@@ -678,8 +678,10 @@ func TestRobustness_EveryRouteIsListed(t *testing.T) {
 	}
 }
 
-// refusedWrites are requests each write route must refuse, with the state
-// they would have changed.
+// TestRobustness_RefusedWriteChangesNothing sends each write route a request
+// it must refuse, some of them valid in part (a good location before a bad
+// one, a good title beside a bad status), and compares what the read routes
+// answer before and after.
 func TestRobustness_RefusedWriteChangesNothing(t *testing.T) {
 	w := newRobustWorld(t)
 	up := "/user-products/" + w.userProduct + "/stock/type/seller_warehouse"
