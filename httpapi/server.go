@@ -68,6 +68,14 @@ func New(m *marketplace.Marketplace, cfg Config) *Server {
 				message: fmt.Sprintf("Method %s not allowed on %s", req.Method, req.URL.Path)})
 		})
 	})
+	// The router answers OPTIONS itself with an empty body and no
+	// Content-Type; every answer of the API is JSON, so the methods of the
+	// path (already in the Allow header) are also the body.
+	r.GlobalOPTIONS = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		s.logged(w, req, "", func(w http.ResponseWriter) {
+			s.writeJSON(w, http.StatusOK, map[string][]string{"allow": strings.Split(w.Header().Get("Allow"), ", ")})
+		})
+	})
 	r.PanicHandler = func(w http.ResponseWriter, req *http.Request, v any) {
 		s.logger.Error("panic serving request", "method", req.Method, "path", req.URL.Path, "panic", v)
 		s.writeError(w, req, &httpError{status: http.StatusInternalServerError, code: "internal_error", message: "Internal server error"})
