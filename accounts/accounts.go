@@ -302,6 +302,9 @@ func (s *Service) CreateStore(ctx context.Context, userID int64, in NewStore) (S
 	if utf8.RuneCountInString(in.Description) > 500 {
 		return Store{}, errs.Invalidf("The field [description] must be at most 500 characters")
 	}
+	if err := validateStoreFields(in); err != nil {
+		return Store{}, err
+	}
 	tags, err := cleanTags(in.Tags)
 	if err != nil {
 		return Store{}, err
@@ -346,6 +349,39 @@ func (s *Service) CreateStore(ctx context.Context, userID int64, in NewStore) (S
 		return Store{}, errs.Internalf(err, "create store")
 	}
 	return st, nil
+}
+
+// maxStoreText bounds the free-text fields of a store and its location, so
+// that a record (and an error that quotes it) stays small.
+const maxStoreText = 200
+
+// validateStoreFields checks what the Store table implies: coordinates on
+// the globe, a street number and an address id that are not negative, and
+// short texts.
+func validateStoreFields(in NewStore) error {
+	loc := in.Location
+	if loc.Latitude < -90 || loc.Latitude > 90 {
+		return errs.Invalidf("Invalid location.latitude: %v. It must be between -90 and 90", loc.Latitude)
+	}
+	if loc.Longitude < -180 || loc.Longitude > 180 {
+		return errs.Invalidf("Invalid location.longitude: %v. It must be between -180 and 180", loc.Longitude)
+	}
+	if loc.StreetNumber < 0 {
+		return errs.Invalidf("Invalid location.street_number: %d. It must not be negative", loc.StreetNumber)
+	}
+	if loc.AddressID < 0 {
+		return errs.Invalidf("Invalid location.address_id: %d. It must not be negative", loc.AddressID)
+	}
+	for field, v := range map[string]string{
+		"network_node_id": in.NetworkNodeID, "location.address_line": loc.AddressLine,
+		"location.street_name": loc.StreetName, "location.city": loc.City, "location.state": loc.State,
+		"location.country": loc.Country, "location.zip_code": loc.ZipCode,
+	} {
+		if utf8.RuneCountInString(v) > maxStoreText {
+			return errs.Invalidf("The field [%s] must be at most %d characters", field, maxStoreText)
+		}
+	}
+	return nil
 }
 
 func isDigits(s string) bool {

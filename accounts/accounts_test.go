@@ -236,6 +236,12 @@ func TestStores_CreateRejectsBadInput(t *testing.T) {
 		{"NonDigitID", u.ID, accounts.NewStore{ID: "abc"}, errs.Invalid},
 		{"IDOfTwentyDigits", u.ID, accounts.NewStore{ID: "12345678901234567890"}, errs.Invalid},
 		{"TakenID", u.ID, accounts.NewStore{ID: "77"}, errs.Conflict},
+		{"LatitudeOffTheGlobe", u.ID, accounts.NewStore{Location: accounts.Location{Latitude: 1e308}}, errs.Invalid},
+		{"LongitudeOffTheGlobe", u.ID, accounts.NewStore{Location: accounts.Location{Longitude: -181}}, errs.Invalid},
+		{"NegativeStreetNumber", u.ID, accounts.NewStore{Location: accounts.Location{StreetNumber: -1}}, errs.Invalid},
+		{"NegativeAddressID", u.ID, accounts.NewStore{Location: accounts.Location{AddressID: -1}}, errs.Invalid},
+		{"HugeNetworkNode", u.ID, accounts.NewStore{NetworkNodeID: strings.Repeat("9", 201)}, errs.Invalid},
+		{"HugeCity", u.ID, accounts.NewStore{Location: accounts.Location{City: strings.Repeat("a", 201)}}, errs.Invalid},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

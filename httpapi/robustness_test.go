@@ -130,6 +130,8 @@ var allRoutes = []route{
 	{"POST", "/operator/users", nil, []string{"nickname", "site_id", "country_id", "first_name", "last_name", "gender", "tags"}},
 	{"GET", "/operator/users/:user_id", nil, nil},
 	{"POST", "/operator/users/:user_id/tokens", nil, nil},
+	{"DELETE", "/operator/users/:user_id/tokens", nil, nil},
+	{"POST", "/operator/tokens/revoke", nil, []string{"access_token"}},
 	{"PUT", "/operator/users/:user_id/tags", nil, []string{"tags"}},
 	{"POST", "/operator/users/:user_id/stores", nil, []string{"id", "description", "status", "tags", "network_node_id",
 		"location", "location.address_line", "location.street_number", "location.latitude", "location.city", "location.zip_code"}},
