@@ -532,8 +532,12 @@ func TestSearch_StoreWrittenBeforeTheOrderedIndexKeepsAnsweringTheSame(t *testin
 // active item (the ordered index would miss it), and starts the ordered
 // index once it has none.
 func TestSearch_OrderedIndexStartsOnlyOnAStoreWithNoIndexedItem(t *testing.T) {
+	t.Run("Memory", func(t *testing.T) { orderedIndexStarts(t, newEnv(t)) })
+	t.Run("Badger", func(t *testing.T) { orderedIndexStarts(t, newBadgerEnv(t)) })
+}
+
+func orderedIndexStarts(t *testing.T, e *env) {
 	is := is.New(t)
-	e := newEnv(t)
 	seller := e.mustUser("MLA")
 	a := e.mustPublish(seller, plainItem("Mesa de roble", "100", 1)).ID
 	dropOrderedIndex(t, e.store)
