@@ -36,7 +36,8 @@ func sellerItemKey(sellerID int64, itemID string) []byte {
 }
 
 // Search index (see search.go), written in the transaction of every item
-// change. Only active items have entries. An entry's key ends with the
+// change, in a store written before the ordered index below (one without
+// its marker). Only active items have entries. An entry's key ends with the
 // item's price in hundredths and its title's distinct word count, so that a
 // query sorts its matches from the keys alone, without reading the items.
 //
@@ -47,7 +48,7 @@ func wordPrefix(siteID, word string) []byte { return storage.NewKey("stk/word").
 
 func activePrefix(siteID string) []byte { return storage.NewKey("stk/active").Str(siteID) }
 
-// Ordered search index, beside the lists above: the same posting lists kept
+// Ordered search index, in place of the lists above: the same posting lists kept
 // in the order of each sort, and the length of each list, so that a
 // one-word query reads its total with one Get and its page as a bounded
 // prefix, and a many-word query walks only its rarest word. The empty word

@@ -90,7 +90,8 @@ func entryKey(prefix []byte, it Item) []byte {
 	return append(k, entrySuffix(it)...)
 }
 
-// reindex moves an item's search entries from before to after. Only active
+// reindex moves an item's search entries from before to after: the ordered
+// index once the store has it, the id-ordered lists until then. Only active
 // items are searchable.
 func reindex(tx storage.Tx, before, after Item) error {
 	ready, err := ordReady(tx)
@@ -98,9 +99,10 @@ func reindex(tx storage.Tx, before, after Item) error {
 		return err
 	}
 	if ready {
-		if err := reindexOrdered(tx, before, after); err != nil {
-			return err
-		}
+		// The id-ordered lists serve only stores without the ordered index:
+		// a store with it never reads them, and has none (it started with
+		// no active item), so they are not kept.
+		return reindexOrdered(tx, before, after)
 	}
 	if before.ID != "" && before.Status == StatusActive {
 		for _, w := range words(before.Title) {

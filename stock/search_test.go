@@ -466,10 +466,19 @@ func TestSearch_AgreesWithPlainReferenceOverRandomChanges(t *testing.T) {
 	})
 }
 
-// dropOrderedIndex makes a store look written before the ordered index and
-// the list counts existed.
-func dropOrderedIndex(t fataler, st storage.Store) {
-	err := st.Update(ctx, func(tx storage.Tx) error {
+// makeLegacy turns a store into one written before the ordered index and
+// the list counts existed: those are dropped, and the items of ids get the
+// id-ordered lists of that time (keys.go), built here from the items.
+func makeLegacy(t fataler, e *env, ids []string) {
+	var items []stock.Item
+	for _, id := range ids {
+		it, err := e.svc.Item(ctx, id)
+		if err != nil {
+			t.Fatalf("item %s: %v", id, err)
+		}
+		items = append(items, it)
+	}
+	err := e.store.Update(ctx, func(tx storage.Tx) error {
 		var keys [][]byte
 		for _, ns := range []string{"stk/ord", "stk/cnt", "stk/ordready"} {
 			it := tx.Iterate(storage.Prefix(storage.NewKey(ns)))
@@ -483,10 +492,31 @@ func dropOrderedIndex(t fataler, st storage.Store) {
 				return err
 			}
 		}
+		for _, it := range items {
+			if it.Status != stock.StatusActive {
+				continue
+			}
+			ws := refWords(it.Title)
+			slices.Sort(ws)
+			ws = slices.Compact(ws)
+			p, err := stock.ParsePrice(it.Price)
+			if err != nil {
+				return err
+			}
+			sfx := storage.NewKeyRaw().Str(it.ID).Int(p.Cents).Int(int64(len(ws)))
+			if err := tx.Set(append(storage.NewKey("stk/active").Str(it.SiteID), sfx...), nil); err != nil {
+				return err
+			}
+			for _, w := range ws {
+				if err := tx.Set(append(storage.NewKey("stk/word").Str(it.SiteID).Str(w), sfx...), nil); err != nil {
+					return err
+				}
+			}
+		}
 		return nil
 	})
 	if err != nil {
-		t.Fatalf("drop ordered index: %v", err)
+		t.Fatalf("make legacy store: %v", err)
 	}
 }
 
@@ -519,7 +549,11 @@ func TestSearch_StoreWrittenBeforeTheOrderedIndexKeepsAnsweringTheSame(t *testin
 		if len(items) > 0 && !hasOrderedIndex(t, e.store) {
 			t.Fatalf("a store written from the start has no ordered index")
 		}
-		dropOrderedIndex(t, e.store)
+		var ids []string
+		for _, it := range items {
+			ids = append(ids, it.id)
+		}
+		makeLegacy(t, e, ids)
 		checkAgainstReference(t, e, items, vocab, "a")
 		items = applyRandomChanges(t, e, items, vocab, sellers, "b")
 		checkAgainstReference(t, e, items, vocab, "b")
@@ -540,7 +574,7 @@ func orderedIndexStarts(t *testing.T, e *env) {
 	is := is.New(t)
 	seller := e.mustUser("MLA")
 	a := e.mustPublish(seller, plainItem("Mesa de roble", "100", 1)).ID
-	dropOrderedIndex(t, e.store)
+	makeLegacy(t, e, []string{a})
 	b := e.mustPublish(seller, plainItem("Mesa de pino", "50", 1)).ID
 	is.True(!hasOrderedIndex(t, e.store)) // active items indexed before: keep the older lists
 	is.Equal(searchIDs(t, e, stock.SearchQuery{SiteID: "MLA", Q: "mesa", Sort: stock.SortPriceAsc}), []string{b, a})
