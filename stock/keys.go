@@ -57,8 +57,8 @@ func activePrefix(siteID string) []byte { return storage.NewKey("stk/active").St
 // it has none, and its searches keep to the lists above.
 //
 //	stk/ord/<site_id>/<word>/<sort>/<sort value>/<id length>/<item_id> -> empty
-//	    sort "r": value = distinct title words; "a": price in hundredths;
-//	    "d": price in hundredths, descending (Key.Desc)
+//	    sort "r": value = distinct title words; "a": price in hundredths
+//	    (walked backwards price by price for price_desc)
 //	stk/cnt/<site_id>/<word>  -> number of entries of the list (uint64)
 //	stk/ordready              -> empty; the ordered index is complete
 
