@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/matryer/is"
@@ -593,4 +594,43 @@ func orderedIndexStarts(t *testing.T, e *env) {
 	res, err := e.svc.Search(ctx, stock.SearchQuery{SiteID: "MLA", Q: "mesa", Limit: 0})
 	is.NoErr(err)
 	is.Equal(res.Total, 2)
+}
+
+// TestSearch_ListCountsStayExactUnderConcurrentPublications: publications
+// running at once all move the same counts (the site's, a shared word's);
+// the store's conflict handling must leave them exact.
+func TestSearch_ListCountsStayExactUnderConcurrentPublications(t *testing.T) {
+	for name, e := range map[string]*env{"Memory": newEnv(t), "Badger": newBadgerEnv(t)} {
+		t.Run(name, func(t *testing.T) {
+			seller := e.mustUser("MLA")
+			var wg sync.WaitGroup
+			errc := make(chan error, 40)
+			for g := 0; g < 4; g++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := 0; i < 10; i++ {
+						_, err := e.svc.Publish(ctx, seller, plainItem(fmt.Sprintf("Taza cerámica %d", g), "100", 1))
+						errc <- err
+					}
+				}()
+			}
+			wg.Wait()
+			close(errc)
+			for err := range errc {
+				if err != nil {
+					t.Fatalf("publish: %v", err)
+				}
+			}
+			for _, c := range []struct {
+				q    string
+				want int
+			}{{"", 40}, {"taza", 40}, {"ceramica 2", 10}} {
+				res, err := e.svc.Search(ctx, stock.SearchQuery{SiteID: "MLA", Q: c.q, Limit: 0})
+				if err != nil || res.Total != c.want {
+					t.Fatalf("q=%q total %d (%v), want %d", c.q, res.Total, err, c.want)
+				}
+			}
+		})
+	}
 }
