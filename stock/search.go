@@ -3,6 +3,9 @@ package stock
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"unicode"
@@ -87,9 +90,20 @@ func entryKey(prefix []byte, it Item) []byte {
 	return append(k, entrySuffix(it)...)
 }
 
-// reindex moves an item's search entries from before to after. Only active
+// reindex moves an item's search entries from before to after: the ordered
+// index once the store has it, the id-ordered lists until then. Only active
 // items are searchable.
 func reindex(tx storage.Tx, before, after Item) error {
+	ready, err := ordReady(tx)
+	if err != nil {
+		return err
+	}
+	if ready {
+		// The id-ordered lists serve only stores without the ordered index:
+		// a store with it never reads them, and has none (it started with
+		// no active item), so they are not kept.
+		return reindexOrdered(tx, before, after)
+	}
 	if before.ID != "" && before.Status == StatusActive {
 		for _, w := range words(before.Title) {
 			if err := tx.Delete(entryKey(wordPrefix(before.SiteID, w), before)); err != nil {
@@ -109,6 +123,142 @@ func reindex(tx storage.Tx, before, after Item) error {
 		}
 	}
 	return tx.Set(entryKey(activePrefix(after.SiteID), after), nil)
+}
+
+// ordReady reports whether the ordered index is complete. A store without
+// the marker gets it as long as no item is indexed yet (a new store, or
+// one whose items are all inactive), since the ordered index of no item is
+// empty; a store whose active items were indexed before the ordered index
+// existed keeps searching the id-ordered lists.
+func ordReady(tx storage.Tx) (bool, error) {
+	_, err := tx.Get(ordReadyKey())
+	if err == nil {
+		return true, nil
+	}
+	if !errors.Is(err, storage.ErrNotFound) {
+		return false, err
+	}
+	it := tx.Iterate(storage.Prefix(storage.NewKey("stk/active")))
+	indexed := it.Valid()
+	it.Close()
+	if indexed {
+		return false, nil
+	}
+	return true, tx.Set(ordReadyKey(), nil)
+}
+
+// Sort tags of the ordered index (keys.go).
+const (
+	tagRelevance = "r"
+	tagPrice     = "a"
+)
+
+func sortTag(sort string) string {
+	if sort == SortPriceAsc || sort == SortPriceDesc {
+		return tagPrice
+	}
+	return tagRelevance
+}
+
+// ordSuffixes are what follows a list's prefix in the item's two ordered
+// entries (price descending walks the price list backwards, see
+// walkPriceDesc). They are the same in every list of the item, so that an entry
+// found in one list names the entry to look up in another. Publication
+// order (the tie-break) is id length, then id.
+func ordSuffixes(it Item) [2]storage.Key {
+	p, _ := ParsePrice(it.Price)
+	nw := int64(len(words(it.Title)))
+	idLen := int64(len(it.ID))
+	return [2]storage.Key{
+		storage.NewKeyRaw().Str(tagRelevance).Int(nw).Int(idLen).Str(it.ID),
+		storage.NewKeyRaw().Str(tagPrice).Int(p.Cents).Int(idLen).Str(it.ID),
+	}
+}
+
+// ordLists are the lists an item is in: its title's words, and the site's
+// active items (the empty word). An inactive item is in none.
+func ordLists(it Item) []string {
+	if it.ID == "" || it.Status != StatusActive {
+		return nil
+	}
+	return append([]string{""}, words(it.Title)...)
+}
+
+// reindexOrdered moves an item's ordered entries and list counts from
+// before to after.
+func reindexOrdered(tx storage.Tx, before, after Item) error {
+	bl, al := ordLists(before), ordLists(after)
+	bs, as := ordSuffixes(before), ordSuffixes(after)
+	if slices.Equal(bl, al) && before.SiteID == after.SiteID && slices.EqualFunc(bs[:], as[:], func(a, b storage.Key) bool { return bytes.Equal(a, b) }) {
+		return nil
+	}
+	delta := map[string]int64{}
+	for _, w := range bl {
+		delta[w]--
+		for _, sfx := range bs {
+			if err := tx.Delete(append(ordPrefix(before.SiteID, w), sfx...)); err != nil {
+				return err
+			}
+		}
+	}
+	for _, w := range al {
+		delta[w]++
+		for _, sfx := range as {
+			if err := tx.Set(append(ordPrefix(after.SiteID, w), sfx...), nil); err != nil {
+				return err
+			}
+		}
+	}
+	for w, d := range delta {
+		if d == 0 && before.SiteID == after.SiteID {
+			continue
+		}
+		if err := addCount(tx, before.SiteID, after.SiteID, w, slices.Contains(bl, w), slices.Contains(al, w)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addCount takes the item out of list w of site from (when it was in it)
+// and puts it in list w of site to (when it is in it now).
+func addCount(tx storage.Tx, from, to, w string, was, is bool) error {
+	if was {
+		if err := moveCount(tx, listCountKey(from, w), -1); err != nil {
+			return err
+		}
+	}
+	if is {
+		return moveCount(tx, listCountKey(to, w), 1)
+	}
+	return nil
+}
+
+func moveCount(tx storage.Tx, key []byte, d int64) error {
+	n, err := readCount(tx, key)
+	if err != nil {
+		return err
+	}
+	n += d
+	if n <= 0 {
+		return tx.Delete(key)
+	}
+	return tx.Set(key, binary.BigEndian.AppendUint64(nil, uint64(n)))
+}
+
+// readCount reads a list count; a missing one is an empty list.
+func readCount(tx storage.Tx, key []byte) (int64, error) {
+	v, err := tx.Get(key)
+	if errors.Is(err, storage.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	if len(v) != 8 {
+		return 0, fmt.Errorf("stock: list count %q has %d bytes", key, len(v))
+	}
+	return int64(binary.BigEndian.Uint64(v)), nil
 }
 
 // SearchQuery is a site search.
@@ -162,6 +312,11 @@ func (s *Service) Search(ctx context.Context, q SearchQuery) (SearchResult, erro
 	}
 	res := SearchResult{Sort: q.Sort}
 	err := s.store.View(ctx, func(tx storage.Tx) error {
+		if _, err := tx.Get(ordReadyKey()); err == nil {
+			return searchOrdered(tx, q, ws, &res)
+		} else if !errors.Is(err, storage.ErrNotFound) {
+			return err
+		}
 		var m matches
 		m.collect(tx, prefixes)
 		res.Total = len(m.cands)
@@ -351,4 +506,127 @@ func (m *matches) top(sort string, k int) []candidate {
 	}
 	slices.SortFunc(h, cmp)
 	return h
+}
+
+// searchOrdered answers a query from the ordered index. The total of a
+// one-word (or empty) query is the list's count and its page a prefix of
+// the list in the sort's order. A many-word query walks its rarest word's
+// list in the sort's order, looking each entry up in the other words'
+// lists: the matches come in order, so the page is the matches from offset
+// on, and the walk goes on only to count them.
+func searchOrdered(tx storage.Tx, q SearchQuery, ws []string, res *SearchResult) error {
+	lists := ws
+	if len(lists) == 0 {
+		lists = []string{""}
+	}
+	tag := sortTag(q.Sort)
+	rare, rareN := 0, int64(-1)
+	for i, w := range lists {
+		n, err := readCount(tx, listCountKey(q.SiteID, w))
+		if err != nil {
+			return err
+		}
+		if rareN < 0 || n < rareN {
+			rare, rareN = i, n
+		}
+	}
+	res.Results = []Item{}
+	if rareN == 0 {
+		return nil
+	}
+	drive := storage.Key(ordPrefix(q.SiteID, lists[rare])).Str(tag)
+	var others [][]byte
+	for i, w := range lists {
+		if i != rare {
+			others = append(others, storage.Key(ordPrefix(q.SiteID, w)).Str(tag))
+		}
+	}
+	if len(others) == 0 && (q.Limit == 0 || q.Offset >= int(rareN)) {
+		res.Total = int(rareN)
+		return nil
+	}
+	var page []string
+	total := 0
+	probe := make([]byte, 0, 96)
+	visit := func(rest []byte) (bool, error) {
+		if len(others) == 0 && len(page) == q.Limit {
+			return false, nil
+		}
+		for _, o := range others {
+			probe = append(append(probe[:0], o...), rest...)
+			if _, err := tx.Get(probe); errors.Is(err, storage.ErrNotFound) {
+				return true, nil
+			} else if err != nil {
+				return false, err
+			}
+		}
+		total++
+		if total > q.Offset && len(page) < q.Limit {
+			r := storage.ReadKey(rest)
+			r.Uint()
+			r.Uint()
+			id := r.Str()
+			if err := r.Err(); err != nil {
+				return false, fmt.Errorf("stock: search entry %q: %w", rest, err)
+			}
+			page = append(page, id)
+		}
+		return true, nil
+	}
+	walk := walkAsc
+	if q.Sort == SortPriceDesc {
+		walk = walkPriceDesc
+	}
+	if _, err := walk(tx, drive, len(drive), visit); err != nil {
+		return err
+	}
+	res.Total = total
+	if len(others) == 0 {
+		res.Total = int(rareN)
+	}
+	for _, id := range page {
+		item, err := GetItem(tx, id)
+		if err != nil {
+			return err
+		}
+		res.Results = append(res.Results, item)
+	}
+	return nil
+}
+
+// walkAsc calls visit with what follows from of every key under prefix, in
+// order, until visit returns false.
+func walkAsc(tx storage.Tx, prefix []byte, from int, visit func(rest []byte) (bool, error)) (bool, error) {
+	it := tx.Iterate(storage.Prefix(prefix))
+	defer it.Close()
+	for ; it.Valid(); it.Next() {
+		if more, err := visit(it.Key()[from:]); err != nil || !more {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// walkPriceDesc walks a price list (price, then publication) by price
+// descending, then publication ascending: the prices from the highest down,
+// and the entries of each price forward. It costs one seek per price met,
+// and spares the index a third list kept in that order.
+func walkPriceDesc(tx storage.Tx, prefix []byte, from int, visit func(rest []byte) (bool, error)) (bool, error) {
+	rev := tx.Iterate(storage.Range{Start: prefix, End: storage.PrefixEnd(prefix), Reverse: true})
+	defer rev.Close()
+	group := make([]byte, 0, len(prefix)+8)
+	for rev.Valid() {
+		k := rev.Key()
+		if len(k) < len(prefix)+8 {
+			return false, fmt.Errorf("stock: search entry %q is short", k)
+		}
+		group = append(group[:0], k[:len(prefix)+8]...)
+		if more, err := walkAsc(tx, group, from, visit); err != nil || !more {
+			return false, err
+		}
+		// Every key of the price extends group, so the last key <= group
+		// is the last of the next lower price.
+		rev.Seek(group)
+	}
+	return true, nil
 }

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/matryer/is"
@@ -310,4 +312,325 @@ func sameSet(a, b []string) bool {
 	slices.Sort(a)
 	slices.Sort(b)
 	return slices.Equal(a, b)
+}
+
+// refItem is what the plain search reference knows of an item.
+type refItem struct {
+	id, site, status string
+	words            []string // folded title words, with repeats
+	cents            int64
+	seq              int // publication order
+}
+
+var refFold = strings.NewReplacer("á", "a", "ñ", "n", "Ñ", "n", "é", "e")
+
+func refWords(title string) []string {
+	var out []string
+	for _, w := range strings.Fields(title) {
+		out = append(out, refFold.Replace(strings.ToLower(w)))
+	}
+	return out
+}
+
+// refSearch is the plain reference of a site search: every item read, the
+// matches filtered and sorted in full.
+func refSearch(items []refItem, site, q, sort string) []string {
+	qw := refWords(q)
+	var m []refItem
+	for _, it := range items {
+		if it.site != site || it.status != stock.StatusActive {
+			continue
+		}
+		ok := true
+		for _, w := range qw {
+			ok = ok && slices.Contains(it.words, w)
+		}
+		if ok {
+			m = append(m, it)
+		}
+	}
+	distinct := func(ws []string) int { c := slices.Clone(ws); slices.Sort(c); return len(slices.Compact(c)) }
+	slices.SortFunc(m, func(a, b refItem) int {
+		var d int64
+		switch sort {
+		case stock.SortPriceAsc:
+			d = a.cents - b.cents
+		case stock.SortPriceDesc:
+			d = b.cents - a.cents
+		default:
+			d = int64(distinct(a.words) - distinct(b.words))
+		}
+		if d != 0 {
+			return int(d)
+		}
+		return a.seq - b.seq
+	})
+	ids := []string{}
+	for _, it := range m {
+		ids = append(ids, it.id)
+	}
+	return ids
+}
+
+// checkAgainstReference draws queries and compares each page and total of
+// the search with the reference.
+func checkAgainstReference(t *rapid.T, e *env, items []refItem, vocab []string, label string) {
+	for i := 0; i < 6; i++ {
+		site := rapid.SampledFrom([]string{"MLA", "MLB"}).Draw(t, fmt.Sprintf("%s_site%d", label, i))
+		q := strings.Join(rapid.SliceOfN(rapid.SampledFrom(vocab), 0, 3).Draw(t, fmt.Sprintf("%s_query%d", label, i)), " ")
+		sort := rapid.SampledFrom([]string{"", stock.SortRelevance, stock.SortPriceAsc, stock.SortPriceDesc}).Draw(t, fmt.Sprintf("%s_sort%d", label, i))
+		off := rapid.IntRange(0, 12).Draw(t, fmt.Sprintf("%s_offset%d", label, i))
+		limit := rapid.IntRange(0, 8).Draw(t, fmt.Sprintf("%s_limit%d", label, i))
+		want := refSearch(items, site, q, sort)
+		res, err := e.svc.Search(ctx, stock.SearchQuery{SiteID: site, Q: q, Sort: sort, Offset: off, Limit: limit})
+		if err != nil {
+			t.Fatalf("search: %v", err)
+		}
+		got := []string{}
+		for _, it := range res.Results {
+			got = append(got, it.ID)
+		}
+		wantPage := want[min(off, len(want)):min(off+limit, len(want))]
+		if res.Total != len(want) || !slices.Equal(got, wantPage) {
+			t.Fatalf("%s q=%q sort=%q offset %d limit %d: %v of %d, reference %v of %d (all %v)",
+				site, q, sort, off, limit, got, res.Total, wantPage, len(want), want)
+		}
+	}
+}
+
+// applyRandomChanges publishes items in two sites and changes their titles,
+// prices and statuses, keeping the reference in step with what the service
+// answers.
+func applyRandomChanges(t *rapid.T, e *env, items []refItem, vocab []string, sellers map[string]int64, label string) []refItem {
+	title := func(l string) string {
+		return strings.Join(rapid.SliceOfN(rapid.SampledFrom(vocab), 1, 4).Draw(t, l), " ")
+	}
+	price := func(l string) (string, int64) {
+		c := rapid.Int64Range(1, 8).Draw(t, l) * 50 // few prices: many ties
+		return fmt.Sprintf("%d.%02d", c/100, c%100), c
+	}
+	steps := rapid.IntRange(0, 30).Draw(t, label+"_steps")
+	for s := 0; s < steps; s++ {
+		l := fmt.Sprintf("%s_%d", label, s)
+		if len(items) == 0 || rapid.IntRange(0, 2).Draw(t, l+"_publish") == 0 {
+			site := rapid.SampledFrom([]string{"MLA", "MLB"}).Draw(t, l+"_site")
+			tt := title(l + "_title")
+			p, c := price(l + "_price")
+			in := plainItem(tt, p, 1)
+			if site == "MLB" {
+				in.CategoryID, in.CurrencyID = "MLB1055", "BRL"
+			}
+			pub := e.mustPublish(sellers[site], in)
+			items = append(items, refItem{id: pub.ID, site: site, status: stock.StatusActive, words: refWords(tt), cents: c, seq: len(items)})
+			continue
+		}
+		i := rapid.IntRange(0, len(items)-1).Draw(t, l+"_item")
+		var up stock.ItemUpdate
+		switch rapid.IntRange(0, 2).Draw(t, l+"_change") {
+		case 0:
+			tt := title(l + "_title")
+			up.Title = &tt
+		case 1:
+			p, _ := price(l + "_price")
+			n := json.Number(p)
+			up.Price = &n
+		default:
+			st := rapid.SampledFrom([]string{stock.StatusActive, stock.StatusPaused, stock.StatusClosed}).Draw(t, l+"_status")
+			up.Status = &st
+		}
+		it, err := e.svc.UpdateItem(ctx, sellers[items[i].site], items[i].id, up)
+		if err != nil {
+			continue // refused (a closed item stays closed): nothing changed
+		}
+		p, err := stock.ParsePrice(it.Price)
+		if err != nil {
+			t.Fatalf("price %q: %v", it.Price, err)
+		}
+		items[i].status, items[i].words, items[i].cents = it.Status, refWords(it.Title), p.Cents
+	}
+	return items
+}
+
+// TestSearch_AgreesWithPlainReferenceOverRandomChanges: after any
+// publications and title, price and status changes in two sites, every
+// query's total and page are those of a plain reference that reads every
+// item.
+func TestSearch_AgreesWithPlainReferenceOverRandomChanges(t *testing.T) {
+	vocab := []string{"mesa", "Mesá", "silla", "roble", "PINO", "niño", "luz", "Ñandú"}
+	rapid.Check(t, func(t *rapid.T) {
+		e := newEnv(t)
+		sellers := map[string]int64{"MLA": e.mustUser("MLA"), "MLB": e.mustUser("MLB")}
+		items := applyRandomChanges(t, e, nil, vocab, sellers, "a")
+		checkAgainstReference(t, e, items, vocab, "a")
+		items = applyRandomChanges(t, e, items, vocab, sellers, "b")
+		checkAgainstReference(t, e, items, vocab, "b")
+	})
+}
+
+// makeLegacy turns a store into one written before the ordered index and
+// the list counts existed: those are dropped, and the items of ids get the
+// id-ordered lists of that time (keys.go), built here from the items.
+func makeLegacy(t fataler, e *env, ids []string) {
+	var items []stock.Item
+	for _, id := range ids {
+		it, err := e.svc.Item(ctx, id)
+		if err != nil {
+			t.Fatalf("item %s: %v", id, err)
+		}
+		items = append(items, it)
+	}
+	err := e.store.Update(ctx, func(tx storage.Tx) error {
+		var keys [][]byte
+		for _, ns := range []string{"stk/ord", "stk/cnt", "stk/ordready"} {
+			it := tx.Iterate(storage.Prefix(storage.NewKey(ns)))
+			for ; it.Valid(); it.Next() {
+				keys = append(keys, slices.Clone(it.Key()))
+			}
+			it.Close()
+		}
+		for _, k := range keys {
+			if err := tx.Delete(k); err != nil {
+				return err
+			}
+		}
+		for _, it := range items {
+			if it.Status != stock.StatusActive {
+				continue
+			}
+			ws := refWords(it.Title)
+			slices.Sort(ws)
+			ws = slices.Compact(ws)
+			p, err := stock.ParsePrice(it.Price)
+			if err != nil {
+				return err
+			}
+			sfx := storage.NewKeyRaw().Str(it.ID).Int(p.Cents).Int(int64(len(ws)))
+			if err := tx.Set(append(storage.NewKey("stk/active").Str(it.SiteID), sfx...), nil); err != nil {
+				return err
+			}
+			for _, w := range ws {
+				if err := tx.Set(append(storage.NewKey("stk/word").Str(it.SiteID).Str(w), sfx...), nil); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("make legacy store: %v", err)
+	}
+}
+
+func hasOrderedIndex(t fataler, st storage.Store) bool {
+	var ok bool
+	err := st.View(ctx, func(tx storage.Tx) error {
+		_, err := tx.Get(storage.NewKey("stk/ordready"))
+		ok = err == nil
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatalf("read marker: %v", err)
+	}
+	return ok
+}
+
+// TestSearch_StoreWrittenBeforeTheOrderedIndexKeepsAnsweringTheSame: a
+// store whose items were indexed before the ordered index existed answers
+// every query as the reference does, before and after further changes,
+// from the lists it has.
+func TestSearch_StoreWrittenBeforeTheOrderedIndexKeepsAnsweringTheSame(t *testing.T) {
+	vocab := []string{"mesa", "silla", "roble", "pino", "luz"}
+	rapid.Check(t, func(t *rapid.T) {
+		e := newEnv(t)
+		sellers := map[string]int64{"MLA": e.mustUser("MLA"), "MLB": e.mustUser("MLB")}
+		items := applyRandomChanges(t, e, nil, vocab, sellers, "a")
+		if len(items) > 0 && !hasOrderedIndex(t, e.store) {
+			t.Fatalf("a store written from the start has no ordered index")
+		}
+		var ids []string
+		for _, it := range items {
+			ids = append(ids, it.id)
+		}
+		makeLegacy(t, e, ids)
+		checkAgainstReference(t, e, items, vocab, "a")
+		items = applyRandomChanges(t, e, items, vocab, sellers, "b")
+		checkAgainstReference(t, e, items, vocab, "b")
+
+	})
+}
+
+// TestSearch_OrderedIndexStartsOnlyOnAStoreWithNoIndexedItem: a store
+// written before the ordered index keeps its older lists while it has an
+// active item (the ordered index would miss it), and starts the ordered
+// index once it has none.
+func TestSearch_OrderedIndexStartsOnlyOnAStoreWithNoIndexedItem(t *testing.T) {
+	t.Run("Memory", func(t *testing.T) { orderedIndexStarts(t, newEnv(t)) })
+	t.Run("Badger", func(t *testing.T) { orderedIndexStarts(t, newBadgerEnv(t)) })
+}
+
+func orderedIndexStarts(t *testing.T, e *env) {
+	is := is.New(t)
+	seller := e.mustUser("MLA")
+	a := e.mustPublish(seller, plainItem("Mesa de roble", "100", 1)).ID
+	makeLegacy(t, e, []string{a})
+	b := e.mustPublish(seller, plainItem("Mesa de pino", "50", 1)).ID
+	is.True(!hasOrderedIndex(t, e.store)) // active items indexed before: keep the older lists
+	is.Equal(searchIDs(t, e, stock.SearchQuery{SiteID: "MLA", Q: "mesa", Sort: stock.SortPriceAsc}), []string{b, a})
+
+	paused := stock.StatusPaused
+	for _, id := range []string{a, b} {
+		_, err := e.svc.UpdateItem(ctx, seller, id, stock.ItemUpdate{Status: &paused})
+		is.NoErr(err)
+	}
+	c := e.mustPublish(seller, plainItem("Mesa ratona", "70", 1)).ID
+	is.True(hasOrderedIndex(t, e.store)) // nothing indexed: the ordered index starts
+	active := stock.StatusActive
+	_, err := e.svc.UpdateItem(ctx, seller, a, stock.ItemUpdate{Status: &active})
+	is.NoErr(err)
+	is.Equal(searchIDs(t, e, stock.SearchQuery{SiteID: "MLA", Q: "mesa", Sort: stock.SortPriceAsc}), []string{c, a})
+	res, err := e.svc.Search(ctx, stock.SearchQuery{SiteID: "MLA", Q: "mesa", Limit: 0})
+	is.NoErr(err)
+	is.Equal(res.Total, 2)
+}
+
+// TestSearch_ListCountsStayExactUnderConcurrentPublications: publications
+// running at once all move the same counts (the site's, a shared word's);
+// the store's conflict handling must leave them exact.
+func TestSearch_ListCountsStayExactUnderConcurrentPublications(t *testing.T) {
+	for name, e := range map[string]*env{"Memory": newEnv(t), "Badger": newBadgerEnv(t)} {
+		t.Run(name, func(t *testing.T) {
+			seller := e.mustUser("MLA")
+			var wg sync.WaitGroup
+			errc := make(chan error, 40)
+			for g := 0; g < 4; g++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := 0; i < 10; i++ {
+						_, err := e.svc.Publish(ctx, seller, plainItem(fmt.Sprintf("Taza cerámica %d", g), "100", 1))
+						errc <- err
+					}
+				}()
+			}
+			wg.Wait()
+			close(errc)
+			for err := range errc {
+				if err != nil {
+					t.Fatalf("publish: %v", err)
+				}
+			}
+			for _, c := range []struct {
+				q    string
+				want int
+			}{{"", 40}, {"taza", 40}, {"ceramica 2", 10}} {
+				res, err := e.svc.Search(ctx, stock.SearchQuery{SiteID: "MLA", Q: c.q, Limit: 0})
+				if err != nil || res.Total != c.want {
+					t.Fatalf("q=%q total %d (%v), want %d", c.q, res.Total, err, c.want)
+				}
+			}
+		})
+	}
 }
