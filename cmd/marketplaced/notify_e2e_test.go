@@ -204,9 +204,18 @@ func TestEndToEnd_QuestionEventsNotifyTheSellersApplicationOverRealHTTP(t *testi
 	buyerRcv.none(t, "the buyer's application")
 	sellerRcv.none(t, "the seller's application (twice)")
 
-	status, deliveries := call(t, "GET", fmt.Sprintf("%s/operator/applications/%.0f/deliveries", s.base, sellerApp["id"]), op, nil)
-	if status != http.StatusOK || deliveries["paging"].(map[string]any)["total"] != float64(4) {
-		t.Fatalf("deliveries: %d %v", status, deliveries)
+	// The receiver sees a POST before the server records its answer, so
+	// the fourth attempt may take a moment to appear.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		status, deliveries := call(t, "GET", fmt.Sprintf("%s/operator/applications/%.0f/deliveries", s.base, sellerApp["id"]), op, nil)
+		if status == http.StatusOK && deliveries["paging"].(map[string]any)["total"] == float64(4) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("deliveries: %d %v", status, deliveries)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
