@@ -7,6 +7,7 @@ import (
 
 	"marketplace/accounts"
 	"marketplace/fees"
+	"marketplace/internal/jsonenc"
 )
 
 // The most requested answers are encoded without reflection, into the same
@@ -42,19 +43,19 @@ func appendUser(b []byte, u accounts.User) []byte {
 	b = append(b, `{"id":`...)
 	b = strconv.AppendInt(b, u.ID, 10)
 	b = append(b, `,"nickname":`...)
-	b = appendJSONString(b, u.Nickname)
+	b = jsonenc.AppendString(b, u.Nickname)
 	b = append(b, `,"registration_date":`...)
-	b = appendJSONString(b, u.RegistrationDate)
+	b = jsonenc.AppendString(b, u.RegistrationDate)
 	b = append(b, `,"first_name":`...)
-	b = appendJSONString(b, u.FirstName)
+	b = jsonenc.AppendString(b, u.FirstName)
 	b = append(b, `,"last_name":`...)
-	b = appendJSONString(b, u.LastName)
+	b = jsonenc.AppendString(b, u.LastName)
 	b = append(b, `,"gender":`...)
-	b = appendJSONString(b, u.Gender)
+	b = jsonenc.AppendString(b, u.Gender)
 	b = append(b, `,"country_id":`...)
-	b = appendJSONString(b, u.CountryID)
+	b = jsonenc.AppendString(b, u.CountryID)
 	b = append(b, `,"site_id":`...)
-	b = appendJSONString(b, u.SiteID)
+	b = jsonenc.AppendString(b, u.SiteID)
 	b = append(b, `,"tags":`...)
 	b = appendStrings(b, u.Tags)
 	return append(b, '}')
@@ -64,13 +65,13 @@ func appendPublicUser(b []byte, u accounts.PublicUser) []byte {
 	b = append(b, `{"id":`...)
 	b = strconv.AppendInt(b, u.ID, 10)
 	b = append(b, `,"nickname":`...)
-	b = appendJSONString(b, u.Nickname)
+	b = jsonenc.AppendString(b, u.Nickname)
 	b = append(b, `,"registration_date":`...)
-	b = appendJSONString(b, u.RegistrationDate)
+	b = jsonenc.AppendString(b, u.RegistrationDate)
 	b = append(b, `,"country_id":`...)
-	b = appendJSONString(b, u.CountryID)
+	b = jsonenc.AppendString(b, u.CountryID)
 	b = append(b, `,"site_id":`...)
-	b = appendJSONString(b, u.SiteID)
+	b = jsonenc.AppendString(b, u.SiteID)
 	b = append(b, `,"tags":`...)
 	b = appendStrings(b, u.Tags)
 	return append(b, '}')
@@ -85,7 +86,7 @@ func appendStrings(b []byte, ss []string) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, s)
+		b = jsonenc.AppendString(b, s)
 	}
 	return append(b, ']')
 }
@@ -113,15 +114,15 @@ func writeListingPrices(w http.ResponseWriter, prices []fees.ListingPrice, one b
 
 func appendListingPrice(b []byte, p fees.ListingPrice) []byte {
 	b = append(b, `{"listing_type_id":`...)
-	b = appendJSONString(b, p.ListingTypeID)
+	b = jsonenc.AppendString(b, p.ListingTypeID)
 	b = append(b, `,"listing_type_name":`...)
-	b = appendJSONString(b, p.ListingTypeName)
+	b = jsonenc.AppendString(b, p.ListingTypeName)
 	b = append(b, `,"listing_exposure":`...)
-	b = appendJSONString(b, p.ListingExposure)
+	b = jsonenc.AppendString(b, p.ListingExposure)
 	b = append(b, `,"requires_picture":`...)
 	b = strconv.AppendBool(b, p.RequiresPicture)
 	b = append(b, `,"currency_id":`...)
-	b = appendJSONString(b, p.CurrencyID)
+	b = jsonenc.AppendString(b, p.CurrencyID)
 	b = append(b, `,"listing_fee_amount":`...)
 	b = append(b, p.ListingFeeAmount.String()...)
 	b = append(b, `,"listing_fee_details":{"fixed_fee":`...)
@@ -144,6 +145,6 @@ func appendListingPrice(b []byte, p fees.ListingPrice) []byte {
 	b = append(b, `},"free_relist":`...)
 	b = strconv.AppendBool(b, p.FreeRelist)
 	b = append(b, `,"stop_time":`...)
-	b = appendJSONString(b, p.StopTime)
+	b = jsonenc.AppendString(b, p.StopTime)
 	return append(b, '}')
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 
+	"marketplace/internal/jsonenc"
 	"marketplace/questions"
 )
 
@@ -77,7 +78,7 @@ func appendSearchEnvelope(b []byte, e searchEnvelope) []byte {
 	b = append(b, `,"offset":`...)
 	b = strconv.AppendInt(b, int64(f.Offset), 10)
 	b = append(b, `,"api_version":`...)
-	b = appendJSONString(b, f.APIVersion)
+	b = jsonenc.AppendString(b, f.APIVersion)
 	b = append(b, `,"is_admin":`...)
 	b = strconv.AppendBool(b, f.IsAdmin)
 	b = append(b, `,"sorts":`...)
@@ -90,9 +91,9 @@ func appendSearchEnvelope(b []byte, e searchEnvelope) []byte {
 				b = append(b, ',')
 			}
 			b = append(b, `{"field":`...)
-			b = appendJSONString(b, srt.Field)
+			b = jsonenc.AppendString(b, srt.Field)
 			b = append(b, `,"type":`...)
-			b = appendJSONString(b, srt.Type)
+			b = jsonenc.AppendString(b, srt.Type)
 			b = append(b, '}')
 		}
 		b = append(b, ']')
@@ -101,7 +102,7 @@ func appendSearchEnvelope(b []byte, e searchEnvelope) []byte {
 	b = strconv.AppendInt(b, f.Caller, 10)
 	if f.Item != "" {
 		b = append(b, `,"item":`...)
-		b = appendJSONString(b, f.Item)
+		b = jsonenc.AppendString(b, f.Item)
 	}
 	b = append(b, '}')
 	if sameSlice(e.AvailableFilters, questions.AvailableFilters) && sameSlice(e.AvailableSorts, questions.SortFields) {
@@ -128,13 +129,13 @@ func appendQuestion(b []byte, q questions.Question) []byte {
 	b = append(b, `,"seller_id":`...)
 	b = strconv.AppendInt(b, q.SellerID, 10)
 	b = append(b, `,"item_id":`...)
-	b = appendJSONString(b, q.ItemID)
+	b = jsonenc.AppendString(b, q.ItemID)
 	b = append(b, `,"text":`...)
-	b = appendJSONString(b, q.Text)
+	b = jsonenc.AppendString(b, q.Text)
 	b = append(b, `,"status":`...)
-	b = appendJSONString(b, q.Status)
+	b = jsonenc.AppendString(b, q.Status)
 	b = append(b, `,"date_created":`...)
-	b = appendJSONString(b, q.DateCreated)
+	b = jsonenc.AppendString(b, q.DateCreated)
 	b = append(b, `,"deleted_from_listing":`...)
 	b = strconv.AppendBool(b, q.DeletedFromListing)
 	b = append(b, `,"hold":`...)
@@ -148,11 +149,11 @@ func appendQuestion(b []byte, q questions.Question) []byte {
 		b = append(b, "null"...)
 	} else {
 		b = append(b, `{"text":`...)
-		b = appendJSONString(b, a.Text)
+		b = jsonenc.AppendString(b, a.Text)
 		b = append(b, `,"status":`...)
-		b = appendJSONString(b, a.Status)
+		b = jsonenc.AppendString(b, a.Status)
 		b = append(b, `,"date_created":`...)
-		b = appendJSONString(b, a.DateCreated)
+		b = jsonenc.AppendString(b, a.DateCreated)
 		b = append(b, '}')
 	}
 	b = append(b, `,"from":{"id":`...)
@@ -166,7 +167,7 @@ func appendQuestion(b []byte, q questions.Question) []byte {
 		b = append(b, `,"buyer_id":`...)
 		b = strconv.AppendInt(b, d.BuyerID, 10)
 		b = append(b, `,"last_updated":`...)
-		b = appendJSONString(b, d.LastUpdated)
+		b = jsonenc.AppendString(b, d.LastUpdated)
 		b = append(b, `,"app_id":`...)
 		if d.AppID == nil {
 			b = append(b, "null"...)
