@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+
+	"marketplace/internal/binrec"
 )
 
 // User records are stored in a compact binary form: every GET /users/:id
@@ -31,25 +33,20 @@ func encodeUser(u User) []byte {
 	body := make([]byte, 0, size)
 	body = binary.AppendVarint(body, u.ID)
 	for _, s := range strs {
-		body = appendString(body, s)
+		body = binrec.AppendString(body, s)
 	}
 	if u.Tags == nil {
 		body = binary.AppendUvarint(body, 0)
 	} else {
 		body = binary.AppendUvarint(body, uint64(len(u.Tags))+1)
 		for _, t := range u.Tags {
-			body = appendString(body, t)
+			body = binrec.AppendString(body, t)
 		}
 	}
 	out := make([]byte, 0, 1+binary.MaxVarintLen64+len(body))
 	out = append(out, userRecordV2)
 	out = binary.AppendUvarint(out, uint64(len(body)))
 	return append(out, body...)
-}
-
-func appendString(b []byte, s string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(s)))
-	return append(b, s...)
 }
 
 // decodeUser reads either form of a user record.
@@ -61,58 +58,29 @@ func decodeUser(b []byte) (User, error) {
 		}
 		return u, nil
 	}
-	b = b[1:]
-	n, k := binary.Uvarint(b)
-	if k <= 0 || n != uint64(len(b)-k) {
+	d := binrec.NewDecoder(b[1:])
+	if n := d.Uvarint(); d.Err() != nil || n != uint64(d.Len()) {
 		return User{}, errCorruptUser
 	}
-	b = b[k:]
-	// One string holds the whole record and every field is a slice of it:
-	// one allocation rather than one per field.
-	str := string(b)
 	var u User
-	var ok bool
-	if u.ID, b, ok = readVarint(b); !ok {
-		return User{}, errCorruptUser
-	}
+	u.ID = d.Varint()
 	for _, dst := range [...]*string{&u.Nickname, &u.RegistrationDate, &u.FirstName, &u.LastName, &u.Gender, &u.CountryID, &u.SiteID} {
-		if *dst, b, ok = readString(b, str); !ok {
+		*dst = d.String()
+	}
+	// The tag count is stored plus one, so that 0 tells a nil list apart from
+	// an empty one.
+	tags := d.Uvarint()
+	if tags > 0 {
+		if tags-1 > uint64(d.Len()) {
 			return User{}, errCorruptUser
 		}
-	}
-	tags, k := binary.Uvarint(b)
-	if k <= 0 || tags > uint64(len(b)) {
-		return User{}, errCorruptUser
-	}
-	b = b[k:]
-	if tags > 0 {
 		u.Tags = make([]string, tags-1)
 		for i := range u.Tags {
-			if u.Tags[i], b, ok = readString(b, str); !ok {
-				return User{}, errCorruptUser
-			}
+			u.Tags[i] = d.String()
 		}
 	}
-	if len(b) != 0 {
+	if d.Done() != nil {
 		return User{}, errCorruptUser
 	}
 	return u, nil
-}
-
-func readVarint(b []byte) (int64, []byte, bool) {
-	v, n := binary.Varint(b)
-	if n <= 0 {
-		return 0, b, false
-	}
-	return v, b[n:], true
-}
-
-// readString reads a string at the start of b, which is the tail of str.
-func readString(b []byte, str string) (string, []byte, bool) {
-	n, k := binary.Uvarint(b)
-	if k <= 0 || n > uint64(len(b)-k) {
-		return "", b, false
-	}
-	off := len(str) - len(b) + k
-	return str[off : off+int(n)], b[k+int(n):], true
 }

@@ -4,7 +4,8 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
-	"time"
+
+	"marketplace/internal/binrec"
 )
 
 // Question records are stored in a compact binary form: a search page reads
@@ -52,31 +53,21 @@ func encodeRecord(r record) []byte {
 	body = binary.AppendVarint(body, r.ID)
 	body = binary.AppendVarint(body, r.SellerID)
 	body = binary.AppendVarint(body, r.BuyerID)
-	body = appendString(body, r.ItemID)
-	body = appendString(body, r.SiteID)
-	body = appendString(body, r.Text)
-	body = appendString(body, r.Status)
-	body = appendTime(body, r.Created)
-	body = appendTime(body, r.Updated)
+	body = binrec.AppendString(body, r.ItemID)
+	body = binrec.AppendString(body, r.SiteID)
+	body = binrec.AppendString(body, r.Text)
+	body = binrec.AppendString(body, r.Status)
+	body = binrec.AppendTime(body, r.Created)
+	body = binrec.AppendTime(body, r.Updated)
 	if r.Answer != nil {
-		body = appendString(body, r.Answer.Text)
-		body = appendString(body, r.Answer.Status)
-		body = appendTime(body, r.Answer.Created)
+		body = binrec.AppendString(body, r.Answer.Text)
+		body = binrec.AppendString(body, r.Answer.Status)
+		body = binrec.AppendTime(body, r.Answer.Created)
 	}
 	out := make([]byte, 0, 1+binary.MaxVarintLen64+len(body))
 	out = append(out, recordV2)
 	out = binary.AppendUvarint(out, uint64(len(body)))
 	return append(out, body...)
-}
-
-func appendString(b []byte, s string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(s)))
-	return append(b, s...)
-}
-
-func appendTime(b []byte, t time.Time) []byte {
-	b = binary.AppendVarint(b, t.Unix())
-	return binary.AppendUvarint(b, uint64(t.Nanosecond()))
 }
 
 // decodeRecord reads either form of a record.
@@ -92,114 +83,29 @@ func decodeRecord(b []byte) (record, error) {
 }
 
 func decodeRecordV2(b []byte) (record, error) {
-	d := recordDecoder{b: b}
-	if n := d.uvarint(); d.err != nil || n != uint64(len(d.b)) {
+	d := binrec.NewDecoder(b)
+	if n := d.Uvarint(); d.Err() != nil || n != uint64(d.Len()) {
 		return record{}, errCorruptRecord
 	}
-	// One string holds the whole record and every field is a slice of it:
-	// one allocation rather than one per field.
-	d.s = string(d.b)
-	d.off = 0
 	var r record
-	flags := d.byte()
+	flags := d.Byte()
 	r.DeletedFromListing = flags&flagDeletedFromListing != 0
 	r.Hold = flags&flagHold != 0
 	r.SuspectedSpam = flags&flagSuspectedSpam != 0
-	r.ID = d.varint()
-	r.SellerID = d.varint()
-	r.BuyerID = d.varint()
-	r.ItemID = d.string()
-	r.SiteID = d.string()
-	r.Text = d.string()
-	r.Status = d.string()
-	r.Created = d.time()
-	r.Updated = d.time()
+	r.ID = d.Varint()
+	r.SellerID = d.Varint()
+	r.BuyerID = d.Varint()
+	r.ItemID = d.String()
+	r.SiteID = d.String()
+	r.Text = d.String()
+	r.Status = d.String()
+	r.Created = d.Time()
+	r.Updated = d.Time()
 	if flags&flagAnswer != 0 {
-		r.Answer = &answerRecord{Text: d.string(), Status: d.string(), Created: d.time()}
+		r.Answer = &answerRecord{Text: d.String(), Status: d.String(), Created: d.Time()}
 	}
-	if d.err != nil || len(d.b) != 0 {
+	if d.Done() != nil {
 		return record{}, errCorruptRecord
 	}
 	return r, nil
-}
-
-// recordDecoder reads the binary form; after the first error every read
-// returns a zero value and err stays set.
-type recordDecoder struct {
-	b   []byte
-	err error
-	// s is b as a string from where it was taken, off bytes ahead of b:
-	// strings are cut from it.
-	s   string
-	off int
-}
-
-func (d *recordDecoder) byte() byte {
-	if d.err != nil || len(d.b) == 0 {
-		d.err = errCorruptRecord
-		return 0
-	}
-	c := d.b[0]
-	d.advance(1)
-	return c
-}
-
-func (d *recordDecoder) uvarint() uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.err = errCorruptRecord
-		return 0
-	}
-	d.advance(n)
-	return v
-}
-
-func (d *recordDecoder) varint() int64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.err = errCorruptRecord
-		return 0
-	}
-	d.advance(n)
-	return v
-}
-
-func (d *recordDecoder) string() string {
-	n := d.uvarint()
-	if d.err != nil {
-		return ""
-	}
-	if n > uint64(len(d.b)) {
-		d.err = errCorruptRecord
-		return ""
-	}
-	s := d.s[d.off : d.off+int(n)]
-	d.advance(int(n))
-	return s
-}
-
-func (d *recordDecoder) advance(n int) {
-	d.b = d.b[n:]
-	d.off += n
-}
-
-// time reads a time as UTC: records only compare, format and key by
-// instants, never by the zone they were written in.
-func (d *recordDecoder) time() time.Time {
-	sec := d.varint()
-	nsec := d.uvarint()
-	if d.err != nil {
-		return time.Time{}
-	}
-	if nsec >= 1e9 {
-		d.err = errCorruptRecord
-		return time.Time{}
-	}
-	return time.Unix(sec, int64(nsec)).UTC()
 }

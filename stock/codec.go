@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"marketplace/errs"
+	"marketplace/internal/binrec"
 	"marketplace/storage"
 )
 
@@ -45,11 +46,11 @@ func encodeItem(it Item) []byte {
 	b = append(b, itemFormat)
 	b = binary.AppendVarint(b, it.SellerID)
 	for _, f := range itemStrings(&it) {
-		b = appendString(b, *f)
+		b = binrec.AppendString(b, *f)
 	}
 	b = binary.AppendUvarint(b, uint64(len(it.Channels)))
 	for _, c := range it.Channels {
-		b = appendString(b, c)
+		b = binrec.AppendString(b, c)
 	}
 	var flags byte
 	if it.CatalogListing {
@@ -61,41 +62,38 @@ func encodeItem(it Item) []byte {
 		cp = *it.CatalogProductID
 	}
 	b = append(b, flags)
-	return appendString(b, cp)
+	return binrec.AppendString(b, cp)
 }
 
 func decodeItem(b []byte) (Item, error) {
-	d := decoder{b: b}
-	format := d.byte()
-	if d.err == nil && format != itemFormat && format != itemFormatV1 {
+	d := binrec.NewDecoder(b)
+	format := d.Byte()
+	if d.Err() == nil && format != itemFormat && format != itemFormatV1 {
 		return Item{}, fmt.Errorf("item record format %d unknown", format)
 	}
 	var it Item
-	it.SellerID = d.varint()
+	it.SellerID = d.Varint()
 	for _, f := range itemStrings(&it) {
-		*f = d.str()
+		*f = d.String()
 	}
-	n := d.uvarint()
-	if d.err == nil && n > uint64(len(d.b)) {
-		d.err = errCorrupt
-	}
-	if d.err != nil {
-		return Item{}, d.err
+	n := d.Count()
+	if d.Err() != nil {
+		return Item{}, d.Err()
 	}
 	it.Channels = make([]string, 0, n)
-	for i := uint64(0); i < n; i++ {
-		it.Channels = append(it.Channels, d.str())
+	for i := 0; i < n; i++ {
+		it.Channels = append(it.Channels, d.String())
 	}
 	if format == itemFormat {
-		flags := d.byte()
-		cp := d.str()
+		flags := d.Byte()
+		cp := d.String()
 		it.CatalogListing = flags&1 != 0
 		if flags&2 != 0 {
 			it.CatalogProductID = &cp
 		}
 	}
-	if d.err != nil {
-		return Item{}, d.err
+	if d.Err() != nil {
+		return Item{}, d.Err()
 	}
 	return it, nil
 }
@@ -118,8 +116,6 @@ func getItemRecord(tx storage.Tx, id string) (Item, error) {
 	return it, nil
 }
 
-var errCorrupt = errors.New("corrupt user product record")
-
 func encodeUserProduct(up UserProduct) []byte {
 	b := make([]byte, 0, 64+32*len(up.Locations))
 	b = append(b, userProductFormat)
@@ -131,102 +127,41 @@ func encodeUserProduct(up UserProduct) []byte {
 	}
 	b = append(b, flags)
 	b = binary.AppendVarint(b, up.PlainQuantity)
-	b = appendString(b, up.ID)
-	b = appendString(b, up.SiteID)
+	b = binrec.AppendString(b, up.ID)
+	b = binrec.AppendString(b, up.SiteID)
 	b = binary.AppendUvarint(b, uint64(len(up.Locations)))
 	for _, l := range up.Locations {
-		b = appendString(b, l.StoreID)
-		b = appendString(b, l.NetworkNodeID)
+		b = binrec.AppendString(b, l.StoreID)
+		b = binrec.AppendString(b, l.NetworkNodeID)
 		b = binary.AppendVarint(b, l.Quantity)
 	}
 	return b
 }
 
-func appendString(b []byte, s string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(s)))
-	return append(b, s...)
-}
-
-// decoder reads the binary form; the first failure sticks.
-type decoder struct {
-	b   []byte
-	err error
-}
-
-func (d *decoder) varint() int64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.err = errCorrupt
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *decoder) uvarint() uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.err = errCorrupt
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *decoder) byte() byte {
-	if d.err != nil || len(d.b) == 0 {
-		d.err = errCorrupt
-		return 0
-	}
-	c := d.b[0]
-	d.b = d.b[1:]
-	return c
-}
-
-func (d *decoder) str() string {
-	n := d.uvarint()
-	if d.err != nil || n > uint64(len(d.b)) {
-		d.err = errCorrupt
-		return ""
-	}
-	s := string(d.b[:n])
-	d.b = d.b[n:]
-	return s
-}
-
 func decodeUserProduct(b []byte) (UserProduct, error) {
-	d := decoder{b: b}
-	if f := d.byte(); d.err == nil && f != userProductFormat {
+	d := binrec.NewDecoder(b)
+	if f := d.Byte(); d.Err() == nil && f != userProductFormat {
 		return UserProduct{}, fmt.Errorf("user product record format %d unknown", f)
 	}
 	var up UserProduct
-	up.Version = d.varint()
-	up.UserID = d.varint()
-	up.MultiOrigin = d.byte()&1 != 0
-	up.PlainQuantity = d.varint()
-	up.ID = d.str()
-	up.SiteID = d.str()
-	n := d.uvarint()
-	if d.err == nil && n > uint64(len(d.b)) {
-		d.err = errCorrupt
-	}
-	if d.err != nil {
-		return UserProduct{}, d.err
+	up.Version = d.Varint()
+	up.UserID = d.Varint()
+	up.MultiOrigin = d.Byte()&1 != 0
+	up.PlainQuantity = d.Varint()
+	up.ID = d.String()
+	up.SiteID = d.String()
+	n := d.Count()
+	if d.Err() != nil {
+		return UserProduct{}, d.Err()
 	}
 	up.Locations = make([]StockLocation, 0, n)
-	for i := uint64(0); i < n; i++ {
-		l := StockLocation{Type: LocationTypeSellerWarehouse, StoreID: d.str(), NetworkNodeID: d.str()}
-		l.Quantity = d.varint()
+	for i := 0; i < n; i++ {
+		l := StockLocation{Type: LocationTypeSellerWarehouse, StoreID: d.String(), NetworkNodeID: d.String()}
+		l.Quantity = d.Varint()
 		up.Locations = append(up.Locations, l)
 	}
-	if d.err != nil {
-		return UserProduct{}, d.err
+	if d.Err() != nil {
+		return UserProduct{}, d.Err()
 	}
 	return up, nil
 }

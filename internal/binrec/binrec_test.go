@@ -1,0 +1,72 @@
+package binrec_test
+
+import (
+	"encoding/binary"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"marketplace/internal/binrec"
+)
+
+func TestDecoder_ReadsWhatWasAppended(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.Int64().Draw(t, "n")
+		u := rapid.Uint64().Draw(t, "u")
+		s := rapid.String().Draw(t, "s")
+		at := time.Unix(rapid.Int64Range(-1e12, 1e12).Draw(t, "sec"), rapid.Int64Range(0, 999999999).Draw(t, "nsec"))
+		c := rapid.Byte().Draw(t, "c")
+		b := binary.AppendVarint(nil, n)
+		b = binary.AppendUvarint(b, u)
+		b = binrec.AppendString(b, s)
+		b = binrec.AppendTime(b, at)
+		b = append(b, c)
+		d := binrec.NewDecoder(b)
+		if d.Varint() != n || d.Uvarint() != u || d.String() != s || !d.Time().Equal(at) || d.Byte() != c {
+			t.Fatal("a value did not read back")
+		}
+		if err := d.Done(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestDecoder_CorruptInputFailsWithoutPanicking(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		d := binrec.NewDecoder(rapid.SliceOf(rapid.Byte()).Draw(t, "bytes"))
+		for i := 0; i < 8; i++ {
+			switch rapid.IntRange(0, 5).Draw(t, "read") {
+			case 0:
+				d.Byte()
+			case 1:
+				d.Uvarint()
+			case 2:
+				d.Varint()
+			case 3:
+				_ = d.String()
+			case 4:
+				d.Time()
+			case 5:
+				if n := d.Count(); n > d.Len() {
+					t.Fatalf("count %d beyond the %d bytes left", n, d.Len())
+				}
+			}
+		}
+		_ = d.Done()
+	})
+}
+
+func TestDecoder_FirstFailureSticks(t *testing.T) {
+	d := binrec.NewDecoder([]byte{0x80}) // a varint that never ends
+	if d.Uvarint() != 0 || d.Err() != binrec.ErrCorrupt {
+		t.Fatal("truncated varint accepted")
+	}
+	if d.Byte() != 0 || d.String() != "" || d.Done() != binrec.ErrCorrupt {
+		t.Fatal("reads after a failure must return zero values and keep the error")
+	}
+	long := binrec.NewDecoder(binrec.AppendString(nil, "abc")[:2]) // length 3, one byte left
+	if long.String() != "" || long.Err() == nil {
+		t.Fatal("a string longer than the record was read")
+	}
+}
