@@ -153,20 +153,25 @@ func (s *Server) handleSearchQuestions(w http.ResponseWriter, r *http.Request, c
 }
 
 // decodeAttributes reads a JSON object body as its attributes, for the
-// bodies whose valid attributes the questions rules check. Well-formed JSON
-// that is not an object (an array, a string, null) has none of the valid
-// attributes, so it reaches those rules as an empty object and gets their
-// invalid_post_body answer rather than a decoding message.
+// bodies whose valid attributes the questions rules check. A body that is
+// empty, not JSON at all, or JSON that is not an object (an array, a string,
+// null) has none of the valid attributes, so it reaches those rules as an
+// empty object and gets their invalid_post_body answer ("Invalid JSON. Valid
+// attributes are: ..."), which is the spec's error for such a body, rather
+// than a decoding message. Only a body over the size limit keeps its 413.
 func decodeAttributes(r *http.Request) (map[string]json.RawMessage, error) {
-	var raw json.RawMessage
-	if err := decode(r, &raw); err != nil {
+	b, err := readBody(r)
+	if err != nil {
 		return nil, err
 	}
 	fields := map[string]json.RawMessage{}
-	if trimmed := bytes.TrimSpace(raw); len(trimmed) > 0 && trimmed[0] == '{' {
-		if err := json.Unmarshal(trimmed, &fields); err != nil {
-			return nil, errs.Invalidf("Malformed JSON body: %v", err)
-		}
+	trimmed := bytes.TrimSpace(b)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return fields, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	if err := dec.Decode(&fields); err != nil || dec.More() {
+		return map[string]json.RawMessage{}, nil
 	}
 	return fields, nil
 }

@@ -83,6 +83,30 @@ type StockLocation struct {
 	StoreID       string `json:"store_id"`
 	NetworkNodeID string `json:"network_node_id"`
 	Quantity      int64  `json:"quantity"`
+
+	// noQuantity marks an entry decoded from JSON without a quantity (or
+	// with a null one). The spec makes only network_node_id optional when
+	// writing; taking an absent quantity as 0 would silently empty a store.
+	noQuantity bool
+}
+
+// UnmarshalJSON decodes an entry and records whether it carried a quantity.
+func (l *StockLocation) UnmarshalJSON(b []byte) error {
+	type plain StockLocation
+	var aux struct {
+		plain
+		Quantity *int64 `json:"quantity"`
+	}
+	if err := json.Unmarshal(b, &aux); err != nil {
+		return err
+	}
+	*l = StockLocation(aux.plain)
+	if aux.Quantity == nil {
+		l.noQuantity = true
+	} else {
+		l.Quantity = *aux.Quantity
+	}
+	return nil
 }
 
 // UserProduct groups items of one seller and carries their stock. A plain
@@ -293,6 +317,9 @@ func checkLocations(locs []StockLocation, missing error) error {
 			return errs.Invalidf("Store listed more than once: %s", l.StoreID)
 		}
 		seen[l.StoreID] = true
+		if l.noQuantity {
+			return errs.Invalidf("Quantity is required for store %s", l.StoreID)
+		}
 		if l.Quantity < 0 || l.Quantity > MaxQuantity {
 			return errs.Invalidf("Invalid quantity for store %s: %d. It must be between 0 and %d", l.StoreID, l.Quantity, MaxQuantity)
 		}
