@@ -287,6 +287,8 @@ func (s *Service) backoff(n int) time.Duration {
 
 // post sends req and describes the answer.
 func (s *Service) post(ctx context.Context, req Request) Response {
+	// req_time is how long the receiver really took, so it is measured on
+	// the wall clock, not the engine's (which a manual clock may freeze).
 	start := time.Now()
 	res := Response{Headers: map[string]string{}}
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, req.URL, bytes.NewReader(req.Data))
