@@ -142,7 +142,7 @@ func (s *Service) upsert(tx storage.Tx, kind string, data json.RawMessage, impor
 	switch kind {
 	case KindListingType:
 		var v ListingType
-		if err := decodeRecord(data, &v); err != nil {
+		if err := geo.DecodeRecord(data, &v); err != nil {
 			return true, err
 		}
 		if err := validateListingType(tx, v); err != nil {
@@ -151,7 +151,7 @@ func (s *Service) upsert(tx storage.Tx, kind string, data json.RawMessage, impor
 		id, key, val = v.SiteID+"/"+v.ID, listingTypeKey(v.SiteID, v.ID), v
 	case KindRule:
 		var v Rule
-		if err := decodeRecord(data, &v); err != nil {
+		if err := geo.DecodeRecord(data, &v); err != nil {
 			return true, err
 		}
 		v, err := validateRule(tx, v)
@@ -176,18 +176,6 @@ func (s *Service) upsert(tx storage.Tx, kind string, data json.RawMessage, impor
 		return true, tx.Set(importedKey(kind, id), []byte{})
 	}
 	return true, nil
-}
-
-func decodeRecord(data json.RawMessage, v any) error {
-	if len(data) == 0 || string(data) == "null" {
-		return errs.Invalidf("The record has no data")
-	}
-	dec := json.NewDecoder(strings.NewReader(string(data)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return errs.Invalidf("Malformed record: %v", err)
-	}
-	return nil
 }
 
 func checkSite(tx storage.Tx, siteID string) (geo.Site, error) {

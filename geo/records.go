@@ -99,9 +99,10 @@ var (
 // maxTextLength bounds names and descriptions.
 const maxTextLength = 200
 
-// decodeRecord decodes data strictly: an unknown field is more likely a typo
-// in a user's file than something to ignore silently.
-func decodeRecord(data json.RawMessage, v any) error {
+// DecodeRecord decodes an imported record's data strictly: an unknown field
+// is more likely a typo in a user's file than something to ignore silently.
+// Errors: Invalid.
+func DecodeRecord(data json.RawMessage, v any) error {
 	if len(data) == 0 || string(data) == "null" {
 		return errs.Invalidf("The record has no data")
 	}

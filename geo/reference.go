@@ -121,7 +121,7 @@ func (s *Service) upsert(tx storage.Tx, kind string, data json.RawMessage, impor
 	switch kind {
 	case KindSite:
 		var v Site
-		if err := decodeRecord(data, &v); err != nil {
+		if err := DecodeRecord(data, &v); err != nil {
 			return true, err
 		}
 		if err := validateSite(tx, v); err != nil {
@@ -130,7 +130,7 @@ func (s *Service) upsert(tx storage.Tx, kind string, data json.RawMessage, impor
 		id, write = v.ID, func() error { return storage.SetJSON(tx, siteKey(v.ID), v) }
 	case KindCountry:
 		var v Country
-		if err := decodeRecord(data, &v); err != nil {
+		if err := DecodeRecord(data, &v); err != nil {
 			return true, err
 		}
 		if err := validateCountry(tx, v); err != nil {
@@ -139,7 +139,7 @@ func (s *Service) upsert(tx storage.Tx, kind string, data json.RawMessage, impor
 		id, write = v.ID, func() error { return storage.SetJSON(tx, countryKey(v.ID), v) }
 	case KindState:
 		var v State
-		if err := decodeRecord(data, &v); err != nil {
+		if err := DecodeRecord(data, &v); err != nil {
 			return true, err
 		}
 		if err := validateState(tx, v); err != nil {
@@ -148,7 +148,7 @@ func (s *Service) upsert(tx storage.Tx, kind string, data json.RawMessage, impor
 		id, write = v.ID, func() error { return writeState(tx, v) }
 	case KindCity:
 		var v City
-		if err := decodeRecord(data, &v); err != nil {
+		if err := DecodeRecord(data, &v); err != nil {
 			return true, err
 		}
 		if err := validateCity(tx, v); err != nil {
@@ -157,7 +157,7 @@ func (s *Service) upsert(tx storage.Tx, kind string, data json.RawMessage, impor
 		id, write = v.ID, func() error { return writeCity(tx, v) }
 	case KindCurrency:
 		var v Currency
-		if err := decodeRecord(data, &v); err != nil {
+		if err := DecodeRecord(data, &v); err != nil {
 			return true, err
 		}
 		if err := validateCurrency(v); err != nil {
@@ -166,7 +166,7 @@ func (s *Service) upsert(tx storage.Tx, kind string, data json.RawMessage, impor
 		id, write = v.ID, func() error { return storage.SetJSON(tx, currencyKey(v.ID), v) }
 	case KindConversion:
 		var v Conversion
-		if err := decodeRecord(data, &v); err != nil {
+		if err := DecodeRecord(data, &v); err != nil {
 			return true, err
 		}
 		if err := validateConversion(tx, v); err != nil {
@@ -179,7 +179,7 @@ func (s *Service) upsert(tx storage.Tx, kind string, data json.RawMessage, impor
 		id, write = v.From+"/"+v.To, func() error { return storage.SetJSON(tx, conversionKey(v.From, v.To), v) }
 	case KindZipCode:
 		var v ZipCode
-		if err := decodeRecord(data, &v); err != nil {
+		if err := DecodeRecord(data, &v); err != nil {
 			return true, err
 		}
 		if err := validateZipCode(tx, v); err != nil {
