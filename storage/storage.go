@@ -4,9 +4,12 @@
 // Keys are compared as bytes. Transactions are serializable: an Update whose
 // function returns an error changes nothing, and when two Updates conflict one
 // commits and the other is run again from the start, so a rule re-checked
-// inside the function sees the winner's write. Secondary indexes, id
-// sequences, counters and event outboxes are ordinary keys that the domain
-// packages write in the same transaction as the record they belong to.
+// inside the function sees the winner's write. Secondary indexes and event
+// outboxes are ordinary keys that the domain packages write in the same
+// transaction as the record they belong to. Ids come from sequences, which
+// work outside transactions, and counts from Counters spread over per-record
+// keys: no key is written by every writer of a kind, so concurrent writers of
+// different records do not conflict.
 //
 // Backends: storage/memory (ordered, in process) and storage/badger (durable:
 // an acknowledged Update is on disk). Both pass storage/storagetest.
@@ -48,6 +51,9 @@ type Store interface {
 	// nil. fn may be called more than once (after a conflict), so it must not
 	// have effects outside the transaction.
 	Update(ctx context.Context, fn func(Tx) error) error
+	// Sequence returns the id sequence called name, created on first use.
+	// The same name gives the same sequence for the life of the store.
+	Sequence(name string) (Sequence, error)
 	// Close releases the store. An acknowledged Update survives it.
 	Close() error
 }

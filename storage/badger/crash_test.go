@@ -60,10 +60,20 @@ func TestCrashChild(t *testing.T) {
 		fmt.Fprintln(os.Stderr, "read last:", err)
 		os.Exit(2)
 	}
+	seq, err := st.Sequence("crash")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sequence:", err)
+		os.Exit(2)
+	}
 	// The parent kills this process; the bound only stops a child whose
 	// parent went away.
 	for i := next; i < next+100000; i++ {
-		err := st.Update(context.Background(), func(tx storage.Tx) error {
+		id, err := seq.Next(context.Background())
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "sequence:", err)
+			os.Exit(2)
+		}
+		err = st.Update(context.Background(), func(tx storage.Tx) error {
 			if err := tx.Set(crashKey(i), crashValue(i)); err != nil {
 				return err
 			}
@@ -73,14 +83,15 @@ func TestCrashChild(t *testing.T) {
 			fmt.Fprintln(os.Stderr, "update:", err)
 			os.Exit(2)
 		}
-		fmt.Printf("ack %d\n", i)
+		fmt.Printf("ack %d %d\n", i, id)
 	}
 	os.Exit(3)
 }
 
 // runCrashChild starts a child writing to dir, kills it with SIGKILL once it
-// has acknowledged killAfter writes, and returns every write it acknowledged.
-func runCrashChild(t *testing.T, dir string, killAfter int) []int {
+// has acknowledged killAfter writes, and returns every write it acknowledged
+// and the sequence ids it handed out with them.
+func runCrashChild(t *testing.T, dir string, killAfter int) (acked []int, ids []uint64) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
 	cmd.Env = append(os.Environ(), crashDirEnv+"="+dir)
@@ -96,7 +107,6 @@ func runCrashChild(t *testing.T, dir string, killAfter int) []int {
 	// A child that hangs instead of writing would hang the test with it.
 	guard := time.AfterFunc(time.Minute, func() { _ = cmd.Process.Kill() })
 	defer guard.Stop()
-	var acked []int
 	sc := bufio.NewScanner(out)
 	killed := false
 	for sc.Scan() {
@@ -105,11 +115,17 @@ func runCrashChild(t *testing.T, dir string, killAfter int) []int {
 		if !ok {
 			continue // the test framework's own output
 		}
-		i, err := strconv.Atoi(n)
+		write, id, _ := strings.Cut(n, " ")
+		i, err := strconv.Atoi(write)
+		if err != nil {
+			t.Fatalf("child printed %q", line)
+		}
+		seqID, err := strconv.ParseUint(id, 10, 64)
 		if err != nil {
 			t.Fatalf("child printed %q", line)
 		}
 		acked = append(acked, i)
+		ids = append(ids, seqID)
 		if len(acked) == killAfter && !killed {
 			// Lines already in the pipe are acknowledged writes too: keep
 			// reading them after the kill.
@@ -123,23 +139,30 @@ func runCrashChild(t *testing.T, dir string, killAfter int) []int {
 	if !killed {
 		t.Fatalf("child ended before it was killed (%v), after %d writes; stderr:\n%s", err, len(acked), stderr.String())
 	}
-	return acked
+	return acked, ids
 }
 
-func TestCrash_EveryAcknowledgedWriteSurvivesSIGKILL(t *testing.T) {
+func TestCrash_EveryAcknowledgedWriteSurvivesSIGKILLAndNoSequenceIDRepeats(t *testing.T) {
 	if os.Getenv(crashDirEnv) != "" {
 		t.Skip("already the child")
 	}
 	dir := t.TempDir()
 	var acked []int
+	handedOut := map[uint64]bool{}
 	// Two crashes in a row: the second child starts from a folder that was
 	// itself recovered from a kill.
 	for round, killAfter := range []int{150, 100} {
-		got := runCrashChild(t, dir, killAfter)
+		got, ids := runCrashChild(t, dir, killAfter)
 		if len(got) < killAfter {
 			t.Fatalf("round %d: only %d writes acknowledged", round, len(got))
 		}
 		acked = append(acked, got...)
+		for _, id := range ids {
+			if handedOut[id] {
+				t.Fatalf("round %d: sequence id %d handed out again after a kill", round, id)
+			}
+			handedOut[id] = true
+		}
 
 		st, err := badger.Open(dir, badger.Options{})
 		if err != nil {

@@ -20,6 +20,7 @@ type Store struct {
 	writeMu sync.Mutex // one Update at a time
 	current atomic.Pointer[btree.Map[string, []byte]]
 	closed  atomic.Bool
+	seqs    sync.Map // name -> *sequence
 }
 
 var _ storage.Store = (*Store)(nil)
@@ -63,6 +64,40 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) error {
 	}
 	s.current.Store(work)
 	return nil
+}
+
+// Sequence returns the sequence called name: an atomic counter, since
+// nothing of the store outlives the process.
+func (s *Store) Sequence(name string) (storage.Sequence, error) {
+	if s.closed.Load() {
+		return nil, storage.ErrClosed
+	}
+	q, _ := s.seqs.LoadOrStore(name, &sequence{store: s})
+	return q.(*sequence), nil
+}
+
+type sequence struct {
+	store *Store
+	last  atomic.Uint64
+}
+
+func (q *sequence) Next(ctx context.Context) (uint64, error) {
+	if err := q.store.check(ctx); err != nil {
+		return 0, err
+	}
+	return q.last.Add(1), nil
+}
+
+func (q *sequence) Advance(ctx context.Context, n uint64) error {
+	if err := q.store.check(ctx); err != nil {
+		return err
+	}
+	for {
+		last := q.last.Load()
+		if last >= n || q.last.CompareAndSwap(last, n) {
+			return nil
+		}
+	}
 }
 
 // Close marks the store closed; later calls return storage.ErrClosed.

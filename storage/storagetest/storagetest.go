@@ -58,8 +58,16 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store, opts Options) {
 	t.Run("CanceledContextRunsNothing", s.testCanceledContext)
 	t.Run("ContextCanceledDuringUpdateCommitsNothing", s.testCanceledDuringUpdate)
 	t.Run("UseAfterCloseReturnsErrClosed", s.testAfterClose)
+	t.Run("SequenceStartsAtOneAndIncreases", s.testSequenceStartsAtOneAndIncreases)
+	t.Run("SequencesAreIndependent", s.testSequencesAreIndependent)
+	t.Run("SequenceIsUniqueUnderConcurrency", s.testSequenceIsUniqueUnderConcurrency)
+	t.Run("SequenceAdvanceSkipsAheadAndNeverBack", s.testSequenceAdvance)
+	t.Run("SequenceAfterCloseReturnsErrClosed", s.testSequenceAfterClose)
+	t.Run("CounterSumsContributionsAndCompacts", s.testCounter)
+	t.Run("CounterKeepsConcurrentContributions", s.testCounterConcurrent)
 	if opts.Reopen != nil {
 		t.Run("DataSurvivesCloseAndReopen", s.testReopen)
+		t.Run("SequenceSurvivesReopenWithoutRepeat", s.testSequenceSurvivesReopen)
 	}
 	t.Run("StateMachineMatchesSortedMap", s.testStateMachine)
 }
