@@ -63,7 +63,7 @@ func (ts *testServer) mustApplication(owner int64, url string) map[string]any {
 func (ts *testServer) emitQuestion(user int64, resource string) {
 	ts.t.Helper()
 	err := ts.m.Store().Update(context.Background(), func(tx storage.Tx) error {
-		_, err := notify.Append(tx, notify.Event{Topic: notify.TopicQuestions, UserID: user, Resource: resource,
+		_, err := notify.Append(context.Background(), ts.m.Store(), tx, notify.Event{Topic: notify.TopicQuestions, UserID: user, Resource: resource,
 			Action: "created", Received: ts.clock.Now()})
 		return err
 	})

@@ -110,7 +110,7 @@ func runDeliveryBench(b *testing.B, backend string, pace int) (p50, p99, rate fl
 			time.Sleep(time.Until(begin.Add(time.Duration(n) * time.Second / time.Duration(pace))))
 		}
 		err := m.Store().Update(ctx, func(tx storage.Tx) error {
-			_, err := notify.Append(tx, notify.Event{Topic: notify.TopicQuestions, UserID: seller,
+			_, err := notify.Append(ctx, m.Store(), tx, notify.Event{Topic: notify.TopicQuestions, UserID: seller,
 				Resource: fmt.Sprintf("/questions/%d", n), Action: "created", Received: time.Now()})
 			return err
 		})

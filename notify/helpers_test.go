@@ -74,7 +74,7 @@ func (e *env) mustApp(owner int64, url string, topics ...string) notify.Applicat
 func emit(tb testing.TB, st storage.Store, user int64, resource string, received time.Time) {
 	tb.Helper()
 	err := st.Update(context.Background(), func(tx storage.Tx) error {
-		_, err := notify.Append(tx, notify.Event{Topic: notify.TopicQuestions, UserID: user, Resource: resource,
+		_, err := notify.Append(context.Background(), st, tx, notify.Event{Topic: notify.TopicQuestions, UserID: user, Resource: resource,
 			Action: "created", Received: received})
 		return err
 	})

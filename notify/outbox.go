@@ -5,6 +5,7 @@
 package notify
 
 import (
+	"context"
 	"time"
 
 	"marketplace/storage"
@@ -32,19 +33,32 @@ type Event struct {
 
 // Key layout of the outbox (the rest of notify's keys are in keys.go).
 //
-//	ntf/seq/outbox        -> last event sequence number
 //	ntf/outbox/<seq>      -> Event (JSON), until notify has fanned it out
+//
+// seq comes from the store's OutboxSequence, taken inside the transaction of
+// the change, so that concurrent changes write no common key. The outbox is
+// read in seq order. Two changes of one resource are in order (the later
+// transaction starts after the earlier one committed, so it draws a larger
+// number); events of unrelated changes that commit at the same moment may be
+// fanned out a little out of their numbers' order, since the loop takes
+// whatever has committed.
 
-func outboxSeqKey() []byte { return storage.NewKey("ntf/seq/outbox") }
+// OutboxSequence names the sequence that numbers outbox events.
+const OutboxSequence = "outbox"
 
 func outboxKey(seq uint64) []byte { return storage.NewKey("ntf/outbox").Uint(seq) }
 
 // OutboxPrefix is the key range of events not yet fanned out.
 func OutboxPrefix() []byte { return storage.NewKey("ntf/outbox") }
 
-// Append writes ev into the outbox inside tx and returns it with its Seq.
-func Append(tx storage.Tx, ev Event) (Event, error) {
-	seq, err := storage.NextSeq(tx, outboxSeqKey(), 1)
+// Append writes ev into the outbox inside tx, a transaction of store, and
+// returns it with its Seq.
+func Append(ctx context.Context, store storage.Store, tx storage.Tx, ev Event) (Event, error) {
+	q, err := store.Sequence(OutboxSequence)
+	if err != nil {
+		return Event{}, err
+	}
+	seq, err := q.Next(ctx)
 	if err != nil {
 		return Event{}, err
 	}

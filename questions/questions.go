@@ -320,8 +320,8 @@ func put(tx storage.Tx, before *record, r record) error {
 	return tx.Set(questionKey(r.ID), encodeRecord(r))
 }
 
-func appendEvent(tx storage.Tx, r record, action string, now time.Time) error {
-	_, err := notify.Append(tx, notify.Event{Topic: notify.TopicQuestions, UserID: r.SellerID,
+func (s *Service) appendEvent(ctx context.Context, tx storage.Tx, r record, action string, now time.Time) error {
+	_, err := notify.Append(ctx, s.store, tx, notify.Event{Topic: notify.TopicQuestions, UserID: r.SellerID,
 		Resource: "/questions/" + strconv.FormatInt(r.ID, 10), Action: action, Received: now})
 	return err
 }
@@ -411,7 +411,7 @@ func (s *Service) Ask(ctx context.Context, buyer int64, in AskInput) (Question, 
 		if err := put(tx, nil, r); err != nil {
 			return err
 		}
-		if err := appendEvent(tx, r, ActionCreated, now); err != nil {
+		if err := s.appendEvent(ctx, tx, r, ActionCreated, now); err != nil {
 			return err
 		}
 		out, err = s.detailView(tx, r, false)
@@ -457,7 +457,7 @@ func (s *Service) Answer(ctx context.Context, seller int64, in AnswerInput) (Que
 		if err := put(tx, &before, r); err != nil {
 			return err
 		}
-		if err := appendEvent(tx, r, ActionAnswered, now); err != nil {
+		if err := s.appendEvent(ctx, tx, r, ActionAnswered, now); err != nil {
 			return err
 		}
 		out, err = s.detailView(tx, r, false)
@@ -509,7 +509,7 @@ func (s *Service) Delete(ctx context.Context, caller, id int64) error {
 		if err := put(tx, &before, r); err != nil {
 			return err
 		}
-		return appendEvent(tx, r, ActionDeleted, now)
+		return s.appendEvent(ctx, tx, r, ActionDeleted, now)
 	})
 	return wrap(err, "delete question")
 }
@@ -563,7 +563,7 @@ func (s *Service) Hide(ctx context.Context, caller int64, in HideInput) ([]int64
 			if err := put(tx, &before, r); err != nil {
 				return err
 			}
-			if err := appendEvent(tx, r, ActionHidden, now); err != nil {
+			if err := s.appendEvent(ctx, tx, r, ActionHidden, now); err != nil {
 				return err
 			}
 		}
@@ -625,7 +625,7 @@ func (s *Service) Moderate(ctx context.Context, id int64, in Moderation) (Questi
 		if err := put(tx, &before, r); err != nil {
 			return err
 		}
-		if err := appendEvent(tx, r, ActionModerated, now); err != nil {
+		if err := s.appendEvent(ctx, tx, r, ActionModerated, now); err != nil {
 			return err
 		}
 		out, err = s.detailView(tx, r, true)
@@ -662,7 +662,7 @@ func (s *Service) onItemChange(ctx context.Context, tx storage.Tx, before, after
 		if err := put(tx, &prev, r); err != nil {
 			return err
 		}
-		if err := appendEvent(tx, r, ActionClosed, now); err != nil {
+		if err := s.appendEvent(ctx, tx, r, ActionClosed, now); err != nil {
 			return err
 		}
 	}
