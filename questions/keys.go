@@ -20,23 +20,24 @@ import (
 //	q/ssf/<seller>/<status>/<buyer>/<created>/<qid> -> empty; the same, of one status
 //	q/id/<item_id>/<created>/<qid>                 -> empty; an item's questions by date
 //	q/d/<created>/<qid>                            -> seller id (uint64); every question by date
-//	q/n/s/<seller>[/<qid>]                         -> number of the seller's questions (storage.Counter)
-//	q/n/ss/<seller>/<status>[/<qid>]               -> number of the seller's questions in status (storage.Counter)
-//	q/fa/<buyer>[/<qid>]                           -> number of the buyer's questions that are ANSWERED (storage.Counter)
+//	q/n/s/<seller>[<shard>]                        -> number of the seller's questions (storage.Counter, 64 shards)
+//	q/n/ss/<seller>/<status>[<shard>]              -> number of the seller's questions in status (storage.Counter, 64 shards)
+//	q/fa/<buyer>                                   -> number of the buyer's questions that are ANSWERED (storage.Counter, 1 shard)
 //	q/blk/<seller>/<user>                          -> blacklist entry (JSON)
 //
 // The seller indexes (by date, by item then date, by asker then date, each
 // also per status) let a seller page through any number of questions in any
 // order the search offers with one direction, reading only the keys up to the
-// page's end; the counters give the total without a scan. A counter is a
-// storage.Counter whose contributions are keyed by question id, so that asks
-// and answers of different questions write no common key.
+// page's end; the counters give the total without a scan. A seller's
+// counts are split over sellerCounterShards keys, so that concurrent asks and
+// answers to one seller write different keys.
 //
 // Question ids are firstQuestionID - 1 + the next number of the store's
 // questionSequence.
 const (
-	firstQuestionID  = 12000000001
-	questionSequence = "questions"
+	firstQuestionID     = 12000000001
+	questionSequence    = "questions"
+	sellerCounterShards = storage.MaxCounterShards
 )
 
 // legacySeqKey held the last question id while ids were drawn inside the
@@ -106,15 +107,18 @@ func dateKey(created time.Time, id int64) []byte {
 }
 
 func sellerCounter(seller int64) storage.Counter {
-	return storage.Counter(storage.NewKey("q/n/s").Int(seller))
+	return storage.NewCounter(storage.NewKey("q/n/s").Int(seller), sellerCounterShards)
 }
 
 func sellerStatusCounter(seller int64, status string) storage.Counter {
-	return storage.Counter(storage.NewKey("q/n/ss").Int(seller).Str(status))
+	return storage.NewCounter(storage.NewKey("q/n/ss").Int(seller).Str(status), sellerCounterShards)
 }
 
+// The answered count of an asker is read with every question in the by-id
+// form, and changes only when one of the asker's own questions is answered
+// (or loses its answer): one key is enough.
 func answeredCounter(buyer int64) storage.Counter {
-	return storage.Counter(storage.NewKey("q/fa").Int(buyer))
+	return storage.NewCounter(storage.NewKey("q/fa").Int(buyer), 1)
 }
 
 func blacklistPrefix(seller int64) []byte { return storage.NewKey("q/blk").Int(seller) }

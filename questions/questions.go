@@ -228,11 +228,6 @@ func errNotFound(id int64) error {
 	return errs.NotFoundf("Question with id %d not found", id)
 }
 
-// addCount changes counter by delta on behalf of question r.
-func addCount(tx storage.Tx, counter storage.Counter, r record, delta int64) error {
-	return counter.Add(tx, storage.NewKeyRaw().Int(r.ID), delta)
-}
-
 // put writes r and keeps every index and counter in step with the change
 // from before (nil for a new question). It is the one place that writes a
 // question, so the indexes cannot drift from the records.
@@ -253,7 +248,7 @@ func put(tx storage.Tx, before *record, r record) error {
 		if err := tx.Set(dateKey(r.Created, r.ID), storage.NewKeyRaw().Int(r.SellerID)); err != nil {
 			return err
 		}
-		if err := addCount(tx, sellerCounter(r.SellerID), r, 1); err != nil {
+		if err := sellerCounter(r.SellerID).Add(tx, 1); err != nil {
 			return err
 		}
 	}
@@ -268,11 +263,11 @@ func put(tx storage.Tx, before *record, r record) error {
 			if err := tx.Delete(sellerStatusFromKey(r.SellerID, before.Status, r.BuyerID, r.Created, r.ID)); err != nil {
 				return err
 			}
-			if err := addCount(tx, sellerStatusCounter(r.SellerID, before.Status), r, -1); err != nil {
+			if err := sellerStatusCounter(r.SellerID, before.Status).Add(tx, -1); err != nil {
 				return err
 			}
 			if before.Status == StatusAnswered {
-				if err := addCount(tx, answeredCounter(r.BuyerID), r, -1); err != nil {
+				if err := answeredCounter(r.BuyerID).Add(tx, -1); err != nil {
 					return err
 				}
 			}
@@ -286,11 +281,11 @@ func put(tx storage.Tx, before *record, r record) error {
 		if err := tx.Set(sellerStatusFromKey(r.SellerID, r.Status, r.BuyerID, r.Created, r.ID), nil); err != nil {
 			return err
 		}
-		if err := addCount(tx, sellerStatusCounter(r.SellerID, r.Status), r, 1); err != nil {
+		if err := sellerStatusCounter(r.SellerID, r.Status).Add(tx, 1); err != nil {
 			return err
 		}
 		if r.Status == StatusAnswered {
-			if err := addCount(tx, answeredCounter(r.BuyerID), r, 1); err != nil {
+			if err := answeredCounter(r.BuyerID).Add(tx, 1); err != nil {
 				return err
 			}
 		}

@@ -199,7 +199,7 @@ func hasOrderIndexes(tx storage.Tx) (bool, error) {
 // seller only, and from_id sorts too when from fixes the asker. With from,
 // the index is the asker's part of the by-asker index and countKey is nil:
 // the total is counted from those keys, one asker's questions.
-func sellerIndexFor(q SearchQuery, sorts []Sort) (prefix []byte, countKey storage.Counter, desc, ok bool) {
+func sellerIndexFor(q SearchQuery, sorts []Sort) (prefix []byte, countKey *storage.Counter, desc, ok bool) {
 	if q.SellerID == 0 || q.ItemID != "" || q.TotalDivisions != 0 {
 		return nil, nil, false, false
 	}
@@ -232,10 +232,11 @@ func sellerIndexFor(q SearchQuery, sorts []Sort) (prefix []byte, countKey storag
 		}
 		return prefix, nil, dir == "DESC", true
 	}
-	countKey = sellerCounter(q.SellerID)
+	c := sellerCounter(q.SellerID)
 	if q.Status != "" {
-		countKey = sellerStatusCounter(q.SellerID, q.Status)
+		c = sellerStatusCounter(q.SellerID, q.Status)
 	}
+	countKey = &c
 	switch {
 	case first == SortDateCreated && q.Status == "":
 		prefix = sellerDatePrefix(q.SellerID)
@@ -256,7 +257,7 @@ func sellerIndexFor(q SearchQuery, sorts []Sort) (prefix []byte, countKey storag
 // searchSellerIndex pages one of the seller's indexes. With a counter for
 // the total only offset+limit keys are read; without one (countKey nil)
 // every key of the prefix is counted and the page taken on the way.
-func (s *Service) searchSellerIndex(tx storage.Tx, q SearchQuery, prefix []byte, countKey storage.Counter, desc bool) (SearchResult, error) {
+func (s *Service) searchSellerIndex(tx storage.Tx, q SearchQuery, prefix []byte, countKey *storage.Counter, desc bool) (SearchResult, error) {
 	var total int64
 	if countKey != nil {
 		var err error

@@ -58,14 +58,15 @@ func activePrefix(siteID string) []byte { return storage.NewKey("stk/active").St
 //	stk/ord/<site_id>/<word>/<sort>/<sort value>/<id length>/<item_id> -> empty
 //	    sort "r": value = distinct title words; "a": price in hundredths
 //	    (walked backwards price by price for price_desc)
-//	stk/cnt/<site_id>/<word>[/<item_id>] -> number of entries of the list (storage.Counter,
-//	    contributions keyed by item, so that publications write no common key)
+//	stk/cnt/<site_id>/<word>[<shard>] -> number of entries of the list (storage.Counter, 64 shards)
 //	stk/ordready              -> empty; the ordered index is complete
 
 func ordPrefix(siteID, word string) []byte { return storage.NewKey("stk/ord").Str(siteID).Str(word) }
 
+// listCounter is split over the most shards a counter has: every
+// publication in a site changes the count of its active list.
 func listCounter(siteID, word string) storage.Counter {
-	return storage.Counter(storage.NewKey("stk/cnt").Str(siteID).Str(word))
+	return storage.NewCounter(storage.NewKey("stk/cnt").Str(siteID).Str(word), storage.MaxCounterShards)
 }
 
 func ordReadyKey() []byte { return storage.NewKey("stk/ordready") }

@@ -2,7 +2,6 @@ package stock
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -213,7 +212,7 @@ func reindexOrdered(tx storage.Tx, before, after Item) error {
 		if d == 0 && before.SiteID == after.SiteID {
 			continue
 		}
-		if err := addCount(tx, cmp.Or(after.ID, before.ID), before.SiteID, after.SiteID, w, slices.Contains(bl, w), slices.Contains(al, w)); err != nil {
+		if err := addCount(tx, before.SiteID, after.SiteID, w, slices.Contains(bl, w), slices.Contains(al, w)); err != nil {
 			return err
 		}
 	}
@@ -222,15 +221,14 @@ func reindexOrdered(tx storage.Tx, before, after Item) error {
 
 // addCount takes the item out of list w of site from (when it was in it)
 // and puts it in list w of site to (when it is in it now).
-func addCount(tx storage.Tx, itemID, from, to, w string, was, is bool) error {
-	member := storage.NewKeyRaw().Str(itemID)
+func addCount(tx storage.Tx, from, to, w string, was, is bool) error {
 	if was {
-		if err := listCounter(from, w).Add(tx, member, -1); err != nil {
+		if err := listCounter(from, w).Add(tx, -1); err != nil {
 			return err
 		}
 	}
 	if is {
-		return listCounter(to, w).Add(tx, member, 1)
+		return listCounter(to, w).Add(tx, 1)
 	}
 	return nil
 }

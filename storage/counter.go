@@ -5,119 +5,89 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"sync/atomic"
 )
 
-// Counter is a count that concurrent writers of different records keep
-// without a common key. It lives under one prefix: the prefix itself holds
-// the base (an 8-byte big-endian number, so a counter written as one plain
-// key reads as a base), and each record that changed the count since the
-// last compaction has its own key, the prefix followed by the record's
-// member bytes, holding its net contribution (8-byte two's complement).
+// Counter is a count that concurrent writers keep without a common key: it
+// is split over a fixed number of shard keys, and each Add changes one shard,
+// taken in turn, so that writers running at the same time change different
+// keys. A read adds the shards up with point reads.
 //
-// A writer reads and writes only its record's key, which its transaction
-// already owns (it writes the record too), so writers of different records
-// never conflict. The count is the base plus the contributions. Now and then
-// a writer folds every contribution into the base (Compact): that reads and
-// deletes the contributions present in its snapshot, so it conflicts only
-// with another compaction or a writer of one of those records, and one
-// retries. Contributions made meanwhile are new keys it did not read.
+// Shard keys are never deleted while they hold a value, nor does their number
+// grow with the records counted: on an LSM store (Badger) deleted and
+// overwritten keys linger until compaction, and a range scan walks through
+// every one of them while a point read goes straight to the latest version.
+// So a Counter costs the same after a million changes as after one.
 //
-// A counter's prefix must be its own: every longer key under it is read as
-// a contribution. Key.Str and Key.Int parts end the prefix unambiguously.
-type Counter []byte
+// Shard 0 is the prefix itself, so a count written before as one plain
+// 8-byte big-endian key reads as shard 0. Shard i > 0 is the prefix and the
+// byte i. A counter's prefix must be its own: no other key may be the prefix
+// followed by one byte.
+type Counter struct {
+	prefix []byte
+	shards int
+}
 
-// compactEvery is about how many contributions a counter gathers before a
-// writer folds them: a read of the count scans about this many keys.
-const compactEvery = 64
+// MaxCounterShards bounds the shards of a Counter. Writers that overlap in
+// time change different shards as long as there are no more of them than
+// shards; a group of synced commits releases as many writers at once as
+// there are clients, so a count that every client may change needs this
+// many.
+const MaxCounterShards = 64
 
-// Add changes the count by delta on behalf of the record member (its id, as
-// key bytes). After this many contributions on average, it compacts the
-// counter in the same transaction.
-func (c Counter) Add(tx Tx, member []byte, delta int64) error {
+// NewCounter returns the counter at prefix, split over shards keys (1 for a
+// count that few writers change at once, up to MaxCounterShards).
+func NewCounter(prefix []byte, shards int) Counter {
+	return Counter{prefix: prefix, shards: min(max(shards, 1), MaxCounterShards)}
+}
+
+// turns hands out shards in turn. Counters share them by a hash of their
+// prefix: two counters on one turn only spread each other's shards apart.
+var turns [256]atomic.Uint32
+
+func (c Counter) shardKey(i int) []byte {
+	if i == 0 {
+		return c.prefix
+	}
+	return append(append(make([]byte, 0, len(c.prefix)+1), c.prefix...), byte(i))
+}
+
+func (c Counter) nextShard() int {
+	if c.shards == 1 {
+		return 0
+	}
+	h := fnv.New32a()
+	h.Write(c.prefix)
+	return int(turns[h.Sum32()%uint32(len(turns))].Add(1) % uint32(c.shards))
+}
+
+// Add changes the count by delta.
+func (c Counter) Add(tx Tx, delta int64) error {
 	if delta == 0 {
 		return nil
 	}
-	key := append(append(make([]byte, 0, len(c)+len(member)), c...), member...)
-	cur, err := c.value(tx, key)
+	key := c.shardKey(c.nextShard())
+	cur, err := readShard(tx, key)
 	if err != nil {
 		return err
 	}
-	if v := cur + delta; v == 0 {
-		err = tx.Delete(key)
-	} else {
-		err = tx.Set(key, binary.BigEndian.AppendUint64(nil, uint64(v)))
-	}
-	if err != nil {
-		return err
-	}
-	if compacts(member) {
-		return c.Compact(tx)
-	}
-	return nil
+	return tx.Set(key, binary.BigEndian.AppendUint64(nil, uint64(cur+delta)))
 }
 
-// compacts picks about one member in compactEvery, the same ones on every
-// run (a fixed hash, not a random seed), so that the cost of a read is the
-// same from one run to the next.
-func compacts(member []byte) bool {
-	h := fnv.New64a()
-	h.Write(member)
-	return h.Sum64()%compactEvery == 0
-}
-
-// Read returns the count: the base plus every contribution.
+// Read returns the count: the sum of the shards.
 func (c Counter) Read(tx Tx) (int64, error) {
 	var n int64
-	it := tx.Iterate(Prefix(c))
-	defer it.Close()
-	for ; it.Valid(); it.Next() {
-		v, err := it.Value()
+	for i := range c.shards {
+		v, err := readShard(tx, c.shardKey(i))
 		if err != nil {
 			return 0, err
 		}
-		d, err := decodeCount(it.Key(), v)
-		if err != nil {
-			return 0, err
-		}
-		n += d
+		n += v
 	}
 	return n, nil
 }
 
-// Compact folds every contribution into the base.
-func (c Counter) Compact(tx Tx) error {
-	var n int64
-	var members [][]byte
-	it := tx.Iterate(Prefix(c))
-	for ; it.Valid(); it.Next() {
-		v, err := it.Value()
-		if err == nil {
-			var d int64
-			if d, err = decodeCount(it.Key(), v); err == nil {
-				n += d
-			}
-		}
-		if err != nil {
-			it.Close()
-			return err
-		}
-		if len(it.Key()) > len(c) {
-			members = append(members, append([]byte(nil), it.Key()...))
-		}
-	}
-	it.Close()
-	for _, k := range members {
-		if err := tx.Delete(k); err != nil {
-			return err
-		}
-	}
-	if n == 0 {
-		return tx.Delete(c)
-	}
-	return tx.Set(c, binary.BigEndian.AppendUint64(nil, uint64(n)))
-}
-
-func (c Counter) value(tx Tx, key []byte) (int64, error) {
+func readShard(tx Tx, key []byte) (int64, error) {
 	v, err := tx.Get(key)
 	if errors.Is(err, ErrNotFound) {
 		return 0, nil
@@ -125,10 +95,6 @@ func (c Counter) value(tx Tx, key []byte) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return decodeCount(key, v)
-}
-
-func decodeCount(key, v []byte) (int64, error) {
 	if len(v) != 8 {
 		return 0, fmt.Errorf("counter %q: corrupt value", key)
 	}

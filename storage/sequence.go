@@ -36,7 +36,7 @@ func SequenceKey(name string) []byte { return NewKey("sys/seq").Str(name) }
 // so a crash loses at most the rest of a block. Close gives the rest of the
 // block back on a clean close of the store.
 type LeasedSequence struct {
-	store     Store
+	update    func(context.Context, func(Tx) error) error
 	key       []byte
 	bandwidth uint64
 
@@ -46,14 +46,17 @@ type LeasedSequence struct {
 	closed bool
 }
 
-// NewLeasedSequence returns the sequence called name of store, leasing
-// bandwidth ids at a time. A backend keeps one per name, so that the ids of
-// one process increase.
-func NewLeasedSequence(store Store, name string, bandwidth uint64) *LeasedSequence {
+// NewLeasedSequence returns the sequence called name, leasing bandwidth ids
+// at a time through update, a durable read-write transaction of the store.
+// Ids are drawn inside other Updates, so update must never wait for another
+// Update of the store to end (a backend passes a transaction that bypasses
+// whatever it uses to run a contended Update alone). A backend keeps one
+// sequence per name, so that the ids of one process increase.
+func NewLeasedSequence(update func(context.Context, func(Tx) error) error, name string, bandwidth uint64) *LeasedSequence {
 	if bandwidth == 0 {
 		bandwidth = 1
 	}
-	return &LeasedSequence{store: store, key: SequenceKey(name), bandwidth: bandwidth}
+	return &LeasedSequence{update: update, key: SequenceKey(name), bandwidth: bandwidth}
 }
 
 // Next returns a new id, leasing a new block when the current one is spent.
@@ -65,7 +68,7 @@ func (q *LeasedSequence) Next(ctx context.Context) (uint64, error) {
 	}
 	if q.next >= q.leased {
 		var start uint64
-		err := q.store.Update(ctx, func(tx Tx) error {
+		err := q.update(ctx, func(tx Tx) error {
 			var err error
 			if start, err = readSequenceState(tx, q.key); err != nil {
 				return err
@@ -92,7 +95,7 @@ func (q *LeasedSequence) Advance(ctx context.Context, n uint64) error {
 	if q.next > n {
 		return nil
 	}
-	err := q.store.Update(ctx, func(tx Tx) error {
+	err := q.update(ctx, func(tx Tx) error {
 		start, err := readSequenceState(tx, q.key)
 		if err != nil || start > n {
 			return err
@@ -120,7 +123,7 @@ func (q *LeasedSequence) Close(ctx context.Context) error {
 	if q.next >= q.leased {
 		return nil
 	}
-	err := q.store.Update(ctx, func(tx Tx) error {
+	err := q.update(ctx, func(tx Tx) error {
 		start, err := readSequenceState(tx, q.key)
 		if err != nil || start != q.leased {
 			// Someone leased past this block (another process on a

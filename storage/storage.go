@@ -7,8 +7,8 @@
 // inside the function sees the winner's write. Secondary indexes and event
 // outboxes are ordinary keys that the domain packages write in the same
 // transaction as the record they belong to. Ids come from sequences, which
-// work outside transactions, and counts from Counters spread over per-record
-// keys: no key is written by every writer of a kind, so concurrent writers of
+// work outside transactions, and counts from Counters split over shard keys:
+// no key is written by every writer of a kind, so concurrent writers of
 // different records do not conflict.
 //
 // Backends: storage/memory (ordered, in process) and storage/badger (durable:

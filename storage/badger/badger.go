@@ -40,14 +40,17 @@ type Store struct {
 
 	seqMu sync.Mutex
 	seqs  map[string]*storage.LeasedSequence
+	lease uint64
+
+	// durable syncs the commits of concurrent Updates together.
+	durable *groupSync
 
 	// conflicts counts the Update attempts that Badger refused for a
 	// conflict and that were run again.
 	conflicts atomic.Uint64
 }
 
-// sequenceBandwidth is how many ids a sequence leases at a time: one synced
-// commit per this many ids, and at most this many ids skipped by a crash.
+// sequenceBandwidth is the default of Options.SequenceLease.
 const sequenceBandwidth = 1000
 
 var _ storage.Store = (*Store)(nil)
@@ -58,12 +61,18 @@ type Options struct {
 	// InMemory keeps the data in memory only (for tests of the backend's
 	// behaviour without a disk); durability is then lost.
 	InMemory bool
+	// SequenceLease is how many ids a sequence leases at a time (default
+	// 1000): one synced commit per lease, and at most that many ids
+	// skipped by a crash.
+	SequenceLease uint64
 }
 
 // Open opens (or creates) the store in dir.
 func Open(dir string, opts Options) (*Store, error) {
+	// Badger's SyncWrites would sync once per transaction: the store syncs
+	// once per group of commits instead (groupSync), before Update returns.
 	bo := badgerdb.DefaultOptions(dir).
-		WithSyncWrites(true).
+		WithSyncWrites(false).
 		WithLogger(nil).
 		WithMemTableSize(64 << 20).
 		WithNumMemtables(2).
@@ -78,7 +87,21 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open badger in %s: %w", dir, err)
 	}
-	return &Store{db: db, dir: dir, seqs: map[string]*storage.LeasedSequence{}}, nil
+	lease := opts.SequenceLease
+	if lease == 0 {
+		lease = sequenceBandwidth
+	}
+	s := &Store{db: db, dir: dir, seqs: map[string]*storage.LeasedSequence{}, lease: lease}
+	logs := &logFiles{dir: dir}
+	s.durable = newGroupSync(func() error {
+		if opts.InMemory {
+			return nil
+		}
+		// The logs being written first: a log replaced after this is
+		// then found below.
+		return errors.Join(db.Sync(), logs.syncReplaced())
+	})
+	return s, nil
 }
 
 // Dir returns the folder the store was opened in.
@@ -105,8 +128,11 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		err := s.attempt(ctx, fn, attempt >= exclusiveAfter)
+		wrote, err := s.attempt(ctx, fn, attempt >= exclusiveAfter)
 		if !errors.Is(err, badgerdb.ErrConflict) {
+			if err == nil && wrote {
+				err = s.syncCommitted()
+			}
 			return translate(err)
 		}
 		s.conflicts.Add(1)
@@ -122,7 +148,9 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) error {
 	}
 }
 
-func (s *Store) attempt(ctx context.Context, fn func(storage.Tx) error, alone bool) error {
+// attempt runs fn once and commits it; wrote reports that it wrote
+// something (and so must be synced).
+func (s *Store) attempt(ctx context.Context, fn func(storage.Tx) error, alone bool) (wrote bool, err error) {
 	if alone {
 		s.gate.Lock()
 		defer s.gate.Unlock()
@@ -130,14 +158,28 @@ func (s *Store) attempt(ctx context.Context, fn func(storage.Tx) error, alone bo
 		s.gate.RLock()
 		defer s.gate.RUnlock()
 	}
-	return s.db.Update(func(btx *badgerdb.Txn) error {
-		if err := fn(&tx{btx: btx}); err != nil {
+	err = s.db.Update(func(btx *badgerdb.Txn) error {
+		t := &tx{btx: btx}
+		if err := fn(t); err != nil {
 			return err
 		}
+		wrote = t.wrote
 		// A caller that gave up while fn ran must not find its writes
 		// committed.
 		return ctx.Err()
 	})
+	return wrote, err
+}
+
+// syncCommitted returns once everything committed so far is on disk. The
+// commit is visible to other transactions from the moment Badger applied
+// it; what the sync adds is that Update acknowledges only what a crash of
+// the machine keeps.
+func (s *Store) syncCommitted() error {
+	if err := s.durable.wait(); err != nil {
+		return fmt.Errorf("sync the commit to disk: %w", err)
+	}
+	return nil
 }
 
 // Conflicts returns how many Update attempts have been run again after a
@@ -146,7 +188,7 @@ func (s *Store) attempt(ctx context.Context, fn func(storage.Tx) error, alone bo
 func (s *Store) Conflicts() uint64 { return s.conflicts.Load() }
 
 // Sequence returns the sequence called name, leased from its key in blocks of
-// sequenceBandwidth ids (the scheme of Badger's own DB.GetSequence, on the
+// Options.SequenceLease ids (the scheme of Badger's own DB.GetSequence, on the
 // store's Update so that conflicts and errors are handled as everywhere).
 func (s *Store) Sequence(name string) (storage.Sequence, error) {
 	if s.db.IsClosed() {
@@ -156,10 +198,30 @@ func (s *Store) Sequence(name string) (storage.Sequence, error) {
 	defer s.seqMu.Unlock()
 	q, ok := s.seqs[name]
 	if !ok {
-		q = storage.NewLeasedSequence(s, name, sequenceBandwidth)
+		q = storage.NewLeasedSequence(s.updateUngated, name, s.lease)
 		s.seqs[name] = q
 	}
 	return q, nil
+}
+
+// updateUngated runs fn in a transaction that does not take the gate: ids
+// are drawn inside Updates that hold the gate shared, and a lease waiting
+// for the gate behind an Update that waits to run alone would never end.
+// Only a sequence's lease key is written this way, under the sequence's own
+// lock, so it needs no protection from starvation.
+func (s *Store) updateUngated(ctx context.Context, fn func(storage.Tx) error) error {
+	for attempt := 0; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		err := s.db.Update(func(btx *badgerdb.Txn) error { return fn(&tx{btx: btx}) })
+		if err == nil {
+			err = s.syncCommitted()
+		}
+		if !errors.Is(err, badgerdb.ErrConflict) || attempt+1 >= maxAttempts {
+			return translate(err)
+		}
+	}
 }
 
 // Close gives back the unused ids of every sequence, so that a clean
@@ -198,7 +260,8 @@ func translate(err error) error {
 }
 
 type tx struct {
-	btx *badgerdb.Txn
+	btx   *badgerdb.Txn
+	wrote bool
 }
 
 func (t *tx) Get(key []byte) ([]byte, error) {
@@ -210,11 +273,13 @@ func (t *tx) Get(key []byte) ([]byte, error) {
 }
 
 func (t *tx) Set(key, value []byte) error {
+	t.wrote = true
 	// Badger keeps the slices until commit; copy so callers may reuse theirs.
 	return translate(t.btx.Set(bytes.Clone(key), bytes.Clone(value)))
 }
 
 func (t *tx) Delete(key []byte) error {
+	t.wrote = true
 	return translate(t.btx.Delete(bytes.Clone(key)))
 }
 

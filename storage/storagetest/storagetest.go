@@ -63,8 +63,8 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store, opts Options) {
 	t.Run("SequenceIsUniqueUnderConcurrency", s.testSequenceIsUniqueUnderConcurrency)
 	t.Run("SequenceAdvanceSkipsAheadAndNeverBack", s.testSequenceAdvance)
 	t.Run("SequenceAfterCloseReturnsErrClosed", s.testSequenceAfterClose)
-	t.Run("CounterSumsContributionsAndCompacts", s.testCounter)
-	t.Run("CounterKeepsConcurrentContributions", s.testCounterConcurrent)
+	t.Run("CounterSumsItsShards", s.testCounter)
+	t.Run("CounterLosesNoConcurrentAdd", s.testCounterConcurrent)
 	if opts.Reopen != nil {
 		t.Run("DataSurvivesCloseAndReopen", s.testReopen)
 		t.Run("SequenceSurvivesReopenWithoutRepeat", s.testSequenceSurvivesReopen)
