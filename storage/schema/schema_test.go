@@ -392,3 +392,46 @@ func TestPlan_MigrationUnderWayIsCountedFromItsCursor(t *testing.T) {
 		}
 	})
 }
+
+func TestCarryCounters_NextIDFollowsTheLastOldIDAndTheCounterIsGone(t *testing.T) {
+	everyBackend(t, func(t *testing.T, b backend) {
+		st := b.open(t)
+		counters := []schema.LegacyCounter{
+			{Key: []byte("seq/questions"), Sequence: "questions", First: 12000000001},
+			{Key: []byte("seq/outbox"), Sequence: "outbox", First: 1},
+			{Key: []byte("seq/unused"), Sequence: "unused", First: 1000001},
+		}
+		mustUpdate(t, st, func(tx storage.Tx) error {
+			if err := tx.Set(counters[0].Key, storage.NewKeyRaw().Uint(12000000042)); err != nil {
+				return err
+			}
+			return tx.Set(counters[1].Key, storage.NewKeyRaw().Uint(7))
+		})
+		list := []schema.Migration{schema.CarryCounters("counters", counters)}
+		if _, err := schema.Migrate(ctx, st, list, schema.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		if b.reopen != nil {
+			if err := st.Close(); err != nil {
+				t.Fatal(err)
+			}
+			st = b.reopen(t, st)
+		}
+		for _, want := range []struct {
+			seq  string
+			next uint64
+		}{{"questions", 42 + 1}, {"outbox", 8}, {"unused", 1}} {
+			q, err := st.Sequence(want.seq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, err := q.Next(ctx)
+			if err != nil || n != want.next {
+				t.Fatalf("sequence %s: next %d, %v; want %d", want.seq, n, err, want.next)
+			}
+		}
+		if got := dump(t, st); len(got) != 0 {
+			t.Fatalf("counters left behind: %v", got)
+		}
+	})
+}
