@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"marketplace/accounts"
+	"marketplace/notify"
 	"marketplace/questions"
 	"marketplace/stock"
 	"marketplace/storage"
@@ -33,7 +34,7 @@ var SchemaVersion = len(Migrations())
 // idCountersMigration carries the id counters that were keys written in
 // every new record's transaction over to the store's sequences.
 func idCountersMigration() schema.Migration {
-	return schema.CarryCounters("ids: the counters acc/seq/*, stk/seq/*, q/seq and ref/import/seq carried over to sequences and deleted",
+	return schema.CarryCounters("ids: the counters acc/seq/*, stk/seq/*, q/seq, ntf/seq/outbox and ref/import/seq carried over to sequences and deleted",
 		legacyCounters())
 }
 
@@ -42,6 +43,7 @@ func legacyCounters() []schema.LegacyCounter {
 	out = append(out, accounts.LegacyCounters()...)
 	out = append(out, stock.LegacyCounters()...)
 	out = append(out, questions.LegacyCounters()...)
+	out = append(out, notify.LegacyCounters()...)
 	// The batched reference imports' journal (reference.go).
 	out = append(out, schema.LegacyCounter{Key: storage.NewKey("ref/import/seq"), Sequence: "imports", First: 1})
 	return out

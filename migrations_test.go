@@ -19,6 +19,7 @@ import (
 	"marketplace"
 	"marketplace/accounts"
 	"marketplace/clock"
+	"marketplace/notify"
 	"marketplace/questions"
 	"marketplace/stock"
 	"marketplace/storage"
@@ -155,7 +156,7 @@ func TestMigrate_GoldenStoresReadBackThroughTheServices(t *testing.T) {
 // checkNoLegacyKeys: every key the migrations replace is gone.
 func checkNoLegacyKeys(t *testing.T, st storage.Store) {
 	t.Helper()
-	for _, ns := range []string{"acc/seq", "stk/seq", "q/seq", "ref/import/seq", "q/ix/order", "stk/ordready", "stk/word", "stk/active"} {
+	for _, ns := range []string{"acc/seq", "stk/seq", "q/seq", "ntf/seq/outbox", "ref/import/seq", "q/ix/order", "stk/ordready", "stk/word", "stk/active"} {
 		err := st.View(context.Background(), func(tx storage.Tx) error {
 			it := tx.Iterate(storage.Prefix(storage.NewKey(ns)))
 			defer it.Close()
@@ -358,9 +359,13 @@ func checkIDsContinue(t *testing.T, m *marketplace.Marketplace, data []kv, selle
 			t.Fatalf("new user product id %s does not follow old %s", p.UserProductID, old)
 		}
 	}
+	pending := countKeys(t, m.Store(), notify.OutboxPrefix())
 	q, err := m.Questions.Ask(ctx, u.ID, questions.AskInput{ItemID: p.ID, Text: "¿Sigue disponible?"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if got := countKeys(t, m.Store(), notify.OutboxPrefix()); got != pending+1 {
+		t.Fatalf("outbox holds %d events after an ask, %d before: the new event took an old one's number", got, pending)
 	}
 	if q.ID <= slices.Max(intsUnder(data, "q/q")) {
 		t.Fatalf("new question id %d repeats or precedes an old one", q.ID)
@@ -369,6 +374,23 @@ func checkIDsContinue(t *testing.T, m *marketplace.Marketplace, data []kv, selle
 	if err != nil || res.Total != 1 || res.Results[0].ID != p.ID {
 		t.Fatalf("the new item is not found by its title: %+v, %v", res, err)
 	}
+}
+
+func countKeys(t *testing.T, st storage.Store, prefix []byte) int {
+	t.Helper()
+	n := 0
+	err := st.View(context.Background(), func(tx storage.Tx) error {
+		it := tx.Iterate(storage.Prefix(prefix))
+		defer it.Close()
+		for ; it.Valid(); it.Next() {
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // failingStore makes every Update after the first ok ones fail, the way a
