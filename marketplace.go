@@ -94,7 +94,9 @@ func Open(dir string, opts Options) (*Marketplace, error) {
 }
 
 // New starts the engine on store. The caller keeps ownership of the store:
-// Close does not close it.
+// Close does not close it. New first brings the store to this binary's
+// schema version (see Migrate); a store written by a newer binary is
+// refused with an error that names both versions.
 func New(store storage.Store, opts Options) (*Marketplace, error) {
 	if store == nil {
 		return nil, fmt.Errorf("marketplace: nil store")
@@ -104,6 +106,11 @@ func New(store storage.Store, opts Options) (*Marketplace, error) {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	// The store's data must be in this binary's layout before any service
+	// reads it, the built-in reference data included.
+	if _, err := Migrate(context.Background(), store, MigrateOptions{Logger: opts.Logger}); err != nil {
+		return nil, err
 	}
 	m := &Marketplace{Clock: opts.Clock, Logger: opts.Logger, store: store}
 	m.Geo = geo.New(store)

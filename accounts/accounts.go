@@ -10,9 +10,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -483,14 +481,15 @@ func hasAll(have, want []string) bool {
 
 // tokenRecord is what is stored for a token: never the token itself.
 type tokenRecord struct {
-	UserID  int64     `json:"user_id"`
-	Created time.Time `json:"created"`
+	UserID  int64
+	Created time.Time
 }
 
 // tokenRecordV2 tags the binary form of a token record: the tag, the user id
 // and the creation instant in Unix nanoseconds, both big-endian. Every
 // authenticated request reads one, and a JSON decode cost more than the rest
-// of the lookup; records written before (JSON, starting with '{') still read.
+// of the lookup; records written as JSON before are rewritten by
+// RecordsMigration (migrate.go).
 const tokenRecordV2 = 2
 
 const tokenRecordV2Len = 1 + 8 + 8
@@ -510,11 +509,7 @@ func decodeTokenRecord(b []byte) (tokenRecord, error) {
 			Created: time.Unix(0, int64(binary.BigEndian.Uint64(b[9:]))).UTC(),
 		}, nil
 	}
-	var rec tokenRecord
-	if err := json.Unmarshal(b, &rec); err != nil {
-		return tokenRecord{}, fmt.Errorf("decode token record: %w", err)
-	}
-	return rec, nil
+	return tokenRecord{}, errors.New("corrupt token record")
 }
 
 // getTokenRecord reads the record of the token with hash h; a missing one is

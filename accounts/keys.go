@@ -4,10 +4,10 @@ import "marketplace/storage"
 
 // Key layout of accounts. Every key starts with "acc".
 //
-//	acc/user/<id>                     -> User (binary, see record.go; older ones JSON)
+//	acc/user/<id>                     -> User (binary, see record.go)
 //	acc/store/<store_id>              -> Store (JSON)
 //	acc/ustore/<user_id>/<store_id>   -> empty; a user's stores in id order
-//	acc/token/<sha256(token)>         -> tokenRecord (binary, see tokenRecordV2; older ones JSON)
+//	acc/token/<sha256(token)>         -> tokenRecord (binary, see tokenRecordV2)
 //	acc/utoken/<user_id>/<sha256>     -> empty; a user's tokens, for revoking them all
 
 // firstUserID and firstStoreID make ids look like the public API's: long

@@ -2,7 +2,6 @@ package accounts
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 
 	"marketplace/internal/binrec"
@@ -10,8 +9,8 @@ import (
 
 // User records are stored in a compact binary form: every GET /users/:id
 // reads one, and decoding JSON was most of that request's cost. Records
-// written before it (JSON objects, starting with '{') still read; they are
-// rewritten in the binary form when they next change.
+// written as JSON before it are rewritten by RecordsMigration (migrate.go);
+// the package reads the binary form only.
 //
 // Layout: userRecordV2, the uvarint length of the rest, which must match,
 // the id as a varint, then nickname, registration date, first name, last
@@ -49,14 +48,10 @@ func encodeUser(u User) []byte {
 	return append(out, body...)
 }
 
-// decodeUser reads either form of a user record.
+// decodeUser reads a user record.
 func decodeUser(b []byte) (User, error) {
 	if len(b) == 0 || b[0] != userRecordV2 {
-		var u User
-		if err := json.Unmarshal(b, &u); err != nil {
-			return User{}, err
-		}
-		return u, nil
+		return User{}, errCorruptUser
 	}
 	d := binrec.NewDecoder(b[1:])
 	if n := d.Uvarint(); d.Err() != nil || n != uint64(d.Len()) {

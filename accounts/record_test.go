@@ -32,7 +32,7 @@ func TestUserRecord_BinaryFormRoundTripsKeepingNilAndEmptyTagsApart(t *testing.T
 	})
 }
 
-func TestUserRecord_JSONWrittenBeforeTheBinaryFormStillReads(t *testing.T) {
+func TestUserRecord_MigrationWritesTheFormTheDecoderReads(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		want := drawUser(t)
 		// Valid UTF-8 only: JSON would have replaced anything else.
@@ -44,25 +44,22 @@ func TestUserRecord_JSONWrittenBeforeTheBinaryFormStillReads(t *testing.T) {
 		if err := json.Unmarshal(old, &viaJSON); err != nil {
 			t.Fatal(err)
 		}
-		got, err := decodeUser(old)
-		if err != nil {
-			t.Fatalf("decode: %v", err)
+		if _, err := decodeUser(old); err == nil {
+			t.Fatal("a JSON record read without its migration")
 		}
-		if !reflect.DeepEqual(got, viaJSON) {
-			t.Fatalf("decoded %#v, want %#v", got, viaJSON)
+		var v1 userV1
+		if err := json.Unmarshal(old, &v1); err != nil {
+			t.Fatal(err)
+		}
+		migrated := encodeUserV2(v1)
+		if !reflect.DeepEqual(migrated, encodeUser(viaJSON)) {
+			t.Fatalf("the migration wrote %x, the package writes %x", migrated, encodeUser(viaJSON))
+		}
+		got, err := decodeUser(migrated)
+		if err != nil || !reflect.DeepEqual(got, viaJSON) {
+			t.Fatalf("decoded %#v, %v; want %#v", got, err, viaJSON)
 		}
 	})
-	old := `{"id":100000001,"nickname":"SELLER","registration_date":"2026-03-04T12:00:00.000-03:00","first_name":"Ana",` +
-		`"last_name":"Paz","gender":"female","country_id":"AR","site_id":"MLA","tags":["normal","warehouse_management"]}`
-	u, err := decodeUser([]byte(old))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := User{ID: 100000001, Nickname: "SELLER", RegistrationDate: "2026-03-04T12:00:00.000-03:00", FirstName: "Ana",
-		LastName: "Paz", Gender: "female", CountryID: "AR", SiteID: "MLA", Tags: []string{"normal", "warehouse_management"}}
-	if !reflect.DeepEqual(u, want) {
-		t.Fatalf("old record read as %#v", u)
-	}
 }
 
 func TestUserRecord_TruncatedOrExtendedBinaryIsCorruptNotAPanic(t *testing.T) {

@@ -10,8 +10,7 @@ import (
 // question's creation instant in Unix nanoseconds (Int), so byte order is
 // time order; the question id breaks ties.
 //
-//	q/ix/order                                     -> empty; the store has kept the si/sf indexes since its first question
-//	q/q/<qid>                                      -> record (binary, see record.go; older ones JSON)
+//	q/q/<qid>                                      -> record (binary, see record.go)
 //	q/sd/<seller>/<created>/<qid>                  -> empty; a seller's questions by date
 //	q/ssd/<seller>/<status>/<created>/<qid>        -> empty; a seller's questions of one status by date
 //	q/si/<seller>/<item_id>/<created>/<qid>        -> empty; a seller's questions by item, then date
@@ -39,16 +38,6 @@ const (
 	questionSequence    = "questions"
 	sellerCounterShards = storage.MaxCounterShards
 )
-
-// legacySeqKey held the last question id while ids were drawn inside the
-// asking transaction; a store that has it was filled before the sequence.
-func legacySeqKey() []byte { return storage.NewKey("q/seq") }
-
-// orderIndexesKey marks a store whose item and asker indexes (q/si, q/ssi,
-// q/sf, q/ssf) cover every question: it is written with the first question,
-// so a store filled before those indexes existed lacks it and its searches
-// keep sorting in memory rather than read an incomplete index.
-func orderIndexesKey() []byte { return storage.NewKey("q/ix/order") }
 
 func questionKey(id int64) []byte { return storage.NewKey("q/q").Int(id) }
 

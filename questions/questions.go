@@ -376,11 +376,6 @@ func (s *Service) Ask(ctx context.Context, buyer int64, in AskInput) (Question, 
 			return err
 		}
 		id := firstQuestionID - 1 + int64(n)
-		if id == firstQuestionID {
-			if err := tx.Set(orderIndexesKey(), nil); err != nil {
-				return err
-			}
-		}
 		r := record{ID: id, SellerID: item.SellerID, BuyerID: buyer, ItemID: item.ID, SiteID: item.SiteID,
 			Text: text, Status: StatusUnanswered, Created: now, Updated: now}
 		if err := put(tx, nil, r); err != nil {

@@ -2,16 +2,15 @@ package questions
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 
 	"marketplace/internal/binrec"
 )
 
 // Question records are stored in a compact binary form: a search page reads
-// fifty of them, and decoding JSON was most of its cost. Records written
-// before it (JSON objects, starting with '{') still read; they are rewritten
-// in the binary form when they next change.
+// fifty of them, and decoding JSON was most of its cost. Records written as
+// JSON before it are rewritten by RecordsMigration (migrate.go); the package
+// reads the binary form only.
 //
 // Layout: recordV2, then the uvarint length of the rest, which must match,
 // then flags (deleted from listing, hold, suspected spam, has answer), the
@@ -70,16 +69,12 @@ func encodeRecord(r record) []byte {
 	return append(out, body...)
 }
 
-// decodeRecord reads either form of a record.
+// decodeRecord reads a record.
 func decodeRecord(b []byte) (record, error) {
-	if len(b) > 0 && b[0] == recordV2 {
-		return decodeRecordV2(b[1:])
+	if len(b) == 0 || b[0] != recordV2 {
+		return record{}, errCorruptRecord
 	}
-	var r record
-	if err := json.Unmarshal(b, &r); err != nil {
-		return record{}, err
-	}
-	return r, nil
+	return decodeRecordV2(b[1:])
 }
 
 func decodeRecordV2(b []byte) (record, error) {

@@ -6,14 +6,16 @@ import (
 	"reflect"
 	"testing"
 
+	"marketplace/errs"
 	"marketplace/questions"
 	"marketplace/storage"
+	"marketplace/storage/schema"
 )
 
-// TestRecord_QuestionStoredAsJSONIsServedAndUpdatedUnchanged rewrites a
-// question in the JSON form records had before the binary one, then reads,
-// searches and answers it.
-func TestRecord_QuestionStoredAsJSONIsServedAndUpdatedUnchanged(t *testing.T) {
+// TestRecord_QuestionStoredAsJSONIsMigratedThenServedAndUpdatedUnchanged
+// rewrites a question in the JSON form records had before the binary one,
+// migrates the store, then reads, searches and answers it.
+func TestRecord_QuestionStoredAsJSONIsMigratedThenServedAndUpdatedUnchanged(t *testing.T) {
 	e := newEnv(t)
 	seller, buyer := e.mustUser(t), e.mustUser(t)
 	item := e.mustItem(t, seller)
@@ -29,6 +31,12 @@ func TestRecord_QuestionStoredAsJSONIsServedAndUpdatedUnchanged(t *testing.T) {
 		return tx.Set(storage.NewKey("q/q").Int(asked.ID), []byte(old))
 	})
 	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.q.Question(e.ctx, seller, asked.ID, true); !errs.Is(err, errs.Internal) {
+		t.Fatalf("a JSON record read without its migration: %v", err)
+	}
+	if _, err := schema.Migrate(e.ctx, e.store, []schema.Migration{questions.RecordsMigration()}, schema.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := e.q.Question(e.ctx, seller, asked.ID, true)

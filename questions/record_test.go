@@ -1,6 +1,7 @@
 package questions
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 	"time"
@@ -58,14 +59,25 @@ func TestRecord_BinaryFormRoundTrips(t *testing.T) {
 	})
 }
 
-func TestRecord_JSONWrittenBeforeTheBinaryFormStillReads(t *testing.T) {
+func TestRecord_MigrationWritesTheFormTheDecoderReads(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		want := drawRecord(t)
 		old, err := json.Marshal(want) // what saveRecord used to store
 		if err != nil {
 			t.Fatalf("marshal: %v", err)
 		}
-		got, err := decodeRecord(old)
+		if _, err := decodeRecord(old); err == nil {
+			t.Fatal("a JSON record read without its migration")
+		}
+		v1, err := decodeQuestionV1(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		migrated := encodeQuestionV2(v1)
+		if !bytes.Equal(migrated, encodeRecord(want)) {
+			t.Fatalf("the migration wrote %x, the package writes %x", migrated, encodeRecord(want))
+		}
+		got, err := decodeRecord(migrated)
 		if err != nil {
 			t.Fatalf("decode: %v", err)
 		}
@@ -76,7 +88,11 @@ func TestRecord_JSONWrittenBeforeTheBinaryFormStillReads(t *testing.T) {
 		`"text":"Is it new?","status":"ANSWERED","created":"2026-03-04T15:00:00Z","updated":"2026-03-04T15:05:00-03:00",` +
 		`"deleted_from_listing":false,"hold":true,"suspected_spam":false,` +
 		`"answer":{"text":"Yes","status":"ACTIVE","created":"2026-03-04T18:05:00Z"}}`
-	r, err := decodeRecord([]byte(old))
+	v1, err := decodeQuestionV1([]byte(old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := decodeRecord(encodeQuestionV2(v1))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package questions
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"strings"
 
@@ -160,12 +159,6 @@ func (s *Service) search(ctx context.Context, caller int64, q SearchQuery, useIn
 	err := s.store.View(ctx, func(tx storage.Tx) error {
 		var err error
 		prefix, countKey, desc, ok := sellerIndexFor(q, sorts)
-		if ok && useIndex && !slices.Equal(prefix, sellerDatePrefix(q.SellerID)) &&
-			!slices.Equal(prefix, sellerStatusPrefix(q.SellerID, q.Status)) {
-			if ok, err = hasOrderIndexes(tx); err != nil {
-				return err
-			}
-		}
 		if ok && useIndex {
 			res, err = s.searchSellerIndex(tx, q, prefix, countKey, desc)
 		} else {
@@ -174,22 +167,6 @@ func (s *Service) search(ctx context.Context, caller int64, q SearchQuery, useIn
 		return err
 	})
 	return res, wrap(err, "search questions")
-}
-
-// hasOrderIndexes reports whether the item and asker indexes cover every
-// question of the store (see orderIndexesKey).
-func hasOrderIndexes(tx storage.Tx) (bool, error) {
-	if _, err := tx.Get(orderIndexesKey()); err == nil {
-		return true, nil
-	} else if !errors.Is(err, storage.ErrNotFound) {
-		return false, err
-	}
-	// Without the mark, only a store without any question is covered.
-	_, err := tx.Get(legacySeqKey())
-	if errors.Is(err, storage.ErrNotFound) {
-		return true, nil
-	}
-	return false, err
 }
 
 // sellerIndexFor picks the seller index whose key order is exactly the

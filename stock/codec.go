@@ -28,11 +28,11 @@ import (
 // channel count uvarint | each channel string | flags byte (bit 0: catalog
 // listing, bit 1: has a catalog product) | catalog product id string.
 // AvailableQuantity is not stored: it is read from the user product. Format
-// 1 records (without the last two fields) are still read.
+// 1 records (without the last two fields) are rewritten in format 2 by
+// RecordsMigration (migrate.go).
 const (
 	userProductFormat = 1
 	itemFormat        = 2
-	itemFormatV1      = 1
 )
 
 func itemStrings(it *Item) []*string {
@@ -68,7 +68,7 @@ func encodeItem(it Item) []byte {
 func decodeItem(b []byte) (Item, error) {
 	d := binrec.NewDecoder(b)
 	format := d.Byte()
-	if d.Err() == nil && format != itemFormat && format != itemFormatV1 {
+	if d.Err() == nil && format != itemFormat {
 		return Item{}, fmt.Errorf("item record format %d unknown", format)
 	}
 	var it Item
@@ -84,13 +84,11 @@ func decodeItem(b []byte) (Item, error) {
 	for i := 0; i < n; i++ {
 		it.Channels = append(it.Channels, d.String())
 	}
-	if format == itemFormat {
-		flags := d.Byte()
-		cp := d.String()
-		it.CatalogListing = flags&1 != 0
-		if flags&2 != 0 {
-			it.CatalogProductID = &cp
-		}
+	flags := d.Byte()
+	cp := d.String()
+	it.CatalogListing = flags&1 != 0
+	if flags&2 != 0 {
+		it.CatalogProductID = &cp
 	}
 	if d.Err() != nil {
 		return Item{}, d.Err()

@@ -1,6 +1,7 @@
 package stock
 
 import (
+	"bytes"
 	"reflect"
 	"testing"
 
@@ -62,14 +63,30 @@ func TestItemCodec_RoundTripsAndRejectsCorruptRecords(t *testing.T) {
 	})
 }
 
-func TestItemCodec_ReadsFormat1Records(t *testing.T) {
-	it := Item{ID: "MLA1", SiteID: "MLA", SellerID: 7, Title: "Mesa", Channels: []string{"marketplace"}}
+func TestItemCodec_Format1IsReadOnlyThroughItsMigration(t *testing.T) {
+	it := Item{ID: "MLA1", SiteID: "MLA", SellerID: 7, Title: "Mesa", Price: "10.5", Status: StatusActive, Channels: []string{"marketplace"}}
 	b := encodeItem(it)
 	// A format 1 record is the same without the trailing flags byte and
 	// catalog product id (one byte of length 0).
-	v1 := append([]byte{itemFormatV1}, b[1:len(b)-2]...)
-	got, err := decodeItem(v1)
+	v1 := append([]byte{1}, b[1:len(b)-2]...)
+	if _, err := decodeItem(v1); err == nil {
+		t.Fatal("a format 1 record read without its migration")
+	}
+	old, err := decodeItemV1or2(v1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	migrated := encodeItemV2(old)
+	if !bytes.Equal(migrated, b) {
+		t.Fatalf("the migration wrote %x, the package writes %x", migrated, b)
+	}
+	got, err := decodeItem(migrated)
 	if err != nil || !reflect.DeepEqual(got, it) {
-		t.Fatalf("decode(v1) = %+v, %v; want %+v", got, err, it)
+		t.Fatalf("decode(migrated) = %+v, %v; want %+v", got, err, it)
+	}
+	cp := "MLA123"
+	it.CatalogProductID, it.CatalogListing = &cp, true
+	if again, err := decodeItemV1or2(encodeItem(it)); err != nil || !bytes.Equal(encodeItemV2(again), encodeItem(it)) {
+		t.Fatalf("a format 2 record does not survive the migration's decoder and encoder: %v", err)
 	}
 }

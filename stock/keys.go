@@ -35,31 +35,18 @@ func sellerItemKey(sellerID int64, itemID string) []byte {
 }
 
 // Search index (see search.go), written in the transaction of every item
-// change, in a store written before the ordered index below (one without
-// its marker). Only active items have entries. An entry's key ends with the
-// item's price in hundredths and its title's distinct word count, so that a
-// query sorts its matches from the keys alone, without reading the items.
-//
-//	stk/word/<site_id>/<word>/<item_id>/<cents>/<words>  -> empty; a word's items
-//	stk/active/<site_id>/<item_id>/<cents>/<words>       -> empty; a site's active items (empty query)
-
-func wordPrefix(siteID, word string) []byte { return storage.NewKey("stk/word").Str(siteID).Str(word) }
-
-func activePrefix(siteID string) []byte { return storage.NewKey("stk/active").Str(siteID) }
-
-// Ordered search index, in place of the lists above: the same posting lists kept
-// in the order of each sort, and the length of each list, so that a
-// one-word query reads its total with one Get and its page as a bounded
-// prefix, and a many-word query walks only its rarest word. The empty word
-// stands for the site's active items (no title word is empty). The marker
-// says the ordered index covers every active item; a store written before
-// it has none, and its searches keep to the lists above.
+// change: posting lists kept in the order of each sort, and the length of
+// each list, so that a one-word query reads its total with one Get and its
+// page as a bounded prefix, and a many-word query walks only its rarest
+// word. The empty word stands for the site's active items (no title word is
+// empty). Only active items have entries. A store written before this
+// index had id-ordered lists (stk/word, stk/active) and a marker
+// (stk/ordready); SearchIndexMigration (migrate.go) replaced them.
 //
 //	stk/ord/<site_id>/<word>/<sort>/<sort value>/<id length>/<item_id> -> empty
 //	    sort "r": value = distinct title words; "a": price in hundredths
 //	    (walked backwards price by price for price_desc)
 //	stk/cnt/<site_id>/<word>[<shard>] -> number of entries of the list (storage.Counter, 64 shards)
-//	stk/ordready              -> empty; the ordered index is complete
 
 func ordPrefix(siteID, word string) []byte { return storage.NewKey("stk/ord").Str(siteID).Str(word) }
 
@@ -68,5 +55,3 @@ func ordPrefix(siteID, word string) []byte { return storage.NewKey("stk/ord").St
 func listCounter(siteID, word string) storage.Counter {
 	return storage.NewCounter(storage.NewKey("stk/cnt").Str(siteID).Str(word), storage.MaxCounterShards)
 }
-
-func ordReadyKey() []byte { return storage.NewKey("stk/ordready") }

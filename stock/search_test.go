@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"marketplace/stock"
 	"marketplace/storage"
 	"marketplace/storage/memory"
+	"marketplace/storage/schema"
 )
 
 func searchIDs(t testing.TB, e *env, q stock.SearchQuery) []string {
@@ -521,79 +521,42 @@ func makeLegacy(t fataler, e *env, ids []string) {
 	}
 }
 
-func hasOrderedIndex(t fataler, st storage.Store) bool {
-	var ok bool
-	err := st.View(ctx, func(tx storage.Tx) error {
-		_, err := tx.Get(storage.NewKey("stk/ordready"))
-		ok = err == nil
-		if errors.Is(err, storage.ErrNotFound) {
-			return nil
-		}
-		return err
-	})
-	if err != nil {
-		t.Fatalf("read marker: %v", err)
-	}
-	return ok
-}
-
-// TestSearch_StoreWrittenBeforeTheOrderedIndexKeepsAnsweringTheSame: a
-// store whose items were indexed before the ordered index existed answers
-// every query as the reference does, before and after further changes,
-// from the lists it has.
-func TestSearch_StoreWrittenBeforeTheOrderedIndexKeepsAnsweringTheSame(t *testing.T) {
+// TestSearch_StoreWrittenBeforeTheOrderedIndexAnswersTheSameAfterItsMigration:
+// a store whose items were indexed before the ordered index existed gets it
+// from its migration, in small chunks, and then answers every query as the
+// reference does, before and after further changes.
+func TestSearch_StoreWrittenBeforeTheOrderedIndexAnswersTheSameAfterItsMigration(t *testing.T) {
 	vocab := []string{"mesa", "silla", "roble", "pino", "luz"}
 	rapid.Check(t, func(t *rapid.T) {
 		e := newEnv(t)
 		sellers := map[string]int64{"MLA": e.mustUser("MLA"), "MLB": e.mustUser("MLB")}
 		items := applyRandomChanges(t, e, nil, vocab, sellers, "a")
-		if len(items) > 0 && !hasOrderedIndex(t, e.store) {
-			t.Fatalf("a store written from the start has no ordered index")
-		}
 		var ids []string
 		for _, it := range items {
 			ids = append(ids, it.id)
 		}
 		makeLegacy(t, e, ids)
+		_, err := schema.Migrate(ctx, e.store, []schema.Migration{stock.SearchIndexMigration()}, schema.Options{ChunkSize: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ns := range []string{"stk/word", "stk/active", "stk/ordready"} {
+			err := e.store.View(ctx, func(tx storage.Tx) error {
+				it := tx.Iterate(storage.Prefix(storage.NewKey(ns)))
+				defer it.Close()
+				if it.Valid() {
+					t.Fatalf("legacy key %q left by the migration", it.Key())
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
 		checkAgainstReference(t, e, items, vocab, "a")
 		items = applyRandomChanges(t, e, items, vocab, sellers, "b")
 		checkAgainstReference(t, e, items, vocab, "b")
-
 	})
-}
-
-// TestSearch_OrderedIndexStartsOnlyOnAStoreWithNoIndexedItem: a store
-// written before the ordered index keeps its older lists while it has an
-// active item (the ordered index would miss it), and starts the ordered
-// index once it has none.
-func TestSearch_OrderedIndexStartsOnlyOnAStoreWithNoIndexedItem(t *testing.T) {
-	t.Run("Memory", func(t *testing.T) { orderedIndexStarts(t, newEnv(t)) })
-	t.Run("Badger", func(t *testing.T) { orderedIndexStarts(t, newBadgerEnv(t)) })
-}
-
-func orderedIndexStarts(t *testing.T, e *env) {
-	is := is.New(t)
-	seller := e.mustUser("MLA")
-	a := e.mustPublish(seller, plainItem("Mesa de roble", "100", 1)).ID
-	makeLegacy(t, e, []string{a})
-	b := e.mustPublish(seller, plainItem("Mesa de pino", "50", 1)).ID
-	is.True(!hasOrderedIndex(t, e.store)) // active items indexed before: keep the older lists
-	is.Equal(searchIDs(t, e, stock.SearchQuery{SiteID: "MLA", Q: "mesa", Sort: stock.SortPriceAsc}), []string{b, a})
-
-	paused := stock.StatusPaused
-	for _, id := range []string{a, b} {
-		_, err := e.svc.UpdateItem(ctx, seller, id, stock.ItemUpdate{Status: &paused})
-		is.NoErr(err)
-	}
-	c := e.mustPublish(seller, plainItem("Mesa ratona", "70", 1)).ID
-	is.True(hasOrderedIndex(t, e.store)) // nothing indexed: the ordered index starts
-	active := stock.StatusActive
-	_, err := e.svc.UpdateItem(ctx, seller, a, stock.ItemUpdate{Status: &active})
-	is.NoErr(err)
-	is.Equal(searchIDs(t, e, stock.SearchQuery{SiteID: "MLA", Q: "mesa", Sort: stock.SortPriceAsc}), []string{c, a})
-	res, err := e.svc.Search(ctx, stock.SearchQuery{SiteID: "MLA", Q: "mesa", Limit: 0})
-	is.NoErr(err)
-	is.Equal(res.Total, 2)
 }
 
 // TestSearch_ListCountsStayExactUnderConcurrentPublications: publications

@@ -31,9 +31,12 @@ import (
 func main() {
 	args := os.Args[1:]
 	var err error
-	if len(args) > 0 && args[0] == "import" {
+	switch {
+	case len(args) > 0 && args[0] == "import":
 		err = runImport(context.Background(), args[1:], os.Stdin, os.Stdout, os.Stderr)
-	} else {
+	case len(args) > 0 && args[0] == "migrate":
+		err = runMigrate(context.Background(), args[1:], os.Stdout, os.Stderr)
+	default:
 		err = run(context.Background(), args, os.Stdout, os.Stderr)
 	}
 	if err != nil {
@@ -80,7 +83,7 @@ func parseFlagsWithArgs(args []string, stderr io.Writer) (config, []string, erro
 	fs.BoolVar(&c.allowPrivateCallbacks, "allow-private-callbacks", false, "let notification callback URLs reach loopback and private addresses (local receivers)")
 	fs.DurationVar(&c.notifyTimeout, "notification-timeout", notify.DefaultTimeout, "timeout of each notification POST")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: marketplaced [flags]\n       marketplaced import [-data DIR] FILE\n\nFlags (each also MARKETPLACE_<NAME>):\n")
+		fmt.Fprintf(stderr, "usage: marketplaced [flags]\n       marketplaced import [-data DIR] FILE\n       marketplaced migrate [-dry-run] [-data DIR]\n\nFlags (each also MARKETPLACE_<NAME>):\n")
 		fs.PrintDefaults()
 	}
 	if err := applyEnv(fs); err != nil {

@@ -1,0 +1,518 @@
+package marketplace_test
+
+import (
+	"cmp"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"marketplace"
+	"marketplace/accounts"
+	"marketplace/clock"
+	"marketplace/notify"
+	"marketplace/questions"
+	"marketplace/stock"
+	"marketplace/storage"
+	"marketplace/storage/badger"
+	"marketplace/storage/memory"
+	"marketplace/storage/schema"
+)
+
+// The golden stores of testdata/schema were written by older binaries of
+// this repository (see the README there); each name says which.
+var goldenStores = []string{"48e1fd1", "5e40b6e", "48e1fd1-then-5e40b6e"}
+
+type kv struct{ k, v []byte }
+
+// readGolden reads a golden store: one "key-hex value-hex" a line.
+func readGolden(t *testing.T, name string) []kv {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "schema", name+".dump"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []kv
+	for line := range strings.Lines(string(b)) {
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		kh, vh, _ := strings.Cut(line, " ")
+		k, err1 := hex.DecodeString(kh)
+		v, err2 := hex.DecodeString(vh)
+		if err := errors.Join(err1, err2); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out = append(out, kv{k, v})
+	}
+	return out
+}
+
+// loadGolden writes a golden store's keys into st, as the older binary
+// left them.
+func loadGolden(t *testing.T, st storage.Store, name string) []kv {
+	t.Helper()
+	data := readGolden(t, name)
+	err := st.Update(context.Background(), func(tx storage.Tx) error {
+		for _, e := range data {
+			if err := tx.Set(e.k, e.v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// keysUnder returns the first string part of the keys of data in
+// namespace ns: the record ids.
+func keysUnder(data []kv, ns string) []string {
+	var out []string
+	p := storage.NewKey(ns)
+	for _, e := range data {
+		if strings.HasPrefix(string(e.k), string(p)) {
+			out = append(out, storage.ReadKey(e.k[len(p):]).Str())
+		}
+	}
+	return out
+}
+
+func intsUnder(data []kv, ns string) []int64 {
+	var out []int64
+	p := storage.NewKey(ns)
+	for _, e := range data {
+		if strings.HasPrefix(string(e.k), string(p)) {
+			out = append(out, storage.ReadKey(e.k[len(p):]).Int())
+		}
+	}
+	return out
+}
+
+func dumpStore(t *testing.T, st storage.Store) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := st.View(context.Background(), func(tx storage.Tx) error {
+		it := tx.Iterate(storage.Range{})
+		defer it.Close()
+		for ; it.Valid(); it.Next() {
+			v, err := it.Value()
+			if err != nil {
+				return err
+			}
+			out[string(it.Key())] = string(v)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func openGolden(t *testing.T, st storage.Store) *marketplace.Marketplace {
+	t.Helper()
+	clk := clock.NewManual(time.Date(2026, 4, 1, 12, 0, 0, 0, time.UTC))
+	m, err := marketplace.New(st, marketplace.Options{Clock: clk})
+	if err != nil {
+		t.Fatalf("open a golden store: %v", err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	return m
+}
+
+func TestMigrate_GoldenStoresReadBackThroughTheServices(t *testing.T) {
+	for _, name := range goldenStores {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			st := memory.New()
+			data := loadGolden(t, st, name)
+			m := openGolden(t, st)
+
+			if v, ok, err := schema.Version(ctx, st); err != nil || !ok || v != marketplace.SchemaVersion {
+				t.Fatalf("version %d (%v, %v); want %d", v, ok, err, marketplace.SchemaVersion)
+			}
+			checkNoLegacyKeys(t, st)
+			checkUsersAndTokens(t, m, data)
+			sellers := checkQuestions(t, m, data)
+			checkItemsAndSearch(t, m, data)
+			checkIDsContinue(t, m, data, sellers[0])
+		})
+	}
+}
+
+// checkNoLegacyKeys: every key the migrations replace is gone.
+func checkNoLegacyKeys(t *testing.T, st storage.Store) {
+	t.Helper()
+	for _, ns := range []string{"acc/seq", "stk/seq", "q/seq", "ntf/seq/outbox", "ref/import/seq", "q/ix/order", "stk/ordready", "stk/word", "stk/active"} {
+		err := st.View(context.Background(), func(tx storage.Tx) error {
+			it := tx.Iterate(storage.Prefix(storage.NewKey(ns)))
+			defer it.Close()
+			if it.Valid() {
+				t.Errorf("legacy key %q is still there", it.Key())
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func checkUsersAndTokens(t *testing.T, m *marketplace.Marketplace, data []kv) {
+	t.Helper()
+	ctx := context.Background()
+	users := intsUnder(data, "acc/user")
+	if len(users) == 0 {
+		t.Fatal("no user in the golden store")
+	}
+	for _, id := range users {
+		u, err := m.Accounts.User(ctx, id)
+		if err != nil {
+			t.Fatalf("user %d: %v", id, err)
+		}
+		tok := "APP_USR-golden-" + strings.ToLower(u.Nickname) + "-token"
+		got, err := m.Accounts.Authenticate(ctx, tok)
+		if err != nil || got != id {
+			t.Fatalf("token of %s authenticates as %d, %v; want %d", u.Nickname, got, err, id)
+		}
+		if u.FirstName != "F"+u.Nickname || u.SiteID != "MLA" || len(u.Tags) == 0 {
+			t.Fatalf("user %d read back as %+v", id, u)
+		}
+	}
+}
+
+// checkQuestions reads every question by id and searches each seller's
+// questions in every order of the seller indexes, each direction, with and
+// without a status; it returns the sellers.
+func checkQuestions(t *testing.T, m *marketplace.Marketplace, data []kv) []int64 {
+	t.Helper()
+	ctx := context.Background()
+	bySeller := map[int64][]questions.Question{}
+	for _, id := range intsUnder(data, "q/q") {
+		q, err := m.Questions.Question(ctx, 1, id, false)
+		if err != nil {
+			t.Fatalf("question %d: %v", id, err)
+		}
+		if q.Text == "" || q.From.ID == 0 || (q.Status == questions.StatusAnswered) != (q.Answer != nil) {
+			t.Fatalf("question %d read back as %+v", id, q)
+		}
+		bySeller[q.SellerID] = append(bySeller[q.SellerID], q)
+	}
+	sellers := slices.Sorted(maps.Keys(bySeller))
+	if len(sellers) == 0 {
+		t.Fatal("no question in the golden store")
+	}
+	for _, seller := range sellers {
+		all := bySeller[seller]
+		statuses := []string{""}
+		for _, q := range all {
+			if !slices.Contains(statuses, q.Status) {
+				statuses = append(statuses, q.Status)
+			}
+		}
+		for _, field := range []string{questions.SortDateCreated, questions.SortItemID, questions.SortFromID} {
+			for _, dir := range []string{"ASC", "DESC"} {
+				for _, status := range statuses {
+					var want []int64
+					for _, q := range sortQuestions(all, field, dir) {
+						if status == "" || q.Status == status {
+							want = append(want, q.ID)
+						}
+					}
+					res, err := m.Questions.Search(ctx, seller, questions.SearchQuery{SellerID: seller, Status: status,
+						Sorts: []questions.Sort{{Field: field, Type: dir}}, Limit: 50})
+					if err != nil {
+						t.Fatal(err)
+					}
+					var got []int64
+					for _, q := range res.Questions {
+						got = append(got, q.ID)
+					}
+					if res.Total != len(want) || !slices.Equal(got, want) {
+						t.Fatalf("seller %d by %s %s status %q: total %d, ids %v; want %d, %v",
+							seller, field, dir, status, res.Total, got, len(want), want)
+					}
+				}
+			}
+		}
+	}
+	return sellers
+}
+
+// sortQuestions orders qs as the search does: by field, then date, then id,
+// all in dir.
+func sortQuestions(qs []questions.Question, field, dir string) []questions.Question {
+	out := slices.Clone(qs)
+	slices.SortFunc(out, func(a, b questions.Question) int {
+		c := 0
+		switch field {
+		case questions.SortItemID:
+			c = cmp.Compare(a.ItemID, b.ItemID)
+		case questions.SortFromID:
+			c = cmp.Compare(a.From.ID, b.From.ID)
+		}
+		c = cmp.Or(c, cmp.Compare(a.DateCreated, b.DateCreated), cmp.Compare(a.ID, b.ID))
+		if dir == "DESC" {
+			return -c
+		}
+		return c
+	})
+	return out
+}
+
+func checkItemsAndSearch(t *testing.T, m *marketplace.Marketplace, data []kv) {
+	t.Helper()
+	ctx := context.Background()
+	var active []stock.Item
+	for _, id := range keysUnder(data, "stk/item") {
+		it, err := m.Stock.Item(ctx, id)
+		if err != nil {
+			t.Fatalf("item %s: %v", id, err)
+		}
+		if it.Title == "" || it.CatalogProductID != nil || it.UserProductID == "" {
+			t.Fatalf("item %s read back as %+v", id, it)
+		}
+		if it.Status == stock.StatusActive {
+			active = append(active, it)
+		}
+	}
+	if len(active) == 0 {
+		t.Fatal("no active item in the golden store")
+	}
+	cents := func(it stock.Item) int64 {
+		p, err := stock.ParsePrice(it.Price)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Cents
+	}
+	for _, q := range []string{"", "bicicleta", "casco"} {
+		var want []stock.Item
+		for _, it := range active {
+			if q == "" || strings.Contains(strings.ToLower(it.Title), q) {
+				want = append(want, it)
+			}
+		}
+		for _, sort := range []string{stock.SortRelevance, stock.SortPriceAsc, stock.SortPriceDesc} {
+			res, err := m.Stock.Search(ctx, stock.SearchQuery{SiteID: "MLA", Q: q, Sort: sort, Limit: 50})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Total != len(want) || len(res.Results) != len(want) {
+				t.Fatalf("search %q %s: total %d, %d results; want %d", q, sort, res.Total, len(res.Results), len(want))
+			}
+			for i := 1; i < len(res.Results); i++ {
+				a, b := cents(res.Results[i-1]), cents(res.Results[i])
+				if (sort == stock.SortPriceAsc && a > b) || (sort == stock.SortPriceDesc && a < b) {
+					t.Fatalf("search %q %s: %v before %v", q, sort, res.Results[i-1].Price, res.Results[i].Price)
+				}
+			}
+		}
+	}
+}
+
+// checkIDsContinue: users, stores, items, user products and questions
+// created after the migration are numbered past the old counters.
+func checkIDsContinue(t *testing.T, m *marketplace.Marketplace, data []kv, seller int64) {
+	t.Helper()
+	ctx := context.Background()
+	u, err := m.Accounts.CreateUser(ctx, accounts.NewUser{Nickname: "AFTER", SiteID: "MLA"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.ID <= slices.Max(intsUnder(data, "acc/user")) {
+		t.Fatalf("new user id %d repeats or precedes an old one", u.ID)
+	}
+	st, err := m.Accounts.CreateStore(ctx, u.ID, accounts.NewStore{Description: "after"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if old := keysUnder(data, "acc/store"); slices.ContainsFunc(old, func(id string) bool { return len(id) > len(st.ID) || (len(id) == len(st.ID) && id >= st.ID) }) {
+		t.Fatalf("new store id %s does not follow the old ones %v", st.ID, old)
+	}
+	qty := int64(2)
+	p, err := m.Stock.Publish(ctx, seller, stock.NewItem{Title: "Bicicleta nueva", CategoryID: "MLA1055", Price: json.Number("1000"),
+		ListingTypeID: "gold_special", CurrencyID: "ARS", AvailableQuantity: &qty})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, old := range keysUnder(data, "stk/item") {
+		if old >= p.ID {
+			t.Fatalf("new item id %s does not follow old item %s", p.ID, old)
+		}
+	}
+	for _, old := range keysUnder(data, "stk/up") {
+		if old >= p.UserProductID {
+			t.Fatalf("new user product id %s does not follow old %s", p.UserProductID, old)
+		}
+	}
+	pending := countKeys(t, m.Store(), notify.OutboxPrefix())
+	q, err := m.Questions.Ask(ctx, u.ID, questions.AskInput{ItemID: p.ID, Text: "¿Sigue disponible?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := countKeys(t, m.Store(), notify.OutboxPrefix()); got != pending+1 {
+		t.Fatalf("outbox holds %d events after an ask, %d before: the new event took an old one's number", got, pending)
+	}
+	if q.ID <= slices.Max(intsUnder(data, "q/q")) {
+		t.Fatalf("new question id %d repeats or precedes an old one", q.ID)
+	}
+	res, err := m.Stock.Search(ctx, stock.SearchQuery{SiteID: "MLA", Q: "nueva", Limit: 10})
+	if err != nil || res.Total != 1 || res.Results[0].ID != p.ID {
+		t.Fatalf("the new item is not found by its title: %+v, %v", res, err)
+	}
+}
+
+func countKeys(t *testing.T, st storage.Store, prefix []byte) int {
+	t.Helper()
+	n := 0
+	err := st.View(context.Background(), func(tx storage.Tx) error {
+		it := tx.Iterate(storage.Prefix(prefix))
+		defer it.Close()
+		for ; it.Valid(); it.Next() {
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// failingStore makes every Update after the first ok ones fail, the way a
+// process that stops in the middle of a migration leaves its store.
+type failingStore struct {
+	storage.Store
+	ok atomic.Int32
+}
+
+var errStopped = errors.New("stopped in the middle")
+
+func (s *failingStore) Update(ctx context.Context, fn func(storage.Tx) error) error {
+	if s.ok.Add(-1) < 0 {
+		return errStopped
+	}
+	return s.Store.Update(ctx, fn)
+}
+
+func TestMigrate_StoppedAnywhereAndResumedEqualsAnUninterruptedRun(t *testing.T) {
+	ctx := context.Background()
+	const name = "48e1fd1-then-5e40b6e"
+	whole := memory.New()
+	loadGolden(t, whole, name)
+	rep, err := marketplace.Migrate(ctx, whole, marketplace.MigrateOptions{ChunkSize: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	updates := 1 // the version check
+	for _, s := range rep.Steps {
+		updates += s.Chunks
+	}
+	want := dumpStore(t, whole)
+	for stop := 1; stop < updates; stop += 2 {
+		st := memory.New()
+		loadGolden(t, st, name)
+		fs := &failingStore{Store: st}
+		fs.ok.Store(int32(stop))
+		if _, err := marketplace.Migrate(ctx, fs, marketplace.MigrateOptions{ChunkSize: 3}); !errors.Is(err, errStopped) {
+			t.Fatalf("stopped after %d updates: err = %v", stop, err)
+		}
+		if _, err := marketplace.Migrate(ctx, st, marketplace.MigrateOptions{ChunkSize: 3}); err != nil {
+			t.Fatalf("resume after %d updates: %v", stop, err)
+		}
+		if got := dumpStore(t, st); !maps.Equal(got, want) {
+			t.Fatalf("stopped after %d of %d updates and resumed: the store differs from an uninterrupted run", stop, updates)
+		}
+	}
+}
+
+func TestMigrate_StoreNewerThanBinaryIsRefusedByNewAndOpen(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := badger.Open(dir, badger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	newer := marketplace.SchemaVersion + 1
+	err = st.Update(ctx, func(tx storage.Tx) error {
+		return tx.Set(schema.VersionKey(), storage.NewKeyRaw().Uint(uint64(newer)))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = marketplace.New(st, marketplace.Options{})
+	var tooNew *schema.TooNewError
+	if !errors.As(err, &tooNew) || tooNew.Store != newer || tooNew.Binary != marketplace.SchemaVersion {
+		t.Fatalf("New: err = %v; want a TooNewError", err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = marketplace.Open(dir, marketplace.Options{})
+	if !errors.As(err, &tooNew) {
+		t.Fatalf("Open: err = %v; want a TooNewError", err)
+	}
+	for _, v := range []int{newer, marketplace.SchemaVersion} {
+		if !strings.Contains(err.Error(), "version "+strconv.Itoa(v)) {
+			t.Fatalf("message %q does not name version %d", err, v)
+		}
+	}
+	// Nothing was written: no reference data was loaded into the store.
+	st, err = badger.Open(dir, badger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if got := dumpStore(t, st); len(got) != 1 {
+		t.Fatalf("a refused store holds %d keys; want the version alone", len(got))
+	}
+}
+
+func TestMigrate_DryRunChangesNothing(t *testing.T) {
+	ctx := context.Background()
+	st := memory.New()
+	loadGolden(t, st, "48e1fd1-then-5e40b6e")
+	before := dumpStore(t, st)
+	rep, err := marketplace.PlanMigration(ctx, st, marketplace.MigrateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(dumpStore(t, st), before) {
+		t.Fatal("the dry run changed the store")
+	}
+	if rep.From != 0 || rep.To != marketplace.SchemaVersion || len(rep.Steps) != marketplace.SchemaVersion {
+		t.Fatalf("plan %+v", rep)
+	}
+	for _, s := range rep.Steps {
+		if s.Written+s.Deleted == 0 {
+			t.Fatalf("migration %d (%s) would change nothing in a store that needs it", s.Version, s.Name)
+		}
+	}
+}
+
+func TestMigrate_NewStoreIsStampedAndRunsNoMigration(t *testing.T) {
+	ctx := context.Background()
+	st := memory.New()
+	m, err := marketplace.New(st, marketplace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if v, ok, err := schema.Version(ctx, st); err != nil || !ok || v != marketplace.SchemaVersion {
+		t.Fatalf("version %d (%v, %v); want %d", v, ok, err, marketplace.SchemaVersion)
+	}
+}

@@ -1,0 +1,273 @@
+package stock
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"marketplace/storage"
+	"marketplace/storage/schema"
+)
+
+// Migrations of the stock data (see storage/schema). Their code is frozen:
+// it keeps its own copies of the older decoders, of the encoders of what it
+// writes, of the title words and of the key names, so that a later change of
+// the package's records or index does not change what an old migration does.
+
+// RecordsMigration rewrites the items still in record format 1 (before the
+// catalog fields) in format 2, with no catalog product. User product records
+// have had one format only.
+func RecordsMigration() schema.Migration {
+	return schema.Migration{
+		Name: "stock: items from record format 1 to format 2",
+		Chunk: schema.Phases(schema.Phase{
+			Range: storage.Prefix(storage.NewKey("stk/item")),
+			Each: func(tx storage.Tx, key, value []byte) error {
+				if len(value) > 0 && value[0] == 2 {
+					return nil
+				}
+				it, err := decodeItemV1or2(value)
+				if err != nil {
+					return err
+				}
+				return tx.Set(key, encodeItemV2(it))
+			},
+		}),
+	}
+}
+
+// SearchIndexMigration builds the ordered site-search index (stk/ord) and
+// its list counts (stk/cnt) on a store written before it, one without the
+// marker stk/ordready: whatever ordered entries and counts it holds are
+// cleared first, then every active item is indexed. It then deletes the
+// id-ordered lists (stk/word, stk/active) and the marker, which the package
+// no longer reads.
+func SearchIndexMigration() schema.Migration {
+	marker := storage.NewKey("stk/ordready")
+	lacksIndex := func(tx storage.Tx) (bool, error) {
+		_, err := tx.Get(marker)
+		if errors.Is(err, storage.ErrNotFound) {
+			return true, nil
+		}
+		return false, err
+	}
+	del := func(tx storage.Tx, key, _ []byte) error { return tx.Delete(key) }
+	return schema.Migration{
+		Name: "stock: ordered site-search index built where missing; lists stk/word, stk/active and marker stk/ordready deleted",
+		Chunk: schema.Phases(
+			schema.Phase{Range: storage.Prefix(storage.NewKey("stk/cnt")), When: lacksIndex, Each: del},
+			schema.Phase{Range: storage.Prefix(storage.NewKey("stk/ord")), When: lacksIndex, Each: del},
+			schema.Phase{Range: storage.Prefix(storage.NewKey("stk/item")), When: lacksIndex, Each: indexItemV2},
+			schema.Phase{Range: storage.Prefix(storage.NewKey("stk/word")), Each: del},
+			schema.Phase{Range: storage.Prefix(storage.NewKey("stk/active")), Each: del},
+			schema.Phase{Range: schema.KeyRange(marker), Each: del},
+		),
+	}
+}
+
+// LegacyCounters are the keys that held the last item and user product
+// numbers before they came from sequences.
+func LegacyCounters() []schema.LegacyCounter {
+	return []schema.LegacyCounter{
+		{Key: storage.NewKey("stk/seq/item"), Sequence: "items", First: 1400000001},
+		{Key: storage.NewKey("stk/seq/up"), Sequence: "user_products", First: 300000001},
+	}
+}
+
+// itemV2 holds the fields of item record formats 1 and 2.
+type itemV2 struct {
+	SellerID int64
+	// ID, SiteID, Title, CategoryID, Price, BasePrice, CurrencyID,
+	// ListingTypeID, Condition, Status, UserProductID, Permalink,
+	// Thumbnail, DateCreated, LastUpdated, in this order.
+	Strings          [15]string
+	Channels         []string
+	CatalogListing   bool
+	CatalogProductID *string
+}
+
+func (it itemV2) id() string     { return it.Strings[0] }
+func (it itemV2) siteID() string { return it.Strings[1] }
+func (it itemV2) title() string  { return it.Strings[2] }
+func (it itemV2) price() string  { return it.Strings[4] }
+func (it itemV2) status() string { return it.Strings[9] }
+
+// decodeItemV1or2 reads format 1 (format byte 1, seller id varint, the 15
+// strings, the channel count and channels) and format 2 (the same with
+// format byte 2, then a flags byte and the catalog product id).
+func decodeItemV1or2(b []byte) (itemV2, error) {
+	if len(b) == 0 || (b[0] != 1 && b[0] != 2) {
+		return itemV2{}, errors.New("item record of an unknown format")
+	}
+	format := b[0]
+	b = b[1:]
+	bad := fmt.Errorf("corrupt item record format %d", format)
+	var it itemV2
+	v, k := binary.Varint(b)
+	if k <= 0 {
+		return itemV2{}, bad
+	}
+	it.SellerID, b = v, b[k:]
+	str := func() (string, bool) {
+		n, k := binary.Uvarint(b)
+		if k <= 0 || n > uint64(len(b)-k) {
+			return "", false
+		}
+		s := string(b[k : k+int(n)])
+		b = b[k+int(n):]
+		return s, true
+	}
+	var ok bool
+	for i := range it.Strings {
+		if it.Strings[i], ok = str(); !ok {
+			return itemV2{}, bad
+		}
+	}
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)) {
+		return itemV2{}, bad
+	}
+	b = b[k:]
+	it.Channels = make([]string, n)
+	for i := range it.Channels {
+		if it.Channels[i], ok = str(); !ok {
+			return itemV2{}, bad
+		}
+	}
+	if format == 2 {
+		if len(b) == 0 {
+			return itemV2{}, bad
+		}
+		flags := b[0]
+		b = b[1:]
+		cp, ok := str()
+		if !ok {
+			return itemV2{}, bad
+		}
+		it.CatalogListing = flags&1 != 0
+		if flags&2 != 0 {
+			it.CatalogProductID = &cp
+		}
+	}
+	return it, nil
+}
+
+// encodeItemV2 writes item record format 2.
+func encodeItemV2(it itemV2) []byte {
+	str := func(b []byte, s string) []byte { return append(binary.AppendUvarint(b, uint64(len(s))), s...) }
+	b := binary.AppendVarint([]byte{2}, it.SellerID)
+	for _, s := range it.Strings {
+		b = str(b, s)
+	}
+	b = binary.AppendUvarint(b, uint64(len(it.Channels)))
+	for _, c := range it.Channels {
+		b = str(b, c)
+	}
+	var flags byte
+	var cp string
+	if it.CatalogListing {
+		flags |= 1
+	}
+	if it.CatalogProductID != nil {
+		flags |= 2
+		cp = *it.CatalogProductID
+	}
+	return str(append(b, flags), cp)
+}
+
+// indexItemV2 writes an active item's entries of the ordered index: in the
+// list of the empty word (the site's active items) and of each distinct
+// title word, one entry per sort tag ("r": distinct word count; "a": price
+// in hundredths), each followed by the id's length and the id; and adds the
+// item to each list's count.
+func indexItemV2(tx storage.Tx, _, value []byte) error {
+	it, err := decodeItemV1or2(value)
+	if err != nil {
+		return err
+	}
+	if it.status() != "active" {
+		return nil
+	}
+	words := titleWordsV2(it.title())
+	cents, err := priceCentsV2(it.price())
+	if err != nil {
+		return fmt.Errorf("item %s: %w", it.id(), err)
+	}
+	idLen := int64(len(it.id()))
+	suffixes := [2]storage.Key{
+		storage.NewKeyRaw().Str("r").Int(int64(len(words))).Int(idLen).Str(it.id()),
+		storage.NewKeyRaw().Str("a").Int(cents).Int(idLen).Str(it.id()),
+	}
+	for _, w := range append([]string{""}, words...) {
+		for _, sfx := range suffixes {
+			if err := tx.Set(append(storage.NewKey("stk/ord").Str(it.siteID()).Str(w), sfx...), nil); err != nil {
+				return err
+			}
+		}
+		// Into the counter's first shard, which readers of any number of
+		// shards add up: a migration runs alone, and so the store it
+		// leaves is the same whether or not it was stopped and resumed.
+		if err := storage.NewCounter(storage.NewKey("stk/cnt").Str(it.siteID()).Str(w), 1).Add(tx, 1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// foldV2 maps the accented Latin letters of the sites' languages to their
+// base letter.
+var foldV2 = map[rune]rune{
+	'á': 'a', 'à': 'a', 'â': 'a', 'ã': 'a', 'ä': 'a', 'å': 'a', 'ā': 'a',
+	'é': 'e', 'è': 'e', 'ê': 'e', 'ë': 'e', 'ē': 'e',
+	'í': 'i', 'ì': 'i', 'î': 'i', 'ï': 'i', 'ī': 'i',
+	'ó': 'o', 'ò': 'o', 'ô': 'o', 'õ': 'o', 'ö': 'o', 'ø': 'o', 'ō': 'o',
+	'ú': 'u', 'ù': 'u', 'û': 'u', 'ü': 'u', 'ū': 'u',
+	'ý': 'y', 'ÿ': 'y', 'ñ': 'n', 'ç': 'c',
+}
+
+// titleWordsV2 returns the distinct words of a title, sorted: runs of
+// letters and digits, lowercased, accents folded.
+func titleWordsV2(s string) []string {
+	var out []string
+	var b strings.Builder
+	flush := func() {
+		if b.Len() > 0 {
+			out = append(out, b.String())
+			b.Reset()
+		}
+	}
+	for _, r := range s {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			flush()
+			continue
+		}
+		r = unicode.ToLower(r)
+		if f, ok := foldV2[r]; ok {
+			r = f
+		}
+		b.WriteRune(r)
+	}
+	flush()
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// priceCentsV2 reads a stored price (a plain decimal of at most two
+// decimals) in hundredths.
+func priceCentsV2(s string) (int64, error) {
+	intPart, frac, _ := strings.Cut(s, ".")
+	frac = strings.TrimRight(frac, "0")
+	if len(frac) > 2 {
+		return 0, fmt.Errorf("price %q has more than 2 decimals", s)
+	}
+	frac += strings.Repeat("0", 2-len(frac))
+	cents, err := strconv.ParseInt(intPart+frac, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("price %q: %w", s, err)
+	}
+	return cents, nil
+}
