@@ -138,6 +138,7 @@ func (m *Marketplace) importBatch(ctx context.Context, recs []ReferenceRecord, f
 // importInBatches writes recs in batches under a journal (see
 // ImportReference).
 func (m *Marketplace) importInBatches(ctx context.Context, recs []ReferenceRecord) (ImportResult, error) {
+	importNumber := storage.NewOnceID(m.store, importSequence)
 	var id uint64
 	if err := m.store.Update(ctx, func(tx storage.Tx) error {
 		if _, err := tx.Get(importPendingKey()); err == nil {
@@ -146,7 +147,7 @@ func (m *Marketplace) importInBatches(ctx context.Context, recs []ReferenceRecor
 			return err
 		}
 		var err error
-		if id, err = storage.NextSeq(tx, importSeqKey(), 1); err != nil {
+		if id, err = importNumber.Get(ctx); err != nil {
 			return err
 		}
 		return tx.Set(importPendingKey(), storage.NewKeyRaw().Uint(id))
@@ -201,10 +202,11 @@ func (m *Marketplace) importInBatches(ctx context.Context, recs []ReferenceRecor
 
 // Keys of the import journal (namespace "ref"):
 //
-//	ref/import/seq              -> last batched import id (uint64)
 //	ref/import/pending          -> id of the batched import being applied, while it is
 //	ref/import/undo/<id>/<seq>  -> undoEntry: a key import <id> wrote and its value before
-func importSeqKey() []byte { return storage.NewKey("ref/import/seq") }
+//
+// Import ids come from the store's importSequence.
+const importSequence = "imports"
 
 func importPendingKey() []byte { return storage.NewKey("ref/import/pending") }
 

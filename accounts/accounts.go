@@ -173,12 +173,13 @@ func (s *Service) CreateUser(ctx context.Context, in NewUser) (User, error) {
 		CountryID: in.CountryID, SiteID: site.ID, Tags: tags,
 	}
 	now := s.clock.Now()
+	userNumber := storage.NewOnceID(s.store, userSequence)
 	err = s.store.Update(ctx, func(tx storage.Tx) error {
-		id, err := storage.NextSeq(tx, userSeqKey(), firstUserID)
+		n, err := userNumber.Get(ctx)
 		if err != nil {
 			return err
 		}
-		u.ID = int64(id)
+		u.ID = firstUserID - 1 + int64(n)
 		u.RegistrationDate = s.siteTime(site, now).Format(TimeLayout)
 		return tx.Set(userKey(u.ID), encodeUser(u))
 	})
@@ -311,25 +312,29 @@ func (s *Service) CreateStore(ctx context.Context, userID int64, in NewStore) (S
 	}
 	st := Store{ID: in.ID, UserID: strconv.FormatInt(userID, 10), Description: in.Description,
 		Status: in.Status, Location: in.Location, Tags: tags, NetworkNodeID: in.NetworkNodeID}
+	storeNumbers, err := s.store.Sequence(storeSequence)
+	if err != nil {
+		return Store{}, errs.Internalf(err, "create store")
+	}
+	given := st
 	err = s.store.Update(ctx, func(tx storage.Tx) error {
+		st = given
 		if _, err := GetUser(tx, userID); err != nil {
 			return err
 		}
 		if st.ID == "" {
-			id, err := storage.NextSeq(tx, storeSeqKey(), firstStoreID)
-			if err != nil {
-				return err
-			}
-			st.ID = strconv.FormatUint(id, 10)
 			// Ids may have been given by hand; skip those already taken.
 			for {
-				if _, err := tx.Get(storeKey(st.ID)); errors.Is(err, storage.ErrNotFound) {
-					break
-				}
-				if id, err = storage.NextSeq(tx, storeSeqKey(), firstStoreID); err != nil {
+				n, err := storeNumbers.Next(ctx)
+				if err != nil {
 					return err
 				}
-				st.ID = strconv.FormatUint(id, 10)
+				st.ID = strconv.FormatUint(firstStoreID-1+n, 10)
+				if _, err := tx.Get(storeKey(st.ID)); errors.Is(err, storage.ErrNotFound) {
+					break
+				} else if err != nil {
+					return err
+				}
 			}
 		} else if _, err := tx.Get(storeKey(st.ID)); err == nil {
 			return errs.Conflictf("Store already exists: %s", st.ID)

@@ -4,8 +4,6 @@ import "marketplace/storage"
 
 // Key layout of accounts. Every key starts with "acc".
 //
-//	acc/seq/user                      -> last user id (uint64)
-//	acc/seq/store                     -> last store id (uint64)
 //	acc/user/<id>                     -> User (binary, see record.go; older ones JSON)
 //	acc/store/<store_id>              -> Store (JSON)
 //	acc/ustore/<user_id>/<store_id>   -> empty; a user's stores in id order
@@ -13,14 +11,14 @@ import "marketplace/storage"
 //	acc/utoken/<user_id>/<sha256>     -> empty; a user's tokens, for revoking them all
 
 // firstUserID and firstStoreID make ids look like the public API's: long
-// integers, not 1, 2, 3.
+// integers, not 1, 2, 3. A user id is firstUserID - 1 + the next number of
+// the store's userSequence; a store id likewise from storeSequence.
 const (
-	firstUserID  = 100000001
-	firstStoreID = 1000001
+	firstUserID   = 100000001
+	firstStoreID  = 1000001
+	userSequence  = "users"
+	storeSequence = "stores"
 )
-
-func userSeqKey() []byte  { return storage.NewKey("acc/seq/user") }
-func storeSeqKey() []byte { return storage.NewKey("acc/seq/store") }
 
 func userKey(id int64) []byte { return storage.NewKey("acc/user").Int(id) }
 

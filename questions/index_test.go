@@ -85,8 +85,10 @@ func TestSearch_SellerPageReadsOnlyThePageNotEveryQuestion(t *testing.T) {
 			if res.Total != n || len(res.Questions) != 50 {
 				t.Fatalf("total %d, page %d", res.Total, len(res.Questions))
 			}
-			// The counter, offset+limit index keys, and the page's 50 records.
-			if got, limit := cs.reads.Load(), int64(1+150+50+5); got > limit {
+			// The counter (its base and the contributions not yet folded
+			// into it: about 64, a few hundred at worst), offset+limit
+			// index keys, and the page's 50 records.
+			if got, limit := cs.reads.Load(), int64(400+150+50+5); got > limit {
 				t.Fatalf("sorts %v, status %q: the search read %d keys for a page of 50 at offset 100; at most %d expected", sorts, status, got, limit)
 			}
 		}

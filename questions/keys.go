@@ -10,7 +10,6 @@ import (
 // question's creation instant in Unix nanoseconds (Int), so byte order is
 // time order; the question id breaks ties.
 //
-//	q/seq                                          -> last question id (uint64)
 //	q/ix/order                                     -> empty; the store has kept the si/sf indexes since its first question
 //	q/q/<qid>                                      -> record (binary, see record.go; older ones JSON)
 //	q/sd/<seller>/<created>/<qid>                  -> empty; a seller's questions by date
@@ -21,19 +20,28 @@ import (
 //	q/ssf/<seller>/<status>/<buyer>/<created>/<qid> -> empty; the same, of one status
 //	q/id/<item_id>/<created>/<qid>                 -> empty; an item's questions by date
 //	q/d/<created>/<qid>                            -> seller id (uint64); every question by date
-//	q/n/s/<seller>                                 -> number of the seller's questions (uint64)
-//	q/n/ss/<seller>/<status>                       -> number of the seller's questions in status (uint64)
-//	q/fa/<buyer>                                   -> number of the buyer's questions that are ANSWERED (uint64)
+//	q/n/s/<seller>[/<qid>]                         -> number of the seller's questions (storage.Counter)
+//	q/n/ss/<seller>/<status>[/<qid>]               -> number of the seller's questions in status (storage.Counter)
+//	q/fa/<buyer>[/<qid>]                           -> number of the buyer's questions that are ANSWERED (storage.Counter)
 //	q/blk/<seller>/<user>                          -> blacklist entry (JSON)
 //
 // The seller indexes (by date, by item then date, by asker then date, each
 // also per status) let a seller page through any number of questions in any
 // order the search offers with one direction, reading only the keys up to the
-// page's end; the counters give the total without a scan.
+// page's end; the counters give the total without a scan. A counter is a
+// storage.Counter whose contributions are keyed by question id, so that asks
+// and answers of different questions write no common key.
+//
+// Question ids are firstQuestionID - 1 + the next number of the store's
+// questionSequence.
+const (
+	firstQuestionID  = 12000000001
+	questionSequence = "questions"
+)
 
-const firstQuestionID = 12000000001
-
-func seqKey() []byte { return storage.NewKey("q/seq") }
+// legacySeqKey held the last question id while ids were drawn inside the
+// asking transaction; a store that has it was filled before the sequence.
+func legacySeqKey() []byte { return storage.NewKey("q/seq") }
 
 // orderIndexesKey marks a store whose item and asker indexes (q/si, q/ssi,
 // q/sf, q/ssf) cover every question: it is written with the first question,
@@ -97,13 +105,17 @@ func dateKey(created time.Time, id int64) []byte {
 	return storage.Key(datePrefix()).Int(created.UnixNano()).Int(id)
 }
 
-func sellerCountKey(seller int64) []byte { return storage.NewKey("q/n/s").Int(seller) }
-
-func sellerStatusCountKey(seller int64, status string) []byte {
-	return storage.NewKey("q/n/ss").Int(seller).Str(status)
+func sellerCounter(seller int64) storage.Counter {
+	return storage.Counter(storage.NewKey("q/n/s").Int(seller))
 }
 
-func answeredCountKey(buyer int64) []byte { return storage.NewKey("q/fa").Int(buyer) }
+func sellerStatusCounter(seller int64, status string) storage.Counter {
+	return storage.Counter(storage.NewKey("q/n/ss").Int(seller).Str(status))
+}
+
+func answeredCounter(buyer int64) storage.Counter {
+	return storage.Counter(storage.NewKey("q/fa").Int(buyer))
+}
 
 func blacklistPrefix(seller int64) []byte { return storage.NewKey("q/blk").Int(seller) }
 

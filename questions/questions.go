@@ -196,11 +196,10 @@ func (s *Service) view(r record, answered *int64) Question {
 // detailView is the by-id form: from carries answered_questions, the
 // details are set, and api_version 4 adds suspected_spam.
 func (s *Service) detailView(tx storage.Tx, r record, v4 bool) (Question, error) {
-	n, err := readCount(tx, answeredCountKey(r.BuyerID))
+	answered, err := answeredCounter(r.BuyerID).Read(tx)
 	if err != nil {
 		return Question{}, err
 	}
-	answered := int64(n)
 	q := s.view(r, &answered)
 	if v4 {
 		spam := r.SuspectedSpam
@@ -229,30 +228,9 @@ func errNotFound(id int64) error {
 	return errs.NotFoundf("Question with id %d not found", id)
 }
 
-func readCount(tx storage.Tx, key []byte) (uint64, error) {
-	b, err := tx.Get(key)
-	if errors.Is(err, storage.ErrNotFound) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	if len(b) != 8 {
-		return 0, errs.Internalf(nil, "corrupt counter %q", key)
-	}
-	return storage.ReadKey(b).Uint(), nil
-}
-
-func addCount(tx storage.Tx, key []byte, delta int64) error {
-	n, err := readCount(tx, key)
-	if err != nil {
-		return err
-	}
-	v := int64(n) + delta
-	if v <= 0 {
-		return tx.Delete(key)
-	}
-	return tx.Set(key, storage.NewKeyRaw().Uint(uint64(v)))
+// addCount changes counter by delta on behalf of question r.
+func addCount(tx storage.Tx, counter storage.Counter, r record, delta int64) error {
+	return counter.Add(tx, storage.NewKeyRaw().Int(r.ID), delta)
 }
 
 // put writes r and keeps every index and counter in step with the change
@@ -275,7 +253,7 @@ func put(tx storage.Tx, before *record, r record) error {
 		if err := tx.Set(dateKey(r.Created, r.ID), storage.NewKeyRaw().Int(r.SellerID)); err != nil {
 			return err
 		}
-		if err := addCount(tx, sellerCountKey(r.SellerID), 1); err != nil {
+		if err := addCount(tx, sellerCounter(r.SellerID), r, 1); err != nil {
 			return err
 		}
 	}
@@ -290,11 +268,11 @@ func put(tx storage.Tx, before *record, r record) error {
 			if err := tx.Delete(sellerStatusFromKey(r.SellerID, before.Status, r.BuyerID, r.Created, r.ID)); err != nil {
 				return err
 			}
-			if err := addCount(tx, sellerStatusCountKey(r.SellerID, before.Status), -1); err != nil {
+			if err := addCount(tx, sellerStatusCounter(r.SellerID, before.Status), r, -1); err != nil {
 				return err
 			}
 			if before.Status == StatusAnswered {
-				if err := addCount(tx, answeredCountKey(r.BuyerID), -1); err != nil {
+				if err := addCount(tx, answeredCounter(r.BuyerID), r, -1); err != nil {
 					return err
 				}
 			}
@@ -308,11 +286,11 @@ func put(tx storage.Tx, before *record, r record) error {
 		if err := tx.Set(sellerStatusFromKey(r.SellerID, r.Status, r.BuyerID, r.Created, r.ID), nil); err != nil {
 			return err
 		}
-		if err := addCount(tx, sellerStatusCountKey(r.SellerID, r.Status), 1); err != nil {
+		if err := addCount(tx, sellerStatusCounter(r.SellerID, r.Status), r, 1); err != nil {
 			return err
 		}
 		if r.Status == StatusAnswered {
-			if err := addCount(tx, answeredCountKey(r.BuyerID), 1); err != nil {
+			if err := addCount(tx, answeredCounter(r.BuyerID), r, 1); err != nil {
 				return err
 			}
 		}
@@ -381,6 +359,7 @@ func (s *Service) Ask(ctx context.Context, buyer int64, in AskInput) (Question, 
 	}
 	now := s.clock.Now()
 	var out Question
+	questionNumber := storage.NewOnceID(s.store, questionSequence)
 	err = s.store.Update(ctx, func(tx storage.Tx) error {
 		item, err := stock.GetItem(tx, in.ItemID)
 		if err != nil {
@@ -397,16 +376,17 @@ func (s *Service) Ask(ctx context.Context, buyer int64, in AskInput) (Question, 
 		} else if !errors.Is(err, storage.ErrNotFound) {
 			return err
 		}
-		id, err := storage.NextSeq(tx, seqKey(), firstQuestionID)
+		n, err := questionNumber.Get(ctx)
 		if err != nil {
 			return err
 		}
+		id := firstQuestionID - 1 + int64(n)
 		if id == firstQuestionID {
 			if err := tx.Set(orderIndexesKey(), nil); err != nil {
 				return err
 			}
 		}
-		r := record{ID: int64(id), SellerID: item.SellerID, BuyerID: buyer, ItemID: item.ID, SiteID: item.SiteID,
+		r := record{ID: id, SellerID: item.SellerID, BuyerID: buyer, ItemID: item.ID, SiteID: item.SiteID,
 			Text: text, Status: StatusUnanswered, Created: now, Updated: now}
 		if err := put(tx, nil, r); err != nil {
 			return err

@@ -185,7 +185,7 @@ func hasOrderIndexes(tx storage.Tx) (bool, error) {
 		return false, err
 	}
 	// Without the mark, only a store without any question is covered.
-	_, err := tx.Get(seqKey())
+	_, err := tx.Get(legacySeqKey())
 	if errors.Is(err, storage.ErrNotFound) {
 		return true, nil
 	}
@@ -199,7 +199,7 @@ func hasOrderIndexes(tx storage.Tx) (bool, error) {
 // seller only, and from_id sorts too when from fixes the asker. With from,
 // the index is the asker's part of the by-asker index and countKey is nil:
 // the total is counted from those keys, one asker's questions.
-func sellerIndexFor(q SearchQuery, sorts []Sort) (prefix, countKey []byte, desc, ok bool) {
+func sellerIndexFor(q SearchQuery, sorts []Sort) (prefix []byte, countKey storage.Counter, desc, ok bool) {
 	if q.SellerID == 0 || q.ItemID != "" || q.TotalDivisions != 0 {
 		return nil, nil, false, false
 	}
@@ -232,9 +232,9 @@ func sellerIndexFor(q SearchQuery, sorts []Sort) (prefix, countKey []byte, desc,
 		}
 		return prefix, nil, dir == "DESC", true
 	}
-	countKey = sellerCountKey(q.SellerID)
+	countKey = sellerCounter(q.SellerID)
 	if q.Status != "" {
-		countKey = sellerStatusCountKey(q.SellerID, q.Status)
+		countKey = sellerStatusCounter(q.SellerID, q.Status)
 	}
 	switch {
 	case first == SortDateCreated && q.Status == "":
@@ -256,25 +256,25 @@ func sellerIndexFor(q SearchQuery, sorts []Sort) (prefix, countKey []byte, desc,
 // searchSellerIndex pages one of the seller's indexes. With a counter for
 // the total only offset+limit keys are read; without one (countKey nil)
 // every key of the prefix is counted and the page taken on the way.
-func (s *Service) searchSellerIndex(tx storage.Tx, q SearchQuery, prefix, countKey []byte, desc bool) (SearchResult, error) {
-	var total uint64
+func (s *Service) searchSellerIndex(tx storage.Tx, q SearchQuery, prefix []byte, countKey storage.Counter, desc bool) (SearchResult, error) {
+	var total int64
 	if countKey != nil {
 		var err error
-		if total, err = readCount(tx, countKey); err != nil {
+		if total, err = countKey.Read(tx); err != nil {
 			return SearchResult{}, err
 		}
 	}
 	ids := make([]int64, 0, min(q.Limit, 1000))
-	if countKey == nil || (q.Limit > 0 && uint64(q.Offset) < total) {
+	if countKey == nil || (q.Limit > 0 && int64(q.Offset) < total) {
 		r := storage.Prefix(prefix)
 		r.Reverse = desc
 		it := tx.Iterate(r)
-		var seen uint64
+		var seen int64
 		for ; it.Valid(); it.Next() {
 			if countKey != nil && len(ids) >= q.Limit {
 				break
 			}
-			if seen >= uint64(q.Offset) && len(ids) < q.Limit {
+			if seen >= int64(q.Offset) && len(ids) < q.Limit {
 				ids = append(ids, readTrailingID(it.Key()))
 			}
 			seen++

@@ -102,7 +102,8 @@ func TestSearch_StoreFilledBeforeTheItemAndAskerIndexesSortsInMemory(t *testing.
 				return err
 			}
 		}
-		return nil
+		// Such a store drew its ids from a counter key.
+		return tx.Set(storage.NewKey("q/seq"), storage.NewKeyRaw().Uint(12000000006))
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -425,6 +425,8 @@ func (s *Service) publish(ctx context.Context, sellerID int64, in NewItem, multi
 	}
 	now := s.clock.Now().UTC().Format(TimeLayout)
 	var out Published
+	itemNumber := storage.NewOnceID(s.store, itemSequence)
+	userProductNumber := storage.NewOnceID(s.store, userProductSequence)
 	err := s.store.Update(ctx, func(tx storage.Tx) error {
 		in := in
 		seller, err := accounts.GetUser(tx, sellerID)
@@ -466,7 +468,7 @@ func (s *Service) publish(ctx context.Context, sellerID int64, in NewItem, multi
 		if err := s.checkCurrency(ctx, seller.SiteID, &in); err != nil {
 			return err
 		}
-		up, err := s.userProductFor(tx, seller, in.UserProductID, multiOrigin)
+		up, err := s.userProductFor(ctx, tx, seller, in.UserProductID, multiOrigin, userProductNumber)
 		if err != nil {
 			return err
 		}
@@ -482,10 +484,11 @@ func (s *Service) publish(ctx context.Context, sellerID int64, in NewItem, multi
 			// that a PUT based on an older read is refused.
 			up.Version++
 		}
-		n, err := storage.NextSeq(tx, itemSeqKey(), firstItemNumber)
+		n, err := itemNumber.Get(ctx)
 		if err != nil {
 			return err
 		}
+		n += firstItemNumber - 1
 		it := Item{
 			ID: seller.SiteID + strconv.FormatUint(n, 10), SiteID: seller.SiteID, SellerID: sellerID,
 			Title: in.Title, CategoryID: in.CategoryID, Price: in.Price, BasePrice: in.Price,
@@ -527,13 +530,14 @@ func (s *Service) publish(ctx context.Context, sellerID int64, in NewItem, multi
 }
 
 // userProductFor returns the user product a new item belongs to: a new one,
-// or the seller's existing one named by joinID.
-func (s *Service) userProductFor(tx storage.Tx, seller accounts.User, joinID string, multiOrigin bool) (UserProduct, error) {
+// numbered from number, or the seller's existing one named by joinID.
+func (s *Service) userProductFor(ctx context.Context, tx storage.Tx, seller accounts.User, joinID string, multiOrigin bool, number *storage.OnceID) (UserProduct, error) {
 	if joinID == "" {
-		upn, err := storage.NextSeq(tx, userProductSeqKey(), firstUserProductNumber)
+		upn, err := number.Get(ctx)
 		if err != nil {
 			return UserProduct{}, err
 		}
+		upn += firstUserProductNumber - 1
 		return UserProduct{ID: seller.SiteID + "U" + strconv.FormatUint(upn, 10), UserID: seller.ID,
 			SiteID: seller.SiteID, Version: 1, MultiOrigin: multiOrigin, Locations: []StockLocation{}}, nil
 	}

@@ -4,20 +4,19 @@ import "marketplace/storage"
 
 // Key layout of stock. Every key starts with "stk".
 //
-//	stk/seq/item                          -> last item number (uint64)
-//	stk/seq/up                            -> last user product number (uint64)
 //	stk/item/<item_id>                    -> Item (binary, codec.go)
 //	stk/up/<user_product_id>              -> UserProduct (binary, codec.go): owner, version, quantities per store
 //	stk/upitem/<user_product_id>/<item_id> -> empty; the items a user product groups
 //	stk/seller/<seller_id>/<item_id>      -> empty; a seller's items
 
+// Item numbers are firstItemNumber - 1 + the next number of the store's
+// itemSequence, user product numbers likewise from userProductSequence.
 const (
 	firstItemNumber        = 1400000001
 	firstUserProductNumber = 300000001
+	itemSequence           = "items"
+	userProductSequence    = "user_products"
 )
-
-func itemSeqKey() []byte        { return storage.NewKey("stk/seq/item") }
-func userProductSeqKey() []byte { return storage.NewKey("stk/seq/up") }
 
 func itemKey(id string) []byte { return storage.NewKey("stk/item").Str(id) }
 
@@ -59,11 +58,14 @@ func activePrefix(siteID string) []byte { return storage.NewKey("stk/active").St
 //	stk/ord/<site_id>/<word>/<sort>/<sort value>/<id length>/<item_id> -> empty
 //	    sort "r": value = distinct title words; "a": price in hundredths
 //	    (walked backwards price by price for price_desc)
-//	stk/cnt/<site_id>/<word>  -> number of entries of the list (uint64)
+//	stk/cnt/<site_id>/<word>[/<item_id>] -> number of entries of the list (storage.Counter,
+//	    contributions keyed by item, so that publications write no common key)
 //	stk/ordready              -> empty; the ordered index is complete
 
 func ordPrefix(siteID, word string) []byte { return storage.NewKey("stk/ord").Str(siteID).Str(word) }
 
-func listCountKey(siteID, word string) []byte { return storage.NewKey("stk/cnt").Str(siteID).Str(word) }
+func listCounter(siteID, word string) storage.Counter {
+	return storage.Counter(storage.NewKey("stk/cnt").Str(siteID).Str(word))
+}
 
 func ordReadyKey() []byte { return storage.NewKey("stk/ordready") }

@@ -2,8 +2,8 @@ package stock
 
 import (
 	"bytes"
+	"cmp"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -213,7 +213,7 @@ func reindexOrdered(tx storage.Tx, before, after Item) error {
 		if d == 0 && before.SiteID == after.SiteID {
 			continue
 		}
-		if err := addCount(tx, before.SiteID, after.SiteID, w, slices.Contains(bl, w), slices.Contains(al, w)); err != nil {
+		if err := addCount(tx, cmp.Or(after.ID, before.ID), before.SiteID, after.SiteID, w, slices.Contains(bl, w), slices.Contains(al, w)); err != nil {
 			return err
 		}
 	}
@@ -222,43 +222,17 @@ func reindexOrdered(tx storage.Tx, before, after Item) error {
 
 // addCount takes the item out of list w of site from (when it was in it)
 // and puts it in list w of site to (when it is in it now).
-func addCount(tx storage.Tx, from, to, w string, was, is bool) error {
+func addCount(tx storage.Tx, itemID, from, to, w string, was, is bool) error {
+	member := storage.NewKeyRaw().Str(itemID)
 	if was {
-		if err := moveCount(tx, listCountKey(from, w), -1); err != nil {
+		if err := listCounter(from, w).Add(tx, member, -1); err != nil {
 			return err
 		}
 	}
 	if is {
-		return moveCount(tx, listCountKey(to, w), 1)
+		return listCounter(to, w).Add(tx, member, 1)
 	}
 	return nil
-}
-
-func moveCount(tx storage.Tx, key []byte, d int64) error {
-	n, err := readCount(tx, key)
-	if err != nil {
-		return err
-	}
-	n += d
-	if n <= 0 {
-		return tx.Delete(key)
-	}
-	return tx.Set(key, binary.BigEndian.AppendUint64(nil, uint64(n)))
-}
-
-// readCount reads a list count; a missing one is an empty list.
-func readCount(tx storage.Tx, key []byte) (int64, error) {
-	v, err := tx.Get(key)
-	if errors.Is(err, storage.ErrNotFound) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	if len(v) != 8 {
-		return 0, fmt.Errorf("stock: list count %q has %d bytes", key, len(v))
-	}
-	return int64(binary.BigEndian.Uint64(v)), nil
 }
 
 // SearchQuery is a site search.
@@ -522,7 +496,7 @@ func searchOrdered(tx storage.Tx, q SearchQuery, ws []string, res *SearchResult)
 	tag := sortTag(q.Sort)
 	rare, rareN := 0, int64(-1)
 	for i, w := range lists {
-		n, err := readCount(tx, listCountKey(q.SiteID, w))
+		n, err := listCounter(q.SiteID, w).Read(tx)
 		if err != nil {
 			return err
 		}

@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/maphash"
+	"hash/fnv"
 )
 
 // Counter is a count that concurrent writers of different records keep
@@ -50,15 +50,20 @@ func (c Counter) Add(tx Tx, member []byte, delta int64) error {
 	if err != nil {
 		return err
 	}
-	if maphash.Bytes(counterSeed, member)%compactEvery == 0 {
+	if compacts(member) {
 		return c.Compact(tx)
 	}
 	return nil
 }
 
-// counterSeed is fixed for the process: which writer compacts does not
-// matter, only that about one in compactEvery does.
-var counterSeed = maphash.MakeSeed()
+// compacts picks about one member in compactEvery, the same ones on every
+// run (a fixed hash, not a random seed), so that the cost of a read is the
+// same from one run to the next.
+func compacts(member []byte) bool {
+	h := fnv.New64a()
+	h.Write(member)
+	return h.Sum64()%compactEvery == 0
+}
 
 // Read returns the count: the base plus every contribution.
 func (c Counter) Read(tx Tx) (int64, error) {
