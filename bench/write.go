@@ -331,7 +331,13 @@ func (b *writeBench) start(st storage.Store) *engine {
 	e.stop = func() {
 		e.srv.Close()
 		cancel()
-		<-done
+		select {
+		case <-done:
+		case <-time.After(stopTimeout):
+			// A deadlocked engine never stops: show where it waits.
+			_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 1)
+			fatalf("the engine's background work did not stop within %s (a deadlock? goroutines above)", stopTimeout)
+		}
 		if err := m.Close(); err != nil {
 			fatalf("close engine: %v", err)
 		}
@@ -341,6 +347,12 @@ func (b *writeBench) start(st storage.Store) *engine {
 	}
 	return e
 }
+
+// stopTimeout bounds the stop of an engine, and requestTimeout a request.
+const (
+	stopTimeout    = 15 * time.Second
+	requestTimeout = 10 * time.Second
+)
 
 func (b *writeBench) startBadger(name string) *engine {
 	st, err := badger.Open(b.folder(name), badger.Options{})
@@ -432,11 +444,12 @@ type result struct {
 	rate   float64
 	ok     int64
 	failed int64
-	first  string // the first failure
+	first  string        // the first failure
+	cpu    time.Duration // CPU time of the process (clients, server, engine) per success
 }
 
 func (r result) String() string {
-	s := fmt.Sprintf("%.0f/s (%d in total)", r.rate, r.ok)
+	s := fmt.Sprintf("%.0f/s (%d in total), %s of CPU each", r.rate, r.ok, r.cpu.Round(time.Microsecond))
 	if r.failed > 0 {
 		s += fmt.Sprintf(", %d failed, first: %s", r.failed, r.first)
 	}
@@ -446,11 +459,12 @@ func (r result) String() string {
 // load runs n clients for d; each calls do in a loop with its own number.
 // do returns nil for an answer with the expected status.
 func load(n int, d time.Duration, do func(c int, hc *http.Client) error) result {
-	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: n}}
+	hc := &http.Client{Timeout: requestTimeout, Transport: &http.Transport{MaxIdleConnsPerHost: n}}
 	defer hc.CloseIdleConnections()
 	var ok, failed atomic.Int64
 	var first sync.Once
 	var firstErr string
+	cpu0 := cpuTime()
 	start := time.Now()
 	deadline := start.Add(d)
 	var wg sync.WaitGroup
@@ -469,7 +483,21 @@ func load(n int, d time.Duration, do func(c int, hc *http.Client) error) result 
 		}()
 	}
 	wg.Wait()
-	return result{rate: float64(ok.Load()) / time.Since(start).Seconds(), ok: ok.Load(), failed: failed.Load(), first: firstErr}
+	r := result{rate: float64(ok.Load()) / time.Since(start).Seconds(), ok: ok.Load(), failed: failed.Load(), first: firstErr}
+	if r.ok > 0 {
+		r.cpu = (cpuTime() - cpu0) / time.Duration(r.ok)
+	}
+	return r
+}
+
+// cpuTime returns the CPU time the process has used, in user and system
+// mode. On a machine shared with other work it varies less than a rate.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // send sends one request and reads the whole answer; an answer with another
@@ -513,6 +541,10 @@ func (b *writeBench) askLoad(url string, w askWorld, d time.Duration) result {
 func checked(name string, r result) result {
 	fmt.Printf("%s: %s\n", name, r)
 	if r.failed > r.ok/100 {
+		if strings.Contains(r.first, "Timeout") {
+			// A server that stopped answering: show where it waits.
+			_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 1)
+		}
 		fatalf("%s: more than 1%% of the requests failed", name)
 	}
 	return r
@@ -547,7 +579,7 @@ func (b *writeBench) stockBadger() row {
 		version string
 	}
 	ups := make([][]up, b.cfg.clients)
-	hc := &http.Client{Timeout: 30 * time.Second}
+	hc := &http.Client{Timeout: requestTimeout}
 	for c := range ups {
 		for i := range upsPerClient {
 			p, err := s.publish(ctx, e.m, c*upsPerClient+i)
@@ -592,7 +624,7 @@ func (b *writeBench) askMemory() row {
 	defer e.stop()
 	w := newAskWorld(ctx, e.m, b.cfg.clients)
 	// The bare handler answers with the bytes and headers of a real ask.
-	hc := &http.Client{Timeout: 30 * time.Second}
+	hc := &http.Client{Timeout: requestTimeout}
 	res, answer, err := send(hc, askRequest(e.srv.URL, w.Tokens[0], w.Items[0], 0), http.StatusCreated)
 	if err != nil {
 		fatalf("%v", err)
@@ -637,7 +669,7 @@ func (b *writeBench) grow() {
 	w := newAskWorld(ctx, e.m, b.cfg.clients)
 	fmt.Printf("grow: %d consecutive ask runs of %s on one Badger server\n", b.cfg.growRuns, b.cfg.duration)
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "run\tasks/s\tof run 1\tquestions\tconflicts\t")
+	fmt.Fprintln(tw, "run\tasks/s\tof run 1\tCPU per ask\tquestions\tconflicts\t")
 	var first float64
 	var total int64
 	for run := 1; run <= b.cfg.growRuns; run++ {
@@ -647,7 +679,7 @@ func (b *writeBench) grow() {
 			first = r.rate
 		}
 		total += r.ok
-		fmt.Fprintf(tw, "%d\t%.0f\t%.2f\t%d\t%d\t\n", run, r.rate, r.rate/first, total, e.conflicts()-c0)
+		fmt.Fprintf(tw, "%d\t%.0f\t%.2f\t%s\t%d\t%d\t\n", run, r.rate, r.rate/first, r.cpu.Round(time.Microsecond), total, e.conflicts()-c0)
 		b.printStats(fmt.Sprintf("grow, after run %d", run), e)
 	}
 	tw.Flush()
