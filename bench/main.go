@@ -4,6 +4,11 @@
 // ratio. Traffic goes only to 127.0.0.1; every phase is bounded in time.
 //
 //	go run ./bench -duration 3s -concurrency 16
+//
+// With -write it measures durable writes instead (see write.go and
+// docs/benchmarks.md):
+//
+//	go run ./bench -write -duration 5s -preload-dir ~/.cache/marketplace-bench
 package main
 
 import (
@@ -32,9 +37,17 @@ import (
 func main() {
 	duration := flag.Duration("duration", 3*time.Second, "how long each route is driven, per server")
 	concurrency := flag.Int("concurrency", 16, "concurrent clients")
+	write := flag.Bool("write", false, "measure the write routes instead of the read routes")
+	var wc writeConfig
+	wc.flags()
 	flag.Parse()
 	if *duration > time.Minute {
 		log.Fatal("-duration is capped at 1m")
+	}
+	if *write {
+		wc.duration = *duration
+		runWrite(wc)
+		return
 	}
 	ctx := context.Background()
 	m, err := marketplace.New(memory.New(), marketplace.Options{})

@@ -1,0 +1,749 @@
+package main
+
+// The write benchmark (-write): acknowledged durable writes over loopback
+// HTTP, each beside a baseline measured in the same run.
+//
+//   - ask on Badger: 64 clients POST /questions against a server on a Badger
+//     folder, beside 64 goroutines committing synced single-key Badger
+//     transactions in a folder on the same disk (the engine's limit);
+//   - PUT stock on Badger: the same, each client on its own user products;
+//   - ask on memory: beside a bare httprouter handler that decodes the same
+//     body and writes a fixed answer;
+//   - ask on a preloaded store (1,000,000 questions, 100,000 items) beside
+//     the ask on an empty one;
+//   - grow: consecutive ask runs on one server, to see the rate as data grows.
+//
+// Every phase is bounded in time, traffic stays on 127.0.0.1, and the
+// temporary folders are removed at the end (the preloaded store is cached in
+// -preload-dir on purpose).
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	badgerdb "github.com/dgraph-io/badger/v4"
+	"github.com/julienschmidt/httprouter"
+
+	"marketplace"
+	"marketplace/accounts"
+	"marketplace/httpapi"
+	"marketplace/stock"
+	"marketplace/storage"
+	"marketplace/storage/badger"
+	"marketplace/storage/memory"
+)
+
+// writeConfig holds the flags of the write benchmark.
+type writeConfig struct {
+	duration         time.Duration
+	clients          int
+	dir              string
+	phases           string
+	preloadDir       string
+	preloadQuestions int
+	preloadItems     int
+	growRuns         int
+	background       bool
+	stats            bool
+	cpuProfile       string
+	blockProfile     string
+}
+
+func (c *writeConfig) flags() {
+	flag.IntVar(&c.clients, "clients", 64, "-write: concurrent HTTP clients, and goroutines of the Badger baseline")
+	flag.StringVar(&c.dir, "dir", "", "-write: where the temporary Badger folders go (default: the system's temporary folder); the baseline's and the server's share this disk")
+	flag.StringVar(&c.phases, "phases", "ask,stock,memory,preload,grow", "-write: the phases to run, comma-separated")
+	flag.StringVar(&c.preloadDir, "preload-dir", "", "-write: folder that caches the preloaded store of the preload phase, built on first use (without it the phase is skipped)")
+	flag.IntVar(&c.preloadQuestions, "preload-questions", 1_000_000, "-write: questions in the preloaded store")
+	flag.IntVar(&c.preloadItems, "preload-items", 100_000, "-write: items in the preloaded store")
+	flag.IntVar(&c.growRuns, "grow-runs", 3, "-write: consecutive ask runs on one server in the grow phase")
+	flag.BoolVar(&c.background, "background", true, "-write: run the engine's background work (notification delivery, response-time refresh) beside the requests, as the server does")
+	flag.BoolVar(&c.stats, "stats", false, "-write: print Badger's levels and sizes after each Badger phase")
+	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "-write: write a CPU profile of the whole run to this file")
+	flag.StringVar(&c.blockProfile, "blockprofile", "", "-write: write a blocking profile of the whole run to this file")
+}
+
+// row is one line of the table.
+type row struct {
+	name      string
+	full      float64
+	base      float64
+	target    float64
+	conflicts string
+	note      string
+}
+
+// cleanups run on return and on a fatal error or an interrupt, so that no
+// temporary folder is left behind.
+var (
+	cleanupMu sync.Mutex
+	cleanups  []func()
+)
+
+func atCleanup(f func()) {
+	cleanupMu.Lock()
+	defer cleanupMu.Unlock()
+	cleanups = append(cleanups, f)
+}
+
+func runCleanups() {
+	cleanupMu.Lock()
+	defer cleanupMu.Unlock()
+	for i := len(cleanups) - 1; i >= 0; i-- {
+		cleanups[i]()
+	}
+	cleanups = nil
+}
+
+func fatalf(format string, args ...any) {
+	runCleanups()
+	log.Fatalf(format, args...)
+}
+
+func runWrite(c writeConfig) {
+	if c.clients < 1 {
+		log.Fatal("-clients must be at least 1")
+	}
+	tmp, err := os.MkdirTemp(c.dir, "marketplace-bench-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	atCleanup(func() { _ = os.RemoveAll(tmp) })
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sig
+		runCleanups()
+		os.Exit(1)
+	}()
+	defer runCleanups()
+
+	if c.cpuProfile != "" {
+		f, err := os.Create(c.cpuProfile)
+		if err != nil {
+			fatalf("%v", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fatalf("%v", err)
+		}
+		atCleanup(func() { pprof.StopCPUProfile(); _ = f.Close() })
+	}
+	if c.blockProfile != "" {
+		// One sample per 10µs spent blocked: enough to see where writers
+		// wait without slowing them much.
+		runtime.SetBlockProfileRate(10_000)
+		atCleanup(func() {
+			f, err := os.Create(c.blockProfile)
+			if err == nil {
+				_ = pprof.Lookup("block").WriteTo(f, 0)
+				_ = f.Close()
+			}
+		})
+	}
+
+	phases := map[string]bool{}
+	for _, p := range strings.Split(c.phases, ",") {
+		switch p = strings.TrimSpace(p); p {
+		case "ask", "stock", "memory", "preload", "grow":
+			phases[p] = true
+		case "":
+		default:
+			fatalf("unknown phase %q", p)
+		}
+	}
+	b := &writeBench{cfg: c, tmp: tmp}
+	fmt.Printf("write benchmark: %d clients, %s per phase, folders in %s, %d cores\n",
+		c.clients, c.duration, tmp, runtime.NumCPU())
+
+	var rows []row
+	var emptyAsk float64
+	if phases["ask"] || phases["stock"] {
+		// The engine's limit, measured before and after the marketplace's
+		// Badger phases: synced commits vary with the disk's load, so
+		// both phases are compared with the mean.
+		before := b.baseline("before")
+		var askRow, stockRow row
+		if phases["ask"] {
+			askRow = b.askBadger()
+			emptyAsk = askRow.full
+		}
+		if phases["stock"] {
+			stockRow = b.stockBadger()
+		}
+		after := b.baseline("after")
+		base := (before + after) / 2
+		fmt.Printf("baseline: %.0f and %.0f synced single-key commits/s (before, after); mean %.0f\n", before, after, base)
+		for _, r := range []row{askRow, stockRow} {
+			if r.name != "" {
+				r.base = base
+				rows = append(rows, r)
+			}
+		}
+	}
+	if phases["memory"] {
+		rows = append(rows, b.askMemory())
+	}
+	if phases["preload"] {
+		if c.preloadDir == "" {
+			fmt.Println("preload: skipped (pass -preload-dir DIR; the preloaded store is built there once and reused)")
+		} else {
+			if emptyAsk == 0 {
+				emptyAsk = b.askBadger().full
+			}
+			rows = append(rows, b.askPreloaded(emptyAsk))
+		}
+	}
+	if len(rows) > 0 {
+		w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(w, "phase\tfull/s\tbaseline/s\tratio\ttarget\tconflicts\t")
+		for _, r := range rows {
+			fmt.Fprintf(w, "%s\t%.0f\t%.0f\t%.2f\t>= %.2f\t%s\t\n", r.name, r.full, r.base, r.full/r.base, r.target, r.conflicts)
+		}
+		w.Flush()
+		for _, r := range rows {
+			if r.note != "" {
+				fmt.Printf("%s: %s\n", r.name, r.note)
+			}
+		}
+	}
+	if phases["grow"] {
+		b.grow()
+	}
+}
+
+type writeBench struct {
+	cfg writeConfig
+	tmp string
+	n   atomic.Int64 // numbers the temporary folders
+}
+
+// folder returns a new folder under the run's temporary folder.
+func (b *writeBench) folder(name string) string {
+	dir := filepath.Join(b.tmp, fmt.Sprintf("%02d-%s", b.n.Add(1), name))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fatalf("%v", err)
+	}
+	return dir
+}
+
+// baselineOptions are the options storage/badger opens its folders with
+// (badger.go, Open); keep the two in step.
+func baselineOptions(dir string) badgerdb.Options {
+	return badgerdb.DefaultOptions(dir).
+		WithSyncWrites(true).
+		WithLogger(nil).
+		WithMemTableSize(64 << 20).
+		WithNumMemtables(2).
+		WithBlockCacheSize(32 << 20).
+		WithIndexCacheSize(16 << 20).
+		WithValueLogFileSize(64 << 20).
+		WithNumCompactors(2)
+}
+
+// baseline returns the rate of synced single-key Badger transactions
+// committed by b.cfg.clients goroutines, each on keys of its own.
+func (b *writeBench) baseline(when string) float64 {
+	dir := b.folder("baseline-" + when)
+	db, err := badgerdb.Open(baselineOptions(dir))
+	if err != nil {
+		fatalf("open baseline: %v", err)
+	}
+	value := bytes.Repeat([]byte{'v'}, 100)
+	var done atomic.Int64
+	var failed atomic.Value
+	start := time.Now()
+	deadline := start.Add(b.cfg.duration)
+	var wg sync.WaitGroup
+	for g := range b.cfg.clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; time.Now().Before(deadline); i++ {
+				key := fmt.Appendf(nil, "bench/%04d/%012d", g, i)
+				err := db.Update(func(txn *badgerdb.Txn) error { return txn.Set(key, value) })
+				if err != nil {
+					failed.Store(err)
+					return
+				}
+				done.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if err, ok := failed.Load().(error); ok {
+		fatalf("baseline commit: %v", err)
+	}
+	if err := db.Close(); err != nil {
+		fatalf("close baseline: %v", err)
+	}
+	_ = os.RemoveAll(dir)
+	return float64(done.Load()) / elapsed.Seconds()
+}
+
+// engine is a marketplace served over loopback, with its background work
+// running as in the server.
+type engine struct {
+	m      *marketplace.Marketplace
+	store  storage.Store
+	badger *badger.Store // nil on memory
+	srv    *server
+	stop   func()
+}
+
+func (b *writeBench) start(st storage.Store) *engine {
+	m, err := marketplace.New(st, marketplace.Options{})
+	if err != nil {
+		fatalf("start engine: %v", err)
+	}
+	e := &engine{m: m, store: st}
+	e.badger, _ = st.(*badger.Store)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	if b.cfg.background {
+		go func() {
+			defer close(done)
+			_ = m.Start(ctx)
+		}()
+	} else {
+		close(done)
+	}
+	e.srv = serve(httpapi.New(m, httpapi.Config{}))
+	e.stop = func() {
+		e.srv.Close()
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(stopTimeout):
+			// A deadlocked engine never stops: show where it waits.
+			_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 1)
+			fatalf("the engine's background work did not stop within %s (a deadlock? goroutines above)", stopTimeout)
+		}
+		if err := m.Close(); err != nil {
+			fatalf("close engine: %v", err)
+		}
+		if err := st.Close(); err != nil {
+			fatalf("close store: %v", err)
+		}
+	}
+	return e
+}
+
+// stopTimeout bounds the stop of an engine, and requestTimeout a request.
+const (
+	stopTimeout    = 15 * time.Second
+	requestTimeout = 10 * time.Second
+)
+
+func (b *writeBench) startBadger(name string) *engine {
+	st, err := badger.Open(b.folder(name), badger.Options{})
+	if err != nil {
+		fatalf("%v", err)
+	}
+	return b.start(st)
+}
+
+func (e *engine) conflicts() uint64 {
+	if e.badger == nil {
+		return 0
+	}
+	return e.badger.Conflicts()
+}
+
+// askWorld is what the ask clients need: a seller's active items and one
+// buyer token per client, so that no rule refuses an ask.
+type askWorld struct {
+	Items  []string `json:"items"`
+	Tokens []string `json:"tokens"`
+}
+
+// sellerWorld is a seller with warehouse_management and a stock-location
+// store.
+type sellerWorld struct {
+	id    int64
+	token string
+	store string
+}
+
+func newSeller(ctx context.Context, m *marketplace.Marketplace, name string) (sellerWorld, error) {
+	u, tok, err := m.CreateUser(ctx, accounts.NewUser{Nickname: name, SiteID: "MLA", FirstName: "Bench", LastName: "Seller",
+		Tags: []string{"normal", "user_product_seller", accounts.TagWarehouseManagement}})
+	if err != nil {
+		return sellerWorld{}, err
+	}
+	st, err := m.Accounts.CreateStore(ctx, u.ID, accounts.NewStore{
+		Description: "Bench warehouse",
+		Location: accounts.Location{AddressID: 1, AddressLine: "Avenida Corrientes 1234", StreetName: "Avenida Corrientes",
+			StreetNumber: 1234, Latitude: -34.6037, Longitude: -58.3816, City: "Buenos Aires", State: "Capital Federal",
+			Country: "Argentina", ZipCode: "1043"},
+		Tags: []string{accounts.TagStockLocation},
+	})
+	if err != nil {
+		return sellerWorld{}, err
+	}
+	return sellerWorld{id: u.ID, token: tok, store: st.ID}, nil
+}
+
+func (s sellerWorld) publish(ctx context.Context, m *marketplace.Marketplace, n int) (stock.Published, error) {
+	return m.Stock.PublishMultiOrigin(ctx, s.id, stock.NewItem{
+		Title: fmt.Sprintf("Auriculares Sony WH-1000XM5 %d", n), CategoryID: "MLA1055", Price: "350000",
+		ListingTypeID: "gold_special", CurrencyID: "ARS", Condition: "new", Channels: []string{"marketplace"},
+		StockLocations: []stock.StockLocation{{StoreID: s.store, Quantity: 5}},
+	})
+}
+
+func newBuyer(ctx context.Context, m *marketplace.Marketplace, name string) (int64, string, error) {
+	u, tok, err := m.CreateUser(ctx, accounts.NewUser{Nickname: name, SiteID: "MLA", FirstName: "Bench", LastName: "Buyer"})
+	return u.ID, tok, err
+}
+
+// newAskWorld creates a seller with as many active items as clients, and a
+// buyer per client.
+func newAskWorld(ctx context.Context, m *marketplace.Marketplace, clients int) askWorld {
+	s, err := newSeller(ctx, m, "BENCH_SELLER")
+	if err != nil {
+		fatalf("seller: %v", err)
+	}
+	var w askWorld
+	for i := range clients {
+		p, err := s.publish(ctx, m, i)
+		if err != nil {
+			fatalf("publish: %v", err)
+		}
+		w.Items = append(w.Items, p.ID)
+		_, tok, err := newBuyer(ctx, m, fmt.Sprintf("BENCH_BUYER_%d", i))
+		if err != nil {
+			fatalf("buyer: %v", err)
+		}
+		w.Tokens = append(w.Tokens, tok)
+	}
+	return w
+}
+
+// result is what a load measured.
+type result struct {
+	rate   float64
+	ok     int64
+	failed int64
+	first  string        // the first failure
+	cpu    time.Duration // CPU time of the process (clients, server, engine) per success
+}
+
+func (r result) String() string {
+	s := fmt.Sprintf("%.0f/s (%d in total), %s of CPU each", r.rate, r.ok, r.cpu.Round(time.Microsecond))
+	if r.failed > 0 {
+		s += fmt.Sprintf(", %d failed, first: %s", r.failed, r.first)
+	}
+	return s
+}
+
+// load runs n clients for d; each calls do in a loop with its own number.
+// do returns nil for an answer with the expected status.
+func load(n int, d time.Duration, do func(c int, hc *http.Client) error) result {
+	hc := &http.Client{Timeout: requestTimeout, Transport: &http.Transport{MaxIdleConnsPerHost: n}}
+	defer hc.CloseIdleConnections()
+	var ok, failed atomic.Int64
+	var first sync.Once
+	var firstErr string
+	cpu0 := cpuTime()
+	start := time.Now()
+	deadline := start.Add(d)
+	var wg sync.WaitGroup
+	for c := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				if err := do(c, hc); err != nil {
+					failed.Add(1)
+					first.Do(func() { firstErr = err.Error() })
+					continue
+				}
+				ok.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	r := result{rate: float64(ok.Load()) / time.Since(start).Seconds(), ok: ok.Load(), failed: failed.Load(), first: firstErr}
+	if r.ok > 0 {
+		r.cpu = (cpuTime() - cpu0) / time.Duration(r.ok)
+	}
+	return r
+}
+
+// cpuTime returns the CPU time the process has used, in user and system
+// mode. On a machine shared with other work it varies less than a rate.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// send sends one request and reads the whole answer; an answer with another
+// status than want is an error.
+func send(hc *http.Client, req *http.Request, want int) (*http.Response, []byte, error) {
+	res, err := hc.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	body, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil {
+		return nil, nil, err
+	}
+	if res.StatusCode != want {
+		return nil, nil, fmt.Errorf("%s %s: %d %s", req.Method, req.URL.Path, res.StatusCode, body)
+	}
+	return res, body, nil
+}
+
+func askRequest(url, token, item string, n int) *http.Request {
+	body := fmt.Sprintf(`{"text":"Does it come with a case? (%d)","item_id":%q}`, n, item)
+	req, _ := http.NewRequest("POST", url+"/questions", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	return req
+}
+
+// askLoad drives POST /questions from one client per token, each asking on
+// the items in turn.
+func (b *writeBench) askLoad(url string, w askWorld, d time.Duration) result {
+	n := make([]int, b.cfg.clients)
+	return load(b.cfg.clients, d, func(c int, hc *http.Client) error {
+		n[c]++
+		item := w.Items[(c+n[c])%len(w.Items)]
+		_, _, err := send(hc, askRequest(url, w.Tokens[c%len(w.Tokens)], item, n[c]), http.StatusCreated)
+		return err
+	})
+}
+
+func checked(name string, r result) result {
+	fmt.Printf("%s: %s\n", name, r)
+	if r.failed > r.ok/100 {
+		if strings.Contains(r.first, "Timeout") {
+			// A server that stopped answering: show where it waits.
+			_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 1)
+		}
+		fatalf("%s: more than 1%% of the requests failed", name)
+	}
+	return r
+}
+
+func (b *writeBench) askBadger() row {
+	ctx := context.Background()
+	e := b.startBadger("ask")
+	defer e.stop()
+	w := newAskWorld(ctx, e.m, b.cfg.clients)
+	c0 := e.conflicts()
+	r := checked("ask, Badger", b.askLoad(e.srv.URL, w, b.cfg.duration))
+	b.printStats("ask, Badger", e)
+	return row{name: "POST /questions (Badger)", full: r.rate, target: 0.60,
+		conflicts: strconv.FormatUint(e.conflicts()-c0, 10)}
+}
+
+// upsPerClient is how many user products each PUT stock client writes in
+// turn: its own, so that no two clients race on a version.
+const upsPerClient = 4
+
+func (b *writeBench) stockBadger() row {
+	ctx := context.Background()
+	e := b.startBadger("stock")
+	defer e.stop()
+	s, err := newSeller(ctx, e.m, "BENCH_STOCK_SELLER")
+	if err != nil {
+		fatalf("seller: %v", err)
+	}
+	type up struct {
+		id      string
+		version string
+	}
+	ups := make([][]up, b.cfg.clients)
+	hc := &http.Client{Timeout: requestTimeout}
+	for c := range ups {
+		for i := range upsPerClient {
+			p, err := s.publish(ctx, e.m, c*upsPerClient+i)
+			if err != nil {
+				fatalf("publish: %v", err)
+			}
+			req, _ := http.NewRequest("GET", e.srv.URL+"/user-products/"+p.UserProductID+"/stock", nil)
+			req.Header.Set("Authorization", "Bearer "+s.token)
+			res, _, err := send(hc, req, http.StatusOK)
+			if err != nil {
+				fatalf("%v", err)
+			}
+			ups[c] = append(ups[c], up{id: p.UserProductID, version: res.Header.Get("x-version")})
+		}
+	}
+	hc.CloseIdleConnections()
+	n := make([]int, b.cfg.clients)
+	c0 := e.conflicts()
+	r := checked("PUT stock, Badger", load(b.cfg.clients, b.cfg.duration, func(c int, hc *http.Client) error {
+		n[c]++
+		u := &ups[c][n[c]%upsPerClient]
+		body := fmt.Sprintf(`{"locations":[{"store_id":%q,"quantity":%d}]}`, s.store, n[c]%100)
+		req, _ := http.NewRequest("PUT", e.srv.URL+"/user-products/"+u.id+"/stock/type/seller_warehouse", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+s.token)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("x-version", u.version)
+		res, _, err := send(hc, req, http.StatusOK)
+		if err != nil {
+			return err
+		}
+		u.version = res.Header.Get("x-version")
+		return nil
+	}))
+	b.printStats("PUT stock, Badger", e)
+	return row{name: "PUT /user-products/{id}/stock (Badger)", full: r.rate, target: 0.60,
+		conflicts: strconv.FormatUint(e.conflicts()-c0, 10)}
+}
+
+func (b *writeBench) askMemory() row {
+	ctx := context.Background()
+	e := b.start(memory.New())
+	defer e.stop()
+	w := newAskWorld(ctx, e.m, b.cfg.clients)
+	// The bare handler answers with the bytes and headers of a real ask.
+	hc := &http.Client{Timeout: requestTimeout}
+	res, answer, err := send(hc, askRequest(e.srv.URL, w.Tokens[0], w.Items[0], 0), http.StatusCreated)
+	if err != nil {
+		fatalf("%v", err)
+	}
+	bare := serve(bareAsk(answer, res.Header))
+	defer bare.Close()
+	full := checked("ask, memory", b.askLoad(e.srv.URL, w, b.cfg.duration))
+	base := checked("ask, bare httprouter", b.askLoad(bare.URL, w, b.cfg.duration))
+	return row{name: "POST /questions (memory)", full: full.rate, base: base.rate, target: 0.50, conflicts: "-"}
+}
+
+// bareAsk decodes the body of an ask as the API reads it and answers 201
+// with answer and the API's headers, nothing else.
+func bareAsk(answer []byte, header http.Header) http.Handler {
+	r := httprouter.New()
+	r.POST("/questions", func(w http.ResponseWriter, req *http.Request, _ httprouter.Params) {
+		var in struct {
+			Text   string `json:"text"`
+			ItemID string `json:"item_id"`
+		}
+		if err := json.NewDecoder(req.Body).Decode(&in); err != nil || in.Text == "" || in.ItemID == "" {
+			http.Error(w, "bad body", http.StatusBadRequest)
+			return
+		}
+		for k, v := range header {
+			if k != "Date" && k != "Content-Length" {
+				w.Header()[k] = v
+			}
+		}
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write(answer)
+	})
+	return r
+}
+
+// grow asks on one server in consecutive runs: on a store that keeps its
+// cost as data grows, every run has the first one's rate.
+func (b *writeBench) grow() {
+	ctx := context.Background()
+	e := b.startBadger("grow")
+	defer e.stop()
+	w := newAskWorld(ctx, e.m, b.cfg.clients)
+	fmt.Printf("grow: %d consecutive ask runs of %s on one Badger server\n", b.cfg.growRuns, b.cfg.duration)
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "run\tasks/s\tof run 1\tCPU per ask\tquestions\tconflicts\t")
+	var first float64
+	var total int64
+	for run := 1; run <= b.cfg.growRuns; run++ {
+		c0 := e.conflicts()
+		r := checked(fmt.Sprintf("grow, run %d", run), b.askLoad(e.srv.URL, w, b.cfg.duration))
+		if run == 1 {
+			first = r.rate
+		}
+		total += r.ok
+		fmt.Fprintf(tw, "%d\t%.0f\t%.2f\t%s\t%d\t%d\t\n", run, r.rate, r.rate/first, r.cpu.Round(time.Microsecond), total, e.conflicts()-c0)
+		b.printStats(fmt.Sprintf("grow, after run %d", run), e)
+	}
+	tw.Flush()
+}
+
+// printStats prints, with -stats, Badger's levels and sizes.
+func (b *writeBench) printStats(phase string, e *engine) {
+	if !b.cfg.stats || e.badger == nil {
+		return
+	}
+	fmt.Print(badgerStats(phase, e.badger.DB()))
+}
+
+func badgerStats(phase string, db *badgerdb.DB) string {
+	var sb strings.Builder
+	lsm, vlog := db.Size()
+	fmt.Fprintf(&sb, "  %s: LSM %s, value log %s\n", phase, mib(lsm), mib(vlog))
+	for _, l := range db.Levels() {
+		if l.NumTables == 0 && l.Level > 0 {
+			continue
+		}
+		fmt.Fprintf(&sb, "    L%d: %d tables, %s (target %s), score %.2f\n", l.Level, l.NumTables, mib(l.Size), mib(l.TargetSize), l.Score)
+	}
+	if m := db.BlockCacheMetrics(); m != nil {
+		fmt.Fprintf(&sb, "    block cache hit ratio %.2f\n", m.Ratio())
+	}
+	return sb.String()
+}
+
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+
+// copyDir copies the files of src into dst and syncs them, so that the copy
+// does not leave dirty pages for the kernel to write during a measurement.
+func copyDir(src, dst string) error {
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	for _, en := range entries {
+		if !en.Type().IsRegular() {
+			continue
+		}
+		if err := copyFile(filepath.Join(src, en.Name()), filepath.Join(dst, en.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		return errors.Join(err, out.Close())
+	}
+	return errors.Join(out.Sync(), out.Close())
+}
