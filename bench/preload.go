@@ -105,7 +105,7 @@ func (b *writeBench) buildPreloaded(dir string) (preloaded, error) {
 	if err != nil {
 		return preloaded{}, err
 	}
-	ds := newDirectLeases(st)
+	ds := st
 	m, err := marketplace.New(ds, marketplace.Options{})
 	if err != nil {
 		return preloaded{}, errors.Join(err, ds.Close())
