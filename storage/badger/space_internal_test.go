@@ -159,3 +159,30 @@ func TestUpdate_RefusedForWantOfSpaceCommitsNothingAndViewsGoOn(t *testing.T) {
 		t.Fatalf("value = %q, want the one from before the refusal", got)
 	}
 }
+
+func TestSequence_ALeaseRefusedForWantOfSpaceIsErrNoSpaceAndCloseStillSucceeds(t *testing.T) {
+	st, err := Open(t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	disk := &fakeDisk{free: DefaultFreeSpaceMargin - 1}
+	st.space = disk.guard(DefaultFreeSpaceMargin)
+	q, err := st.Sequence("ids")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.Next(t.Context()); !errors.Is(err, storage.ErrNoSpace) {
+		t.Fatalf("Next needing a lease on a short disk = %v, want ErrNoSpace", err)
+	}
+	disk.free = 1 << 40
+	time.Sleep(spaceRecheck)
+	if _, err := q.Next(t.Context()); err != nil {
+		t.Fatalf("Next once space returned: %v", err)
+	}
+	// The unused ids cannot be given back: a gap, not a failed Close.
+	disk.free = 0
+	time.Sleep(spaceRecheck)
+	if err := st.Close(); err != nil {
+		t.Fatalf("Close on a short disk: %v", err)
+	}
+}
