@@ -29,6 +29,10 @@ const (
 	NotFound
 	// Conflict means the write lost a race or carried a stale version.
 	Conflict
+	// InsufficientStorage means the change was refused because the store's
+	// disk is (nearly) full; nothing was changed, and the same change may
+	// succeed once space is freed.
+	InsufficientStorage
 )
 
 // String names the kind for logs.
@@ -44,6 +48,8 @@ func (k Kind) String() string {
 		return "not_found"
 	case Conflict:
 		return "conflict"
+	case InsufficientStorage:
+		return "insufficient_storage"
 	default:
 		return "internal"
 	}
@@ -63,6 +69,8 @@ func (k Kind) DefaultCode() string {
 		return "not_found"
 	case Conflict:
 		return "conflict"
+	case InsufficientStorage:
+		return "insufficient_storage"
 	default:
 		return "internal_error"
 	}

@@ -38,7 +38,8 @@ func TestWithCode_KeepsTheExactMessage(t *testing.T) {
 
 func TestDefaultCodes(t *testing.T) {
 	want := map[errs.Kind]string{errs.Internal: "internal_error", errs.Invalid: "bad_request", errs.Unauthorized: "unauthorized",
-		errs.Forbidden: "forbidden", errs.NotFound: "not_found", errs.Conflict: "conflict"}
+		errs.Forbidden: "forbidden", errs.NotFound: "not_found", errs.Conflict: "conflict",
+		errs.InsufficientStorage: "insufficient_storage"}
 	for k, code := range want {
 		if k.DefaultCode() != code {
 			t.Errorf("%v: %s, want %s", k, k.DefaultCode(), code)
@@ -55,5 +56,16 @@ func TestInternalf_KeepsTheCauseForLogsOnly(t *testing.T) {
 	e2 := errs.Invalidf("bad").WithCauses(errs.Cause{Code: "x", Message: "y"})
 	if len(e2.Causes) != 1 {
 		t.Fatal("causes lost")
+	}
+}
+
+// TestKinds_AreAppendOnly pins the value of every kind: a kind is only ever
+// added at the end, so a value kept by an embedder never changes meaning.
+func TestKinds_AreAppendOnly(t *testing.T) {
+	for want, k := range []errs.Kind{errs.Internal, errs.Invalid, errs.Unauthorized, errs.Forbidden,
+		errs.NotFound, errs.Conflict, errs.InsufficientStorage} {
+		if int(k) != want {
+			t.Errorf("%v = %d, want %d", k, int(k), want)
+		}
 	}
 }

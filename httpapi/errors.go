@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"marketplace/errs"
+	"marketplace/storage"
 )
 
 // statusByKind is the one place where domain error kinds become HTTP statuses.
@@ -15,7 +16,13 @@ var statusByKind = map[errs.Kind]int{
 	errs.Forbidden:    http.StatusForbidden,
 	errs.NotFound:     http.StatusNotFound,
 	errs.Conflict:     http.StatusConflict,
+	// 507 rather than 503: the server is up and reads are served; it is
+	// the change that cannot be stored (docs/spec-decisions.md).
+	errs.InsufficientStorage: http.StatusInsufficientStorage,
 }
+
+// errNoSpace answers a write that the store refused for want of disk space.
+var errNoSpace = errs.WithCode(errs.InsufficientStorage, "insufficient_storage", "Not enough disk space to store the change")
 
 // errorBody is the spec's error body shape.
 type errorBody struct {
@@ -37,7 +44,14 @@ func (e *httpError) Error() string { return e.message }
 
 // writeError answers err in the error body shape. Internal errors are logged
 // with their details and answered with a generic message.
+//
+// A storage error that the caller can act on is answered as such whatever
+// the domain wrapped it in (often an Internal error with the storage error as
+// its cause): storage.ErrNoSpace is a 507.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, storage.ErrNoSpace) {
+		err = errNoSpace
+	}
 	body := errorBody{Cause: []any{}}
 	var he *httpError
 	if errors.As(err, &he) {

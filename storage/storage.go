@@ -43,6 +43,14 @@ var ErrTooBig = errors.New("storage: transaction too big")
 // ErrReadOnly is returned by Set and Delete inside View.
 var ErrReadOnly = errors.New("storage: write in a read-only transaction")
 
+// ErrNoSpace is returned by Update (and by a Sequence that must lease ids)
+// when the backend's disk has too little free space left to take the change
+// safely. A durable backend refuses before the disk is actually full
+// (storage/badger keeps a margin), and then nothing is committed; Views keep
+// working, and Updates are taken again once space is freed. A write that the
+// disk itself refused (ENOSPC) is reported this way too.
+var ErrNoSpace = errors.New("storage: not enough disk space")
+
 // Store is a transactional, ordered key-value store.
 type Store interface {
 	// View runs fn in a read-only transaction over a consistent snapshot.

@@ -4,6 +4,11 @@
 // runs with no other Update beside it, so a hot key cannot starve a writer.
 // Badger's conflict error, should it outlast the retries, is reported as
 // storage.ErrConflict.
+//
+// A write that would leave less than a margin of free space on the data
+// folder's file system is refused with storage.ErrNoSpace before it reaches
+// Badger, which writes through memory maps and would otherwise die of SIGBUS
+// on a full disk; reads go on, and writes are taken again once space returns.
 package badger
 
 import (
@@ -11,8 +16,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	badgerdb "github.com/dgraph-io/badger/v4"
@@ -48,6 +55,10 @@ type Store struct {
 	// conflicts counts the Update attempts that Badger refused for a
 	// conflict and that were run again.
 	conflicts atomic.Uint64
+
+	// space refuses writes when the disk runs short; nil when the data is
+	// in memory or free space cannot be measured here.
+	space *spaceGuard
 }
 
 // sequenceBandwidth is the default of Options.SequenceLease.
@@ -65,33 +76,50 @@ type Options struct {
 	// 1000): one synced commit per lease, and at most that many ids
 	// skipped by a crash.
 	SequenceLease uint64
+	// FreeSpaceMargin is the free space, in bytes, kept on the file system
+	// of the folder: an Update that would leave less is refused with
+	// storage.ErrNoSpace. Zero means DefaultFreeSpaceMargin, which is also
+	// the least Open accepts; more leaves room for other programs that
+	// write to the same disk.
+	FreeSpaceMargin int64
 }
 
 // Open opens (or creates) the store in dir.
 func Open(dir string, opts Options) (*Store, error) {
 	// Badger's SyncWrites would sync once per transaction: the store syncs
 	// once per group of commits instead (groupSync), before Update returns.
+	margin := opts.FreeSpaceMargin
+	if margin == 0 {
+		margin = DefaultFreeSpaceMargin
+	}
+	if margin < DefaultFreeSpaceMargin {
+		return nil, fmt.Errorf("open badger in %s: a free space margin of %d bytes is below the %d that Badger may write ahead", dir, margin, DefaultFreeSpaceMargin)
+	}
 	bo := badgerdb.DefaultOptions(dir).
 		WithSyncWrites(false).
 		WithLogger(nil).
-		WithMemTableSize(64 << 20).
-		WithNumMemtables(2).
+		WithMemTableSize(memTableSize).
+		WithNumMemtables(numMemtables).
 		WithBlockCacheSize(32 << 20).
 		WithIndexCacheSize(16 << 20).
-		WithValueLogFileSize(64 << 20).
+		WithValueLogFileSize(valueLogFileSize).
+		WithLevelSizeMultiplier(levelSizeMultiplier).
 		WithNumCompactors(2)
 	if opts.InMemory {
 		bo = bo.WithDir("").WithValueDir("").WithInMemory(true)
 	}
 	db, err := badgerdb.Open(bo)
 	if err != nil {
-		return nil, fmt.Errorf("open badger in %s: %w", dir, err)
+		return nil, fmt.Errorf("open badger in %s: %w", dir, translate(err))
 	}
 	lease := opts.SequenceLease
 	if lease == 0 {
 		lease = sequenceBandwidth
 	}
 	s := &Store{db: db, dir: dir, seqs: map[string]*storage.LeasedSequence{}, lease: lease}
+	if !opts.InMemory && canMeasureFreeSpace {
+		s.space = newSpaceGuard(dir, margin, func() int64 { return compactionReserve(db.Levels()) })
+	}
 	logs := &logFiles{dir: dir}
 	s.durable = newGroupSync(func() error {
 		if opts.InMemory {
@@ -158,6 +186,7 @@ func (s *Store) attempt(ctx context.Context, fn func(storage.Tx) error, alone bo
 		s.gate.RLock()
 		defer s.gate.RUnlock()
 	}
+	var admitted int64
 	err = s.db.Update(func(btx *badgerdb.Txn) error {
 		t := &tx{btx: btx}
 		if err := fn(t); err != nil {
@@ -166,9 +195,36 @@ func (s *Store) attempt(ctx context.Context, fn func(storage.Tx) error, alone bo
 		wrote = t.wrote
 		// A caller that gave up while fn ran must not find its writes
 		// committed.
-		return ctx.Err()
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		admitted, err = s.admit(t)
+		return err
 	})
+	s.admitted(admitted)
 	return wrote, err
+}
+
+// admit is called as a transaction's function returns, while its writes are
+// still in memory: it refuses them with storage.ErrNoSpace, before Badger
+// commits them to its log, if the disk is short of space. It returns the
+// bytes to give to admitted once the commit is over.
+func (s *Store) admit(t *tx) (int64, error) {
+	if s.space == nil || !t.wrote {
+		return 0, nil
+	}
+	n := t.bytes + txnOverhead
+	if err := s.space.admit(n); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// admitted ends the commit of n bytes that admit let through.
+func (s *Store) admitted(n int64) {
+	if n > 0 {
+		s.space.done(n)
+	}
 }
 
 // syncCommitted returns once everything committed so far is on disk. The
@@ -214,7 +270,17 @@ func (s *Store) updateUngated(ctx context.Context, fn func(storage.Tx) error) er
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		err := s.db.Update(func(btx *badgerdb.Txn) error { return fn(&tx{btx: btx}) })
+		var admitted int64
+		err := s.db.Update(func(btx *badgerdb.Txn) error {
+			t := &tx{btx: btx}
+			if err := fn(t); err != nil {
+				return err
+			}
+			var err error
+			admitted, err = s.admit(t)
+			return err
+		})
+		s.admitted(admitted)
 		if err == nil {
 			err = s.syncCommitted()
 		}
@@ -231,7 +297,11 @@ func (s *Store) Close() error {
 	if !s.db.IsClosed() {
 		s.seqMu.Lock()
 		for _, q := range s.seqs {
-			errs = append(errs, q.Close(context.Background()))
+			// Without the space to give the unused ids back, the next
+			// start skips them: a gap, which sequences allow.
+			if err := q.Close(context.Background()); !errors.Is(err, storage.ErrNoSpace) {
+				errs = append(errs, err)
+			}
 		}
 		s.seqMu.Unlock()
 	}
@@ -255,6 +325,12 @@ func translate(err error) error {
 		return storage.ErrReadOnly
 	case errors.Is(err, badgerdb.ErrTxnTooBig):
 		return storage.ErrTooBig
+	case errors.Is(err, storage.ErrNoSpace):
+		return err
+	case errors.Is(err, syscall.ENOSPC) || strings.Contains(err.Error(), syscall.ENOSPC.Error()):
+		// Badger wraps some errors with %v, losing the errno but keeping
+		// its text.
+		return fmt.Errorf("%w: %v", storage.ErrNoSpace, err)
 	}
 	return err
 }
@@ -262,6 +338,8 @@ func translate(err error) error {
 type tx struct {
 	btx   *badgerdb.Txn
 	wrote bool
+	// bytes estimates what the transaction's writes take in Badger's logs.
+	bytes int64
 }
 
 func (t *tx) Get(key []byte) ([]byte, error) {
@@ -274,12 +352,14 @@ func (t *tx) Get(key []byte) ([]byte, error) {
 
 func (t *tx) Set(key, value []byte) error {
 	t.wrote = true
+	t.bytes += int64(2*len(key)+len(value)) + entryOverhead
 	// Badger keeps the slices until commit; copy so callers may reuse theirs.
 	return translate(t.btx.Set(bytes.Clone(key), bytes.Clone(value)))
 }
 
 func (t *tx) Delete(key []byte) error {
 	t.wrote = true
+	t.bytes += int64(2*len(key)) + entryOverhead
 	return translate(t.btx.Delete(bytes.Clone(key)))
 }
 

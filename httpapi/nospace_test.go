@@ -1,0 +1,104 @@
+package httpapi_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync/atomic"
+	"testing"
+
+	"github.com/matryer/is"
+
+	"marketplace"
+	"marketplace/clock"
+	"marketplace/httpapi"
+	"marketplace/storage"
+	"marketplace/storage/memory"
+)
+
+// fullDiskStore is a store whose disk can be made full: while full is set,
+// every Update and every new id is refused with storage.ErrNoSpace, as the
+// Badger backend does when free space falls below its margin. Views go on.
+type fullDiskStore struct {
+	storage.Store
+	full atomic.Bool
+}
+
+func (s *fullDiskStore) Update(ctx context.Context, fn func(storage.Tx) error) error {
+	if s.full.Load() {
+		return storage.ErrNoSpace
+	}
+	return s.Store.Update(ctx, fn)
+}
+
+func (s *fullDiskStore) Sequence(name string) (storage.Sequence, error) {
+	q, err := s.Store.Sequence(name)
+	if err != nil {
+		return nil, err
+	}
+	return &fullDiskSequence{Sequence: q, store: s}, nil
+}
+
+type fullDiskSequence struct {
+	storage.Sequence
+	store *fullDiskStore
+}
+
+func (q *fullDiskSequence) Next(ctx context.Context) (uint64, error) {
+	if q.store.full.Load() {
+		return 0, storage.ErrNoSpace
+	}
+	return q.Sequence.Next(ctx)
+}
+
+// noSpaceBody is the whole answer to a write refused for want of disk space.
+const noSpaceBody = `{"message":"Not enough disk space to store the change","error":"insufficient_storage","status":507,"cause":[]}` + "\n"
+
+func TestWriteError_WriteRefusedForDiskSpaceIs507WithTheExactBodyAndReadsGoOn(t *testing.T) {
+	is := is.New(t)
+	st := &fullDiskStore{Store: memory.New()}
+	clk := clock.NewManual(testStart)
+	m, err := marketplace.New(st, marketplace.Options{Clock: clk})
+	is.NoErr(err)
+	t.Cleanup(func() { _ = m.Close() })
+	log := &errorLog{}
+	ts := &testServer{t: t, m: m, clock: clk, handler: httpapi.New(m, httpapi.Config{
+		OperatorToken: testOperatorToken, ManualClock: clk, Logger: slog.New(log)})}
+	w := &qWorld{testServer: ts, seller: ts.mustUser("MLA"), buyer: ts.mustUser("MLA")}
+	w.item = w.mustItem(w.seller.ID)
+	asked := w.mustAsk(w.buyer, w.item, "Does it come with a case?")
+	seller, stores := ts.mustSeller(1)
+	_, up := ts.mustMultiItem(seller.Token, stores[0], 2)
+
+	st.full.Store(true)
+	for _, c := range []struct {
+		name, method, path, token string
+		body                      any
+		headers                   []string
+	}{
+		// The domain wraps the storage error (an Update, or a new id).
+		{"Ask", "POST", "/questions", w.buyer.Token, map[string]any{"text": "And a strap?", "item_id": w.item}, nil},
+		{"Answer", "POST", "/answers", w.seller.Token, map[string]any{"question_id": asked, "text": "Yes"}, nil},
+		{"PutStock", "PUT", "/user-products/" + up + "/stock/type/seller_warehouse", seller.Token,
+			map[string]any{"locations": []any{map[string]any{"store_id": stores[0], "quantity": 7}}}, []string{"x-version", "1"}},
+		{"CreateUser", "POST", "/operator/users", testOperatorToken, map[string]any{
+			"nickname": "FULL_DISK", "site_id": "MLA", "first_name": "A", "last_name": "B", "tags": []string{}}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			is := is.New(t)
+			res := ts.do(c.method, c.path, c.token, c.body, c.headers...)
+			is.Equal(res.Status, http.StatusInsufficientStorage) // a refused write is a 507
+			is.Equal(string(res.Raw), noSpaceBody)               // the exact body
+		})
+	}
+	is.Equal(log.take(), []string(nil)) // a full disk is not logged as an internal error
+
+	res := ts.do("GET", fmt.Sprintf("/questions/%d", asked), w.buyer.Token, nil)
+	is.Equal(res.Status, http.StatusOK) // reads are served while the disk is full
+	res = ts.do("GET", "/users/me", seller.Token, nil)
+	is.Equal(res.Status, http.StatusOK)
+
+	st.full.Store(false)
+	w.mustAsk(w.buyer, w.item, "And a strap?") // writes are taken again once space returns
+}
