@@ -42,6 +42,9 @@ const (
 	KindForbidden    = errs.Forbidden
 	KindNotFound     = errs.NotFound
 	KindConflict     = errs.Conflict
+	// KindInsufficientStorage: a change refused because the store's disk
+	// is short of space (storage.ErrNoSpace); reads go on.
+	KindInsufficientStorage = errs.InsufficientStorage
 )
 
 // Options configure the engine. The zero value runs on the wall clock.
