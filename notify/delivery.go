@@ -127,7 +127,7 @@ func (s *Service) Dispatch(ctx context.Context) (int, error) {
 		it.Close()
 		for i, ev := range events {
 			if ev.Topic != "" {
-				if err := s.fanOut(tx, ev, now); err != nil {
+				if err := s.fanOut(ctx, tx, ev, now); err != nil {
 					return err
 				}
 			}
@@ -147,7 +147,11 @@ func (s *Service) Dispatch(ctx context.Context) (int, error) {
 // fanOut writes one delivery per application of ev's user subscribed to its
 // topic. Only the owner's events reach an application (see
 // docs/notifications.md).
-func (s *Service) fanOut(tx storage.Tx, ev Event, now time.Time) error {
+func (s *Service) fanOut(ctx context.Context, tx storage.Tx, ev Event, now time.Time) error {
+	seq, err := s.store.Sequence(DeliverySequence)
+	if err != nil {
+		return err
+	}
 	var ids []int64
 	it := tx.Iterate(storage.Prefix(ownerAppsPrefix(ev.UserID)))
 	for ; it.Valid(); it.Next() {
@@ -162,7 +166,7 @@ func (s *Service) fanOut(tx storage.Tx, ev Event, now time.Time) error {
 		if !app.Subscribed(ev.Topic) {
 			continue
 		}
-		id, err := storage.NextSeq(tx, deliverySeqKey(), 1)
+		id, err := seq.Next(ctx)
 		if err != nil {
 			return err
 		}
