@@ -55,6 +55,11 @@ func dueKey(app int64, at time.Time, id uint64) []byte {
 	return storage.Key(appDuePrefix(app)).Int(at.UnixNano()).Uint(id)
 }
 
+// dueKeyBefore is the end of app's due keys at or before t.
+func dueKeyBefore(app int64, t time.Time) []byte {
+	return storage.Key(appDuePrefix(app)).Int(t.UnixNano() + 1)
+}
+
 func missedPrefix(app int64) []byte { return storage.NewKey("ntf/missed").Int(app) }
 func missedKey(app int64, at time.Time, id uint64) []byte {
 	return storage.Key(missedPrefix(app)).Int(at.UnixNano()).Uint(id)

@@ -6,6 +6,9 @@ package notify
 
 import (
 	"context"
+	"reflect"
+	"slices"
+	"sync"
 	"time"
 
 	"marketplace/storage"
@@ -63,5 +66,51 @@ func Append(ctx context.Context, store storage.Store, tx storage.Tx, ev Event) (
 		return Event{}, err
 	}
 	ev.Seq = seq
-	return ev, storage.SetJSON(tx, outboxKey(seq), ev)
+	if err := storage.SetJSON(tx, outboxKey(seq), ev); err != nil {
+		return Event{}, err
+	}
+	wakeLoops(store)
+	return ev, nil
+}
+
+// loops are the delivery loops running in this process, by store, so that
+// Append can wake them rather than leave the event to their next poll.
+var loops = struct {
+	sync.RWMutex
+	m map[storage.Store][]*Service
+}{m: map[storage.Store][]*Service{}}
+
+// watchAppends makes every Append on store wake s until cancel is called.
+func watchAppends(store storage.Store, s *Service) (cancel func()) {
+	if !reflect.TypeOf(store).Comparable() {
+		// Not usable as a map key: the loop finds events at its polls.
+		return func() {}
+	}
+	loops.Lock()
+	loops.m[store] = append(loops.m[store], s)
+	loops.Unlock()
+	return func() {
+		loops.Lock()
+		defer loops.Unlock()
+		ss := slices.DeleteFunc(loops.m[store], func(x *Service) bool { return x == s })
+		if len(ss) == 0 {
+			delete(loops.m, store)
+		} else {
+			loops.m[store] = ss
+		}
+	}
+}
+
+// wakeLoops wakes the delivery loops of store. Append calls it inside the
+// change's transaction, before the commit: a loop that looks before the
+// commit finds the event at its next poll (Options.PollInterval).
+func wakeLoops(store storage.Store) {
+	loops.RLock()
+	defer loops.RUnlock()
+	if len(loops.m) == 0 || !reflect.TypeOf(store).Comparable() {
+		return
+	}
+	for _, s := range loops.m[store] {
+		s.wakeForOutbox()
+	}
 }

@@ -1,12 +1,14 @@
 package notify
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"math/rand/v2"
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"marketplace/clock"
@@ -50,8 +52,9 @@ type Options struct {
 	// PerApplication bounds the POSTs in flight to one application (default
 	// 8), so that a slow receiver cannot take every slot.
 	PerApplication int
-	// PollInterval is how often, in real time, Run looks for new events and
-	// due retries (default 5 ms). A manual clock's moves wake it at once.
+	// PollInterval is how often, in real time, Run looks for events written
+	// by other processes and for due retries (default 5 ms). An Append in this
+	// process and a manual clock's move wake it at once.
 	PollInterval time.Duration
 }
 
@@ -77,6 +80,14 @@ func (o Options) withDefaults() Options {
 // Service manages applications and delivers notifications: it fans the
 // outbox out into one delivery per subscribed application and POSTs each
 // until a 200, the attempts run out, or the retry window closes.
+//
+// The delivery pipeline (see docs/notifications.md): the loop reads the
+// outbox from a cursor and fans new events out in one Update per batch; it
+// claims due deliveries from each application's due index, again from a
+// cursor, within the POST bounds; each claimed delivery is POSTed in its own
+// goroutine; the outcomes are recorded by one recorder, several in one
+// Update. A delivery stays claimed from its claim until its outcome is
+// recorded (or its POST is abandoned), so it is never POSTed twice at once.
 type Service struct {
 	store  storage.Store
 	clock  clock.Clock
@@ -86,30 +97,60 @@ type Service struct {
 	// schedule predictable.
 	jitter func() float64
 
-	mu       sync.Mutex
-	inflight map[uint64]bool
-	perApp   map[int64]int
-	workers  sync.WaitGroup
-	stop     context.CancelFunc
-	stopped  chan struct{}
+	mu sync.Mutex
+	// claimed holds the deliveries taken by the loop: being POSTed or
+	// waiting for their outcome to be recorded.
+	claimed map[uint64]bool
+	// posting and perApp count the POSTs in flight, in all and to each
+	// application.
+	posting int
+	perApp  map[int64]int
+	// cursors says where each application's next due scan starts.
+	cursors map[int64]*dueCursor
+	// lowered counts the moves of a cursor back to a key written below it.
+	lowered    uint64
+	processing bool
+	workers    sync.WaitGroup
+	stop       context.CancelFunc
+	stopped    chan struct{}
 
 	wake chan struct{}
+	// appended says that the outbox may hold events the loop has not read:
+	// set by an Append in this process, by every poll and after a full
+	// batch.
+	appended atomic.Bool
+	// hinted says that an Append in this process woke the loop.
+	hinted atomic.Bool
+
+	// The loop's own state, used by one goroutine at a time (Run or
+	// Process).
+	outbox outboxCursor
+	// sweptAt is the real time of the last full scan of the due index.
+	sweptAt time.Time
 	// lastPrune is the clock time of the last pruning pass.
 	lastPrune time.Time
 }
+
+// sweepEvery is how often, in real time, the loop reads the outbox and every
+// due index from their start rather than from its cursors: the cursors skip
+// what this process has handled, and a sweep finds what another process
+// wrote behind them (or an event whose transaction committed long after a
+// later-numbered one).
+const sweepEvery = time.Second
 
 // New returns the notification service. A clock with an OnChange method (a
 // clock.Manual) wakes the delivery loop when it moves.
 func New(store storage.Store, clk clock.Clock, opts Options) *Service {
 	opts = opts.withDefaults()
 	s := &Service{
-		store:    store,
-		clock:    clk,
-		opts:     opts,
-		jitter:   rand.Float64,
-		inflight: map[uint64]bool{},
-		perApp:   map[int64]int{},
-		wake:     make(chan struct{}, 1),
+		store:   store,
+		clock:   clk,
+		opts:    opts,
+		jitter:  rand.Float64,
+		claimed: map[uint64]bool{},
+		perApp:  map[int64]int{},
+		cursors: map[int64]*dueCursor{},
+		wake:    make(chan struct{}, 1),
 	}
 	dialer := &net.Dialer{Timeout: opts.Timeout, Control: dialControl(opts.AllowPrivateCallbacks)}
 	s.client = &http.Client{
@@ -139,7 +180,7 @@ func New(store storage.Store, clk clock.Clock, opts Options) *Service {
 }
 
 // Wake asks the delivery loop to look for work now rather than at its next
-// poll. Callers that just appended events may use it to cut latency.
+// poll. Append wakes the loops of its store in this process already.
 func (s *Service) Wake() {
 	select {
 	case s.wake <- struct{}{}:
@@ -147,46 +188,93 @@ func (s *Service) Wake() {
 	}
 }
 
+// wakeForOutbox wakes the loop to read the outbox.
+func (s *Service) wakeForOutbox() {
+	s.hinted.Store(true)
+	s.appended.Store(true)
+	s.Wake()
+}
+
 // Run delivers notifications until ctx ends or Stop is called: it fans out
 // new events, sends due deliveries with bounded concurrency and prunes old
-// feeds. It returns after the POSTs in flight have ended; a POST cut short
-// is not recorded and will be sent again, so delivery is at least once.
-// Errors: the context's, or ErrRunning when a loop already runs.
+// feeds. It returns after the POSTs in flight have ended and their outcomes
+// are recorded; a POST cut short is not recorded and will be sent again, so
+// delivery is at least once. Errors: the context's, or ErrRunning when a loop
+// (Run or Process) already runs.
 func (s *Service) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
 	s.mu.Lock()
-	if s.stop != nil {
+	if s.stop != nil || s.processing {
 		s.mu.Unlock()
 		cancel()
 		return ErrRunning
 	}
-	done := make(chan struct{})
 	s.stop, s.stopped = cancel, done
 	s.mu.Unlock()
+	rec := s.startRecorder()
+	unwatch := watchAppends(s.store, s)
 	defer func() {
+		unwatch()
 		cancel()
 		s.workers.Wait()
+		rec.close()
 		s.mu.Lock()
 		s.stop, s.stopped = nil, nil
 		s.mu.Unlock()
 		close(done)
 	}()
+	s.resetCursors()
 	tick := time.NewTicker(s.opts.PollInterval)
 	defer tick.Stop()
+	// An Append wakes the loop from inside its transaction, before the
+	// commit, so the read it prompts may come too early: the loop reads the
+	// outbox again after 1 ms, 2 ms, 4 ms... while those reads find nothing,
+	// up to recheckMax, before it leaves the event to the next poll.
+	recheck := time.NewTimer(time.Hour)
+	recheck.Stop()
+	defer recheck.Stop()
+	var recheckIn time.Duration
 	for {
 		// A storage failure is retried at the next poll: the outbox and the
 		// due index keep everything that is not yet done.
-		_, _ = s.step(ctx)
+		r, _ := s.step(ctx, rec, false)
+		switch {
+		case r.hinted || (recheckIn > 0 && r.found > 0):
+			recheckIn = time.Millisecond
+			recheck.Reset(recheckIn)
+		case recheckIn > 0 && r.read:
+			if recheckIn *= 2; recheckIn <= recheckMax {
+				recheck.Reset(recheckIn)
+			} else {
+				recheckIn = 0
+			}
+		}
+		if r.more {
+			// A full batch: fan out the next one after starting the POSTs
+			// this one made due.
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			continue
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-s.wake:
 		case <-tick.C:
+			s.appended.Store(true)
+		case <-recheck.C:
+			s.appended.Store(true)
 		}
 	}
 }
 
-// ErrRunning is returned by Run when the delivery loop already runs.
+// recheckMax bounds the delay of the reads that follow an Append's wake.
+const recheckMax = 512 * time.Millisecond
+
+// ErrRunning is returned by Run and Process when a delivery loop already
+// runs.
 var ErrRunning = errors.New("notify: delivery loop already running")
 
 // Stop ends a running delivery loop and waits for it; without one it does
@@ -204,97 +292,241 @@ func (s *Service) Stop() {
 
 // Process does, once and in the caller's goroutine, what Run does forever:
 // it fans out the outbox and sends every delivery due by the clock, waiting
-// for each POST, until nothing is due. For embedders that deliver on their
-// own schedule and for tests on a manual clock. It returns the number of
-// POSTs made. Errors: ErrRunning while Run runs (the two would claim the same
-// deliveries), storage failures, the context's.
+// for each POST and the record of its outcome, until nothing is due. For
+// embedders that deliver on their own schedule and for tests on a manual
+// clock. It returns the number of POSTs made. Errors: ErrRunning while Run or
+// another Process runs (the two would claim the same deliveries), storage
+// failures, the context's.
 func (s *Service) Process(ctx context.Context) (int, error) {
 	s.mu.Lock()
-	running := s.stop != nil
-	s.mu.Unlock()
-	if running {
+	if s.stop != nil || s.processing {
+		s.mu.Unlock()
 		return 0, ErrRunning
 	}
+	s.processing = true
+	s.mu.Unlock()
+	rec := s.startRecorder()
+	defer func() {
+		s.workers.Wait()
+		rec.close()
+		s.mu.Lock()
+		s.processing = false
+		s.mu.Unlock()
+	}()
+	s.resetCursors()
 	total := 0
 	for {
-		n, err := s.step(ctx)
+		r, err := s.step(ctx, rec, true)
+		n, more := r.started, r.more
 		total += n
+		if err == nil {
+			err = rec.takeErr()
+		}
 		if err != nil {
-			s.workers.Wait()
 			return total, err
 		}
-		if n == 0 && s.inflightCount() == 0 {
-			return total, nil
+		if more {
+			continue
+		}
+		if n == 0 && s.claimedCount() == 0 {
+			// Nothing due is left unclaimed, and every claim has ended.
+			return total, rec.takeErr()
 		}
 		select {
 		case <-ctx.Done():
-			s.workers.Wait()
 			return total, ctx.Err()
 		case <-s.wake:
 		}
 	}
 }
 
-func (s *Service) inflightCount() int {
+func (s *Service) claimedCount() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.inflight)
+	return len(s.claimed)
 }
 
-// step fans out the outbox, prunes when the clock has moved enough, and
-// starts the POSTs of due deliveries that have a free slot. It returns the
-// number of POSTs started.
-func (s *Service) step(ctx context.Context) (int, error) {
-	for {
-		n, err := s.Dispatch(ctx)
-		if err != nil {
-			return 0, err
+// stepResult says what a step did.
+type stepResult struct {
+	read    bool // it read the outbox
+	hinted  bool // after an Append's wake
+	found   int  // events found in the outbox
+	more    bool // the outbox may hold more events at once
+	started int  // POSTs started
+}
+
+// step fans out a batch of the outbox (when it may hold new events, or
+// always when all is set), prunes when the clock has moved enough, and
+// starts the POSTs of due deliveries that have a free slot.
+func (s *Service) step(ctx context.Context, rec *recorder, all bool) (stepResult, error) {
+	var r stepResult
+	real := time.Now()
+	if real.Sub(s.sweptAt) >= sweepEvery {
+		s.sweptAt = real
+		s.resetDueCursors()
+		s.outbox.sweep = true
+		s.appended.Store(true)
+	}
+	r.hinted = s.hinted.Swap(false)
+	if all || s.appended.Swap(false) {
+		r.read = true
+		from := uint64(0)
+		if !all {
+			from = s.outbox.start(real)
 		}
-		if n < dispatchBatch {
-			break
+		found, hi, _, err := s.dispatchFrom(ctx, from)
+		if err != nil {
+			s.appended.Store(true)
+			return r, err
+		}
+		r.found = found
+		if found > 0 {
+			s.outbox.saw(hi)
+		}
+		if r.more = found == dispatchBatch; r.more {
+			s.outbox.resume = hi + 1
+			s.appended.Store(true)
 		}
 	}
 	now := s.clock.Now()
 	if now.Sub(s.lastPrune) >= time.Minute {
 		if err := s.Prune(ctx); err != nil {
-			return 0, err
+			return r, err
 		}
 		s.lastPrune = now
 	}
-	due, err := s.due(ctx, now)
+	jobs, err := s.claim(ctx, now)
 	if err != nil {
-		return 0, err
+		return r, err
 	}
-	for _, d := range due {
+	for _, j := range jobs {
 		s.workers.Add(1)
 		go func() {
 			defer s.workers.Done()
-			defer s.finish(d)
-			_ = s.attempt(ctx, d.id)
+			o, ok := s.send(ctx, j)
+			if ok {
+				rec.in <- o
+			}
+			s.mu.Lock()
+			s.posting--
+			if s.perApp[j.app.ID]--; s.perApp[j.app.ID] <= 0 {
+				delete(s.perApp, j.app.ID)
+			}
+			if !ok {
+				delete(s.claimed, j.d.ID)
+			}
+			s.mu.Unlock()
+			s.Wake()
 		}()
 	}
-	return len(due), nil
+	r.started = len(jobs)
+	return r, nil
 }
 
-type dueEntry struct {
-	id  uint64
-	app int64
+// outboxCursor is where the loop reads the outbox from. Event numbers are
+// drawn inside the change's transaction, so an event may commit a little
+// after a later-numbered one: the cursor (floor) trails the highest number
+// fanned out by outboxGrace, and a sweep reads from the start every
+// sweepEvery. Reading from the start every time would walk over every event
+// already fanned out and deleted but not yet compacted away (Badger keeps
+// their tombstones), which cost more than the delivery itself.
+type outboxCursor struct {
+	floor       uint64    // reads start at this number
+	seen        uint64    // the highest number fanned out
+	candidate   uint64    // the next floor, once candidateAt is outboxGrace old
+	candidateAt time.Time // real time
+	resume      uint64    // after a full batch, the next read starts here
+	sweep       bool      // the next read starts at the outbox's start
 }
 
-// due claims the deliveries due at now that have a free slot: not in flight,
-// within the global and the per-application bounds. Each application's due
-// deliveries are read from its own range, so that a busy application never
-// hides the others' and a pass costs no more than the slots it fills.
-func (s *Service) due(ctx context.Context, now time.Time) ([]dueEntry, error) {
+// outboxGrace is how long, in real time, an event may take to commit after a
+// later-numbered one was fanned out and still be read from the cursor; one
+// that takes longer waits for the next sweep.
+const outboxGrace = 100 * time.Millisecond
+
+// start returns the number the next read of the outbox starts at.
+func (c *outboxCursor) start(real time.Time) uint64 {
+	if c.sweep {
+		c.sweep, c.resume = false, 0
+		return 0
+	}
+	if c.resume > 0 {
+		from := c.resume
+		c.resume = 0
+		return from
+	}
+	if real.Sub(c.candidateAt) >= outboxGrace {
+		c.floor, c.candidate, c.candidateAt = c.candidate, c.seen+1, real
+	}
+	return c.floor
+}
+
+// saw notes that events up to number hi were fanned out.
+func (c *outboxCursor) saw(hi uint64) { c.seen = max(c.seen, hi) }
+
+// dueCursor is where the next scan of an application's due index starts:
+// every due key below it has been claimed, or was written by another process
+// (found by the next sweep). A due key this process writes below it moves it
+// back (noteDue).
+type dueCursor struct {
+	from []byte // nil: the start of the application's range
+	// lowered is the Service's lowered count when from last moved back.
+	lowered uint64
+}
+
+// noteDue moves app's cursor back to key, a due key this process just
+// committed, when the cursor is past it. s.mu must be held.
+func (s *Service) noteDue(app int64, key []byte) {
+	c := s.cursors[app]
+	if c == nil || c.from == nil || bytes.Compare(key, c.from) >= 0 {
+		return
+	}
+	s.lowered++
+	c.from, c.lowered = key, s.lowered
+}
+
+// resetCursors makes the next reads start at the start of the outbox and of
+// every due index, as when a loop starts.
+func (s *Service) resetCursors() {
+	s.outbox = outboxCursor{sweep: true}
+	s.sweptAt = time.Now()
+	s.resetDueCursors()
+	s.appended.Store(true)
+}
+
+func (s *Service) resetDueCursors() {
 	s.mu.Lock()
-	free := s.opts.Concurrency - len(s.inflight)
+	defer s.mu.Unlock()
+	clear(s.cursors)
+}
+
+// job is a claimed delivery and its application, as read after the claim.
+type job struct {
+	d   Delivery
+	app Application
+}
+
+type claimed struct {
+	app int64
+	id  uint64
+}
+
+// claim claims the deliveries due at now that have a free slot: not claimed
+// already, within the global and the per-application bounds of POSTs in
+// flight, and reads them. Each application's due deliveries are read from its
+// own range, from its cursor, so that a busy application never hides the
+// others' and a pass costs no more than the slots it fills.
+func (s *Service) claim(ctx context.Context, now time.Time) ([]job, error) {
+	s.mu.Lock()
+	free := s.opts.Concurrency - s.posting
+	lowered := s.lowered
 	s.mu.Unlock()
 	if free <= 0 {
 		return nil, nil
 	}
-	var out []dueEntry
+	var got []claimed
 	err := s.store.View(ctx, func(tx storage.Tx) error {
-		out = out[:0]
+		got = got[:0]
 		var apps []int64
 		it := tx.Iterate(storage.Prefix(appPrefix()))
 		for ; it.Valid(); it.Next() {
@@ -304,50 +536,115 @@ func (s *Service) due(ctx context.Context, now time.Time) ([]dueEntry, error) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		for _, app := range apps {
-			room := min(s.opts.PerApplication-s.perApp[app], s.opts.Concurrency-len(s.inflight))
+			room := min(s.opts.PerApplication-s.perApp[app], s.opts.Concurrency-s.posting)
 			if room <= 0 {
 				continue
 			}
+			c := s.cursors[app]
+			if c == nil {
+				c = &dueCursor{}
+				s.cursors[app] = c
+			}
 			p := appDuePrefix(app)
-			it := tx.Iterate(storage.Range{Start: p, End: storage.Key(p).Int(now.UnixNano() + 1)})
-			// In-flight deliveries keep their key until recorded, and they
-			// sit at the head of the range: skip past them.
-			for visited := 0; it.Valid() && room > 0 && visited < room+s.opts.PerApplication; it.Next() {
-				visited++
-				kr := storage.ReadKey(it.Key()[len(p):])
+			start, end := p, dueKeyBefore(app, now)
+			if c.from != nil && bytes.Compare(c.from, start) > 0 {
+				start = c.from
+			}
+			if bytes.Compare(start, end) >= 0 {
+				continue
+			}
+			it := tx.Iterate(storage.Range{Start: start, End: end})
+			var last []byte
+			ended := true
+			for ; it.Valid(); it.Next() {
+				if room == 0 {
+					ended = false
+					break
+				}
+				k := it.Key()
+				last = append(last[:0], k...)
+				kr := storage.ReadKey(k[len(p):])
 				kr.Int()
 				id := kr.Uint()
-				if kr.Err() != nil || s.inflight[id] {
+				if kr.Err() != nil || s.claimed[id] {
 					continue
 				}
-				s.inflight[id] = true
+				s.claimed[id] = true
+				s.posting++
 				s.perApp[app]++
 				room--
-				out = append(out, dueEntry{id: id, app: app})
+				got = append(got, claimed{app: app, id: id})
 			}
 			it.Close()
+			if c.lowered > lowered {
+				// Moved back to a key committed after this snapshot was
+				// taken: the next scan starts there.
+				continue
+			}
+			if ended {
+				c.from = end
+			} else if last != nil {
+				c.from = append(last, 0)
+			}
 		}
 		return nil
 	})
 	if err != nil {
-		// Release what this pass claimed: nothing was started.
-		s.mu.Lock()
-		for _, d := range out {
-			delete(s.inflight, d.id)
-			s.perApp[d.app]--
-		}
-		s.mu.Unlock()
+		s.release(got)
 		return nil, err
 	}
-	return out, nil
+	if len(got) == 0 {
+		return nil, nil
+	}
+	// Read the claimed deliveries in a snapshot taken after the claim: one
+	// whose outcome was recorded after the scan's snapshot (a stale due key)
+	// shows its new state here, and is not sent early.
+	jobs := make([]job, 0, len(got))
+	var drop []claimed
+	err = s.store.View(ctx, func(tx storage.Tx) error {
+		jobs, drop = jobs[:0], drop[:0]
+		apps := map[int64]Application{}
+		for _, g := range got {
+			var d Delivery
+			err := storage.GetJSON(tx, deliveryKey(g.id), &d)
+			if errors.Is(err, storage.ErrNotFound) || (err == nil && (d.State != StatePending || d.NextAttempt.After(now))) {
+				drop = append(drop, g)
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			app, ok := apps[g.app]
+			if !ok {
+				if app, err = getApp(tx, g.app); err != nil {
+					return err
+				}
+				apps[g.app] = app
+			}
+			jobs = append(jobs, job{d: d, app: app})
+		}
+		return nil
+	})
+	if err != nil {
+		s.release(got)
+		return nil, err
+	}
+	s.release(drop)
+	return jobs, nil
 }
 
-func (s *Service) finish(d dueEntry) {
-	s.mu.Lock()
-	delete(s.inflight, d.id)
-	if s.perApp[d.app]--; s.perApp[d.app] <= 0 {
-		delete(s.perApp, d.app)
+// release gives claims up before their POST.
+func (s *Service) release(cs []claimed) {
+	if len(cs) == 0 {
+		return
 	}
-	s.mu.Unlock()
-	s.Wake()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range cs {
+		delete(s.claimed, c.id)
+		s.posting--
+		if s.perApp[c.app]--; s.perApp[c.app] <= 0 {
+			delete(s.perApp, c.app)
+		}
+	}
 }
