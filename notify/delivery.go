@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"sync"
@@ -121,7 +122,7 @@ func (s *Service) dispatchFrom(ctx context.Context, from uint64) (found int, hi 
 		user  int64
 		topic string
 	}
-	subscribers := map[audience][]int64{}
+	subscribers := map[audience][]Application{}
 	start := OutboxPrefix()
 	if from > 0 {
 		start = outboxKey(from)
@@ -165,26 +166,54 @@ func (s *Service) dispatchFrom(ctx context.Context, from uint64) (found int, hi 
 	if err != nil {
 		return 0, 0, 0, wrapInternal(err, "dispatch outbox")
 	}
+	// The deliveries are made before the transaction, so that the first
+	// POSTs of those whose notification id derives from their event's start
+	// while it commits: should it fail, or the process die before it
+	// commits, the event is fanned out again later and POSTed with the same
+	// _id.
 	now := s.clock.Now()
-	var due []dueNote
+	var plan []planned
+	for i, ev := range events {
+		if ev.Topic == "" {
+			continue
+		}
+		for _, app := range subscribers[audience{ev.UserID, ev.Topic}] {
+			id, err := seq.Next(ctx)
+			if err != nil {
+				return 0, 0, 0, wrapInternal(err, "dispatch outbox")
+			}
+			plan = append(plan, planned{event: i, app: app, d: Delivery{ID: id, NotificationID: notificationID(ev, app.ID),
+				ApplicationID: app.ID, Event: ev, State: StatePending, NextAttempt: now}})
+		}
+	}
+	fan := &fanOutBatch{done: make(chan struct{})}
+	if s.queueEarly(plan, fan) {
+		s.wakeStart()
+	}
 	err = s.store.Update(ctx, func(tx storage.Tx) error {
-		moved, due = 0, due[:0]
+		moved = 0
+		next := 0
 		for i, k := range keys {
 			// Read again in the transaction: another loop may have moved it.
-			if _, err := tx.Get(k); errors.Is(err, storage.ErrNotFound) {
-				continue
-			} else if err != nil {
+			_, err := tx.Get(k)
+			gone := errors.Is(err, storage.ErrNotFound)
+			if err != nil && !gone {
 				return err
 			}
-			ev := events[i]
-			if ev.Topic != "" {
-				for _, app := range subscribers[audience{ev.UserID, ev.Topic}] {
-					k, err := s.fanOut(ctx, tx, seq, app, ev, now)
-					if err != nil {
-						return err
-					}
-					due = append(due, dueNote{app: app, key: k})
+			for ; next < len(plan) && plan[next].event == i; next++ {
+				if gone {
+					continue
 				}
+				d := plan[next].d
+				if err := storage.SetJSON(tx, deliveryKey(d.ID), d); err != nil {
+					return err
+				}
+				if err := tx.Set(dueKey(d.ApplicationID, now, d.ID), nil); err != nil {
+					return err
+				}
+			}
+			if gone {
+				continue
 			}
 			if err := tx.Delete(k); err != nil {
 				return err
@@ -193,15 +222,59 @@ func (s *Service) dispatchFrom(ctx context.Context, from uint64) (found int, hi 
 		}
 		return nil
 	})
+	fan.ok = err == nil
+	close(fan.done)
 	if err != nil {
 		return 0, 0, 0, wrapInternal(err, "dispatch outbox")
 	}
 	s.mu.Lock()
-	for _, d := range due {
-		s.noteDue(d.app, d.key)
+	for _, p := range plan {
+		s.noteDue(p.d.ApplicationID, dueKey(p.d.ApplicationID, now, p.d.ID))
 	}
 	s.mu.Unlock()
 	return len(keys), hi, moved, nil
+}
+
+// planned is a delivery of the event at index event of a fan-out batch.
+type planned struct {
+	event int
+	app   Application
+	d     Delivery
+}
+
+// fanOutBatch is the transaction of a fan-out, for the deliveries POSTed
+// before it committed: done is closed once it has ended, and ok says whether
+// it committed.
+type fanOutBatch struct {
+	done chan struct{}
+	ok   bool
+}
+
+// failed reports whether the fan-out has ended without committing.
+func (f *fanOutBatch) failed() bool {
+	if f == nil {
+		return false
+	}
+	select {
+	case <-f.done:
+		return !f.ok
+	default:
+		return false
+	}
+}
+
+// notificationNamespace derives the notification ids of an event's
+// deliveries from the event's id.
+var notificationNamespace = uuid.MustParse("0b1f6e36-5a3c-4f8e-9a57-2f5d8f0c7d41")
+
+// notificationID is the _id of ev's notification to application app: derived
+// from the event's id, so that a fan-out done again after a crash gives the
+// same one; random for an event written without an id.
+func notificationID(ev Event, app int64) string {
+	if ev.ID == "" {
+		return uuid.NewString()
+	}
+	return uuid.NewSHA1(notificationNamespace, fmt.Appendf(nil, "%s/%d", ev.ID, app)).String()
 }
 
 // dueNote is a due key written for app.
@@ -212,7 +285,7 @@ type dueNote struct {
 
 // subscribed returns the applications of user subscribed to topic. Only the
 // owner's events reach an application (see docs/notifications.md).
-func subscribed(tx storage.Tx, user int64, topic string) ([]int64, error) {
+func subscribed(tx storage.Tx, user int64, topic string) ([]Application, error) {
 	var ids []int64
 	p := ownerAppsPrefix(user)
 	it := tx.Iterate(storage.Prefix(p))
@@ -220,33 +293,17 @@ func subscribed(tx storage.Tx, user int64, topic string) ([]int64, error) {
 		ids = append(ids, storage.ReadKey(it.Key()[len(p):]).Int())
 	}
 	it.Close()
-	out := ids[:0]
+	var out []Application
 	for _, id := range ids {
 		app, err := getApp(tx, id)
 		if err != nil {
 			return nil, err
 		}
 		if app.Subscribed(topic) {
-			out = append(out, id)
+			out = append(out, app)
 		}
 	}
 	return out, nil
-}
-
-// fanOut writes the delivery of ev to application app, due now, and returns
-// its due key.
-func (s *Service) fanOut(ctx context.Context, tx storage.Tx, seq storage.Sequence, app int64, ev Event, now time.Time) ([]byte, error) {
-	id, err := seq.Next(ctx)
-	if err != nil {
-		return nil, err
-	}
-	d := Delivery{ID: id, NotificationID: uuid.NewString(), ApplicationID: app, Event: ev,
-		State: StatePending, NextAttempt: now}
-	if err := storage.SetJSON(tx, deliveryKey(id), d); err != nil {
-		return nil, err
-	}
-	k := dueKey(app, now, id)
-	return k, tx.Set(k, nil)
 }
 
 // maxResponseBody bounds the receiver's answer kept for the missed feed.
@@ -386,6 +443,26 @@ func (r *recorder) close() {
 // by someone else) is left out. When the transaction fails nothing is
 // recorded, and the deliveries stay due: they will be sent again.
 func (s *Service) record(ctx context.Context, batch []outcome) error {
+	// A delivery POSTed while its fan-out was committing is recorded once
+	// that commit is done; if it failed there is nothing to record (the
+	// event is still in the outbox).
+	kept := batch[:0]
+	for _, o := range batch {
+		if o.fan != nil {
+			<-o.fan.done
+			if !o.fan.ok {
+				s.mu.Lock()
+				delete(s.claimed, o.d.ID)
+				s.mu.Unlock()
+				continue
+			}
+		}
+		kept = append(kept, o)
+	}
+	batch = kept
+	if len(batch) == 0 {
+		return nil
+	}
 	var due []dueNote
 	err := s.store.Update(ctx, func(tx storage.Tx) error {
 		due = due[:0]

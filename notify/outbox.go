@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
+
 	"marketplace/storage"
 )
 
@@ -21,6 +23,11 @@ const TopicQuestions = "questions"
 type Event struct {
 	// Seq is the event's position in the outbox, assigned by Append.
 	Seq uint64 `json:"seq"`
+	// ID is a random UUID given by Append; the _id of each notification of
+	// the event derives from it and the application, so that it is the
+	// same however often the event is fanned out (after a crash). Events
+	// written before it existed have none and get random _ids.
+	ID string `json:"id,omitempty"`
 	// Topic is the notification topic, e.g. "questions".
 	Topic string `json:"topic"`
 	// UserID is the user concerned: the one whose applications are notified.
@@ -66,6 +73,9 @@ func Append(ctx context.Context, store storage.Store, tx storage.Tx, ev Event) (
 		return Event{}, err
 	}
 	ev.Seq = seq
+	if ev.ID == "" {
+		ev.ID = uuid.NewString()
+	}
 	if err := storage.SetJSON(tx, outboxKey(seq), ev); err != nil {
 		return Event{}, err
 	}

@@ -101,3 +101,32 @@ func TestRun_AppendWakesTheLoopWithoutWaitingForThePoll(t *testing.T) {
 	cancel()
 	<-done
 }
+
+// TestDelivery_EventFannedOutAgainKeepsItsNotificationID: a POST may be made
+// before the fan-out of its event commits; should the process die then, the
+// event is fanned out again, and its notification must keep its _id so that
+// the receiver can tell the repeat.
+func TestDelivery_EventFannedOutAgainKeepsItsNotificationID(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t, notify.Options{})
+	rcv := newReceiver(t, always(http.StatusOK))
+	seller := e.mustUser()
+	e.mustApp(seller, rcv.URL)
+	e.emit(seller, "/questions/1")
+	var key, value []byte
+	is.NoErr(e.m.Store().View(e.ctx, func(tx storage.Tx) error {
+		it := tx.Iterate(storage.Prefix(notify.OutboxPrefix()))
+		defer it.Close()
+		key = append([]byte(nil), it.Key()...)
+		var err error
+		value, err = it.Value()
+		return err
+	}))
+	is.Equal(e.process(), 1)
+	// The outbox as it was before the fan-out committed.
+	is.NoErr(e.m.Store().Update(e.ctx, func(tx storage.Tx) error { return tx.Set(key, value) }))
+	is.Equal(e.process(), 1)
+	got := rcv.got()
+	is.Equal(len(got), 2)
+	is.Equal(got[1].Body.ID, got[0].Body.ID) // the same notification, sent again
+}

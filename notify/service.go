@@ -1,7 +1,6 @@
 package notify
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"math/rand/v2"
@@ -88,6 +87,9 @@ func (o Options) withDefaults() Options {
 // goroutine; the outcomes are recorded by one recorder, several in one
 // Update. A delivery stays claimed from its claim until its outcome is
 // recorded (or its POST is abandoned), so it is never POSTed twice at once.
+// Claims run ahead of the POSTs: each application has a ready queue of a few
+// rounds of POSTs, so that a POST's end starts the next one without reading
+// the store.
 type Service struct {
 	store  storage.Store
 	clock  clock.Clock
@@ -101,12 +103,11 @@ type Service struct {
 	// claimed holds the deliveries taken by the loop: being POSTed or
 	// waiting for their outcome to be recorded.
 	claimed map[uint64]bool
-	// posting and perApp count the POSTs in flight, in all and to each
-	// application.
+	// posting counts the POSTs in flight.
 	posting int
-	perApp  map[int64]int
-	// cursors says where each application's next due scan starts.
-	cursors map[int64]*dueCursor
+	// apps holds each application's due cursor, ready queue and POSTs in
+	// flight.
+	apps map[int64]*appState
 	// lowered counts the moves of a cursor back to a key written below it.
 	lowered    uint64
 	processing bool
@@ -114,20 +115,25 @@ type Service struct {
 	stop       context.CancelFunc
 	stopped    chan struct{}
 
-	wake chan struct{}
+	// wake wakes the claims; outboxWake the fan-out.
+	wake       chan struct{}
+	outboxWake chan struct{}
 	// appended says that the outbox may hold events the loop has not read:
 	// set by an Append in this process, by every poll and after a full
 	// batch.
 	appended atomic.Bool
 	// hinted says that an Append in this process woke the loop.
 	hinted atomic.Bool
+	// refill says that the due index may hold deliveries to claim: set by
+	// a fan-out, a record, a clock move, and a ready queue running low.
+	refill atomic.Bool
 
-	// The loop's own state, used by one goroutine at a time (Run or
-	// Process).
+	// The fan-out's own state (Run's fan-out goroutine, or Process).
 	outbox outboxCursor
-	// sweptAt is the real time of the last full scan of the due index.
-	sweptAt time.Time
-	// lastPrune is the clock time of the last pruning pass.
+	// The claims' own state (Run's goroutine, or Process): the real time of
+	// the last full scan of the due index, and the clock time of the last
+	// pruning pass.
+	sweptAt   time.Time
 	lastPrune time.Time
 }
 
@@ -143,14 +149,14 @@ const sweepEvery = time.Second
 func New(store storage.Store, clk clock.Clock, opts Options) *Service {
 	opts = opts.withDefaults()
 	s := &Service{
-		store:   store,
-		clock:   clk,
-		opts:    opts,
-		jitter:  rand.Float64,
-		claimed: map[uint64]bool{},
-		perApp:  map[int64]int{},
-		cursors: map[int64]*dueCursor{},
-		wake:    make(chan struct{}, 1),
+		store:      store,
+		clock:      clk,
+		opts:       opts,
+		jitter:     rand.Float64,
+		claimed:    map[uint64]bool{},
+		apps:       map[int64]*appState{},
+		wake:       make(chan struct{}, 1),
+		outboxWake: make(chan struct{}, 1),
 	}
 	dialer := &net.Dialer{Timeout: opts.Timeout, Control: dialControl(opts.AllowPrivateCallbacks)}
 	s.client = &http.Client{
@@ -179,20 +185,30 @@ func New(store storage.Store, clk clock.Clock, opts Options) *Service {
 	return s
 }
 
-// Wake asks the delivery loop to look for work now rather than at its next
-// poll. Append wakes the loops of its store in this process already.
+// Wake asks the delivery loop to look for due deliveries now rather than at
+// its next poll. Append wakes the loops of its store in this process to read
+// the outbox already.
 func (s *Service) Wake() {
+	s.refill.Store(true)
+	s.wakeStart()
+}
+
+// wakeStart wakes the loop to start POSTs from the ready queues.
+func (s *Service) wakeStart() {
 	select {
 	case s.wake <- struct{}{}:
 	default:
 	}
 }
 
-// wakeForOutbox wakes the loop to read the outbox.
+// wakeForOutbox wakes the fan-out to read the outbox.
 func (s *Service) wakeForOutbox() {
 	s.hinted.Store(true)
 	s.appended.Store(true)
-	s.Wake()
+	select {
+	case s.outboxWake <- struct{}{}:
+	default:
+	}
 }
 
 // Run delivers notifications until ctx ends or Stop is called: it fans out
@@ -201,6 +217,10 @@ func (s *Service) wakeForOutbox() {
 // are recorded; a POST cut short is not recorded and will be sent again, so
 // delivery is at least once. Errors: the context's, or ErrRunning when a loop
 // (Run or Process) already runs.
+//
+// The fan-out runs in a goroutine of its own, so that claiming and POSTing
+// never wait for the commit of a fan-out (on Badger, a sync), nor the other
+// way round.
 func (s *Service) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -212,33 +232,68 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 	s.stop, s.stopped = cancel, done
 	s.mu.Unlock()
+	s.resetCursors()
 	rec := s.startRecorder()
 	unwatch := watchAppends(s.store, s)
+	fanned := make(chan struct{})
+	go func() {
+		defer close(fanned)
+		s.runFanOut(ctx)
+	}()
 	defer func() {
 		unwatch()
 		cancel()
+		<-fanned
 		s.workers.Wait()
 		rec.close()
+		s.dropReady()
 		s.mu.Lock()
 		s.stop, s.stopped = nil, nil
 		s.mu.Unlock()
 		close(done)
 	}()
-	s.resetCursors()
 	tick := time.NewTicker(s.opts.PollInterval)
 	defer tick.Stop()
-	// An Append wakes the loop from inside its transaction, before the
-	// commit, so the read it prompts may come too early: the loop reads the
-	// outbox again after 1 ms, 2 ms, 4 ms... while those reads find nothing,
-	// up to recheckMax, before it leaves the event to the next poll.
+	polled := true
+	for {
+		// A storage failure is retried at the next poll: the due index keeps
+		// everything that is not yet done.
+		_, _ = s.claimStage(ctx, rec, polled)
+		polled = false
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.wake:
+		case <-tick.C:
+			// Retries come due by the clock, and another process may have
+			// written deliveries.
+			polled = true
+		}
+	}
+}
+
+// runFanOut fans the outbox out until ctx ends, reading it when an Append in
+// this process wakes it (outboxWake), at every poll, and at once after a full
+// batch.
+func (s *Service) runFanOut(ctx context.Context) {
+	tick := time.NewTicker(s.opts.PollInterval)
+	defer tick.Stop()
+	// An Append wakes the fan-out from inside its transaction, before the
+	// commit, so the read it prompts may come too early: the outbox is read
+	// again after 1 ms, 2 ms, 4 ms... while those reads find nothing, up to
+	// recheckMax, before the event is left to the next poll.
 	recheck := time.NewTimer(time.Hour)
 	recheck.Stop()
 	defer recheck.Stop()
 	var recheckIn time.Duration
 	for {
-		// A storage failure is retried at the next poll: the outbox and the
-		// due index keep everything that is not yet done.
-		r, _ := s.step(ctx, rec, false)
+		// A storage failure is retried at the next poll: the outbox keeps
+		// every event not yet fanned out.
+		r, _ := s.fanOutStage(ctx, false)
+		if r.found > 0 {
+			// Wake the claims for the deliveries just written.
+			s.Wake()
+		}
 		switch {
 		case r.hinted || (recheckIn > 0 && r.found > 0):
 			recheckIn = time.Millisecond
@@ -251,17 +306,15 @@ func (s *Service) Run(ctx context.Context) error {
 			}
 		}
 		if r.more {
-			// A full batch: fan out the next one after starting the POSTs
-			// this one made due.
 			if ctx.Err() != nil {
-				return ctx.Err()
+				return
 			}
 			continue
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
-		case <-s.wake:
+			return
+		case <-s.outboxWake:
 		case <-tick.C:
 			s.appended.Store(true)
 		case <-recheck.C:
@@ -309,6 +362,7 @@ func (s *Service) Process(ctx context.Context) (int, error) {
 	defer func() {
 		s.workers.Wait()
 		rec.close()
+		s.dropReady()
 		s.mu.Lock()
 		s.processing = false
 		s.mu.Unlock()
@@ -316,8 +370,11 @@ func (s *Service) Process(ctx context.Context) (int, error) {
 	s.resetCursors()
 	total := 0
 	for {
-		r, err := s.step(ctx, rec, true)
-		n, more := r.started, r.more
+		r, err := s.fanOutStage(ctx, true)
+		if err != nil {
+			return total, err
+		}
+		n, err := s.claimStage(ctx, rec, true)
 		total += n
 		if err == nil {
 			err = rec.takeErr()
@@ -325,7 +382,7 @@ func (s *Service) Process(ctx context.Context) (int, error) {
 		if err != nil {
 			return total, err
 		}
-		if more {
+		if r.more {
 			continue
 		}
 		if n == 0 && s.claimedCount() == 0 {
@@ -346,81 +403,73 @@ func (s *Service) claimedCount() int {
 	return len(s.claimed)
 }
 
-// stepResult says what a step did.
-type stepResult struct {
-	read    bool // it read the outbox
-	hinted  bool // after an Append's wake
-	found   int  // events found in the outbox
-	more    bool // the outbox may hold more events at once
-	started int  // POSTs started
+// fanOutResult says what a fan-out stage did.
+type fanOutResult struct {
+	read   bool // it read the outbox
+	hinted bool // after an Append's wake
+	found  int  // events found in the outbox
+	more   bool // the outbox may hold more events at once
 }
 
-// step fans out a batch of the outbox (when it may hold new events, or
-// always when all is set), prunes when the clock has moved enough, and
-// starts the POSTs of due deliveries that have a free slot.
-func (s *Service) step(ctx context.Context, rec *recorder, all bool) (stepResult, error) {
-	var r stepResult
+// fanOutStage fans out a batch of the outbox, when it may hold new events
+// (or always, reading from its start, when all is set).
+func (s *Service) fanOutStage(ctx context.Context, all bool) (fanOutResult, error) {
+	var r fanOutResult
 	real := time.Now()
-	if real.Sub(s.sweptAt) >= sweepEvery {
-		s.sweptAt = real
-		s.resetDueCursors()
+	if real.Sub(s.outbox.sweptAt) >= sweepEvery {
+		s.outbox.sweptAt = real
 		s.outbox.sweep = true
 		s.appended.Store(true)
 	}
 	r.hinted = s.hinted.Swap(false)
-	if all || s.appended.Swap(false) {
-		r.read = true
-		from := uint64(0)
-		if !all {
-			from = s.outbox.start(real)
-		}
-		found, hi, _, err := s.dispatchFrom(ctx, from)
-		if err != nil {
-			s.appended.Store(true)
-			return r, err
-		}
-		r.found = found
-		if found > 0 {
-			s.outbox.saw(hi)
-		}
-		if r.more = found == dispatchBatch; r.more {
-			s.outbox.resume = hi + 1
-			s.appended.Store(true)
-		}
+	if !all && !s.appended.Swap(false) {
+		return r, nil
+	}
+	r.read = true
+	from := uint64(0)
+	if !all {
+		from = s.outbox.start(real)
+	}
+	found, hi, _, err := s.dispatchFrom(ctx, from)
+	if err != nil {
+		s.appended.Store(true)
+		return r, err
+	}
+	r.found = found
+	if found > 0 {
+		s.outbox.saw(hi)
+	}
+	if r.more = found == dispatchBatch; r.more {
+		s.outbox.resume = hi + 1
+		s.appended.Store(true)
+	}
+	return r, nil
+}
+
+// claimStage prunes when the clock has moved enough, claims due deliveries
+// for the applications whose ready queue runs low (when refill is set, or
+// something asked for it), and starts the POSTs that have a free slot. It
+// returns the number of POSTs started.
+func (s *Service) claimStage(ctx context.Context, rec *recorder, refill bool) (int, error) {
+	if real := time.Now(); real.Sub(s.sweptAt) >= sweepEvery {
+		s.sweptAt = real
+		s.resetDueCursors()
+		refill = true
 	}
 	now := s.clock.Now()
 	if now.Sub(s.lastPrune) >= time.Minute {
 		if err := s.Prune(ctx); err != nil {
-			return r, err
+			return 0, err
 		}
 		s.lastPrune = now
 	}
-	jobs, err := s.claim(ctx, now)
-	if err != nil {
-		return r, err
+	if s.refill.Swap(false) || refill {
+		if err := s.claim(ctx, now); err != nil {
+			s.refill.Store(true)
+			return 0, err
+		}
 	}
-	for _, j := range jobs {
-		s.workers.Add(1)
-		go func() {
-			defer s.workers.Done()
-			o, ok := s.send(ctx, j)
-			if ok {
-				rec.in <- o
-			}
-			s.mu.Lock()
-			s.posting--
-			if s.perApp[j.app.ID]--; s.perApp[j.app.ID] <= 0 {
-				delete(s.perApp, j.app.ID)
-			}
-			if !ok {
-				delete(s.claimed, j.d.ID)
-			}
-			s.mu.Unlock()
-			s.Wake()
-		}()
-	}
-	r.started = len(jobs)
-	return r, nil
+	return s.start(ctx, rec), nil
 }
 
 // outboxCursor is where the loop reads the outbox from. Event numbers are
@@ -437,6 +486,7 @@ type outboxCursor struct {
 	candidateAt time.Time // real time
 	resume      uint64    // after a full batch, the next read starts here
 	sweep       bool      // the next read starts at the outbox's start
+	sweptAt     time.Time // real time of the last sweep
 }
 
 // outboxGrace is how long, in real time, an event may take to commit after a
@@ -463,188 +513,3 @@ func (c *outboxCursor) start(real time.Time) uint64 {
 
 // saw notes that events up to number hi were fanned out.
 func (c *outboxCursor) saw(hi uint64) { c.seen = max(c.seen, hi) }
-
-// dueCursor is where the next scan of an application's due index starts:
-// every due key below it has been claimed, or was written by another process
-// (found by the next sweep). A due key this process writes below it moves it
-// back (noteDue).
-type dueCursor struct {
-	from []byte // nil: the start of the application's range
-	// lowered is the Service's lowered count when from last moved back.
-	lowered uint64
-}
-
-// noteDue moves app's cursor back to key, a due key this process just
-// committed, when the cursor is past it. s.mu must be held.
-func (s *Service) noteDue(app int64, key []byte) {
-	c := s.cursors[app]
-	if c == nil || c.from == nil || bytes.Compare(key, c.from) >= 0 {
-		return
-	}
-	s.lowered++
-	c.from, c.lowered = key, s.lowered
-}
-
-// resetCursors makes the next reads start at the start of the outbox and of
-// every due index, as when a loop starts.
-func (s *Service) resetCursors() {
-	s.outbox = outboxCursor{sweep: true}
-	s.sweptAt = time.Now()
-	s.resetDueCursors()
-	s.appended.Store(true)
-}
-
-func (s *Service) resetDueCursors() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	clear(s.cursors)
-}
-
-// job is a claimed delivery and its application, as read after the claim.
-type job struct {
-	d   Delivery
-	app Application
-}
-
-type claimed struct {
-	app int64
-	id  uint64
-}
-
-// claim claims the deliveries due at now that have a free slot: not claimed
-// already, within the global and the per-application bounds of POSTs in
-// flight, and reads them. Each application's due deliveries are read from its
-// own range, from its cursor, so that a busy application never hides the
-// others' and a pass costs no more than the slots it fills.
-func (s *Service) claim(ctx context.Context, now time.Time) ([]job, error) {
-	s.mu.Lock()
-	free := s.opts.Concurrency - s.posting
-	lowered := s.lowered
-	s.mu.Unlock()
-	if free <= 0 {
-		return nil, nil
-	}
-	var got []claimed
-	err := s.store.View(ctx, func(tx storage.Tx) error {
-		got = got[:0]
-		var apps []int64
-		it := tx.Iterate(storage.Prefix(appPrefix()))
-		for ; it.Valid(); it.Next() {
-			apps = append(apps, storage.ReadKey(it.Key()[len(appPrefix()):]).Int())
-		}
-		it.Close()
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		for _, app := range apps {
-			room := min(s.opts.PerApplication-s.perApp[app], s.opts.Concurrency-s.posting)
-			if room <= 0 {
-				continue
-			}
-			c := s.cursors[app]
-			if c == nil {
-				c = &dueCursor{}
-				s.cursors[app] = c
-			}
-			p := appDuePrefix(app)
-			start, end := p, dueKeyBefore(app, now)
-			if c.from != nil && bytes.Compare(c.from, start) > 0 {
-				start = c.from
-			}
-			if bytes.Compare(start, end) >= 0 {
-				continue
-			}
-			it := tx.Iterate(storage.Range{Start: start, End: end})
-			var last []byte
-			ended := true
-			for ; it.Valid(); it.Next() {
-				if room == 0 {
-					ended = false
-					break
-				}
-				k := it.Key()
-				last = append(last[:0], k...)
-				kr := storage.ReadKey(k[len(p):])
-				kr.Int()
-				id := kr.Uint()
-				if kr.Err() != nil || s.claimed[id] {
-					continue
-				}
-				s.claimed[id] = true
-				s.posting++
-				s.perApp[app]++
-				room--
-				got = append(got, claimed{app: app, id: id})
-			}
-			it.Close()
-			if c.lowered > lowered {
-				// Moved back to a key committed after this snapshot was
-				// taken: the next scan starts there.
-				continue
-			}
-			if ended {
-				c.from = end
-			} else if last != nil {
-				c.from = append(last, 0)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		s.release(got)
-		return nil, err
-	}
-	if len(got) == 0 {
-		return nil, nil
-	}
-	// Read the claimed deliveries in a snapshot taken after the claim: one
-	// whose outcome was recorded after the scan's snapshot (a stale due key)
-	// shows its new state here, and is not sent early.
-	jobs := make([]job, 0, len(got))
-	var drop []claimed
-	err = s.store.View(ctx, func(tx storage.Tx) error {
-		jobs, drop = jobs[:0], drop[:0]
-		apps := map[int64]Application{}
-		for _, g := range got {
-			var d Delivery
-			err := storage.GetJSON(tx, deliveryKey(g.id), &d)
-			if errors.Is(err, storage.ErrNotFound) || (err == nil && (d.State != StatePending || d.NextAttempt.After(now))) {
-				drop = append(drop, g)
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			app, ok := apps[g.app]
-			if !ok {
-				if app, err = getApp(tx, g.app); err != nil {
-					return err
-				}
-				apps[g.app] = app
-			}
-			jobs = append(jobs, job{d: d, app: app})
-		}
-		return nil
-	})
-	if err != nil {
-		s.release(got)
-		return nil, err
-	}
-	s.release(drop)
-	return jobs, nil
-}
-
-// release gives claims up before their POST.
-func (s *Service) release(cs []claimed) {
-	if len(cs) == 0 {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, c := range cs {
-		delete(s.claimed, c.id)
-		s.posting--
-		if s.perApp[c.app]--; s.perApp[c.app] <= 0 {
-			delete(s.perApp, c.app)
-		}
-	}
-}
