@@ -80,16 +80,14 @@ func (o Options) withDefaults() Options {
 // outbox out into one delivery per subscribed application and POSTs each
 // until a 200, the attempts run out, or the retry window closes.
 //
-// The delivery pipeline (see docs/notifications.md): the loop reads the
-// outbox from a cursor and fans new events out in one Update per batch; it
-// claims due deliveries from each application's due index, again from a
-// cursor, within the POST bounds; each claimed delivery is POSTed in its own
-// goroutine; the outcomes are recorded by one recorder, several in one
-// Update. A delivery stays claimed from its claim until its outcome is
-// recorded (or its POST is abandoned), so it is never POSTed twice at once.
-// Claims run ahead of the POSTs: each application has a ready queue of a few
-// rounds of POSTs, so that a POST's end starts the next one without reading
-// the store.
+// The delivery pipeline (see docs/notifications.md): a fan-out goroutine
+// reads the outbox from a cursor and fans new events out in one Update per
+// batch, queuing their first POSTs while it commits; the claim loop refills
+// each application's ready queue from its due index, again from a cursor,
+// and starts POSTs from the queues within the bounds, each in its own
+// goroutine; one recorder writes the outcomes, several in one Update. A
+// delivery stays claimed from its claim until its outcome is recorded (or
+// its POST is abandoned), so it is never POSTed twice at once.
 type Service struct {
 	store  storage.Store
 	clock  clock.Clock
