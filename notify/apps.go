@@ -90,11 +90,15 @@ func (s *Service) CreateApplication(ctx context.Context, in NewApplication) (App
 			}
 			return err
 		}
-		id, err := storage.NextSeq(tx, appSeqKey(), firstAppID)
+		seq, err := s.store.Sequence(ApplicationSequence)
 		if err != nil {
 			return err
 		}
-		app.ID = int64(id)
+		n, err := seq.Next(ctx)
+		if err != nil {
+			return err
+		}
+		app.ID = firstAppID - 1 + int64(n)
 		if err := storage.SetJSON(tx, appKey(app.ID), app); err != nil {
 			return err
 		}

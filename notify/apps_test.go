@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/matryer/is"
@@ -12,6 +13,7 @@ import (
 	"marketplace/clock"
 	"marketplace/errs"
 	"marketplace/notify"
+	"marketplace/storage/badger"
 	"marketplace/storage/memory"
 )
 
@@ -228,4 +230,56 @@ func TestCallbackURL_NumericHostsThatAreNotCanonicalAddressesAreRefused(t *testi
 	is := is.New(t)
 	_, err := e.m.Notify.CreateApplication(e.ctx, notify.NewApplication{Name: "a", OwnerUserID: seller, CallbackURL: "http://receiver1.localhost/"})
 	is.NoErr(err) // digits inside a name are fine
+}
+
+func TestCreateApplication_IDsStartAt1000001AndComeFromTheSequence(t *testing.T) {
+	is := is.New(t)
+	e := newEnv(t, notify.Options{})
+	seller := e.mustUser()
+	first, second := e.mustApp(seller, "http://127.0.0.1:9000/"), e.mustApp(seller, "http://127.0.0.1:9000/")
+	is.Equal(first.ID, int64(1000001))
+	is.Equal(second.ID, int64(1000002))
+	_, err := e.m.Store().Sequence(notify.ApplicationSequence)
+	is.NoErr(err)
+}
+
+// TestCreateApplication_ConcurrentRegistrationsDoNotConflict registers
+// applications from many goroutines on Badger: no key is written by every
+// registration, so no transaction is run again.
+func TestCreateApplication_ConcurrentRegistrationsDoNotConflict(t *testing.T) {
+	is := is.New(t)
+	st, err := badger.Open(t.TempDir(), badger.Options{})
+	is.NoErr(err)
+	t.Cleanup(func() { _ = st.Close() })
+	m, err := marketplace.New(st, marketplace.Options{Clock: clock.NewManual(start),
+		Notifications: notify.Options{AllowPrivateCallbacks: true}})
+	is.NoErr(err)
+	e := &env{t: t, ctx: context.Background(), m: m}
+	seller := e.mustUser()
+	before := st.Conflicts()
+	const n = 64
+	ids := make(chan int64, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			app, err := m.Notify.CreateApplication(e.ctx, notify.NewApplication{Name: "app", OwnerUserID: seller,
+				CallbackURL: "http://127.0.0.1:9000/", Topics: []string{notify.TopicQuestions}})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			ids <- app.ID
+		}()
+	}
+	wg.Wait()
+	close(ids)
+	seen := map[int64]bool{}
+	for id := range ids {
+		is.True(!seen[id]) // every id once
+		seen[id] = true
+	}
+	is.Equal(len(seen), n)
+	is.Equal(st.Conflicts()-before, uint64(0)) // no registration ran twice
 }

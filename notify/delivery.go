@@ -8,8 +8,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -102,17 +104,37 @@ const dispatchBatch = 256
 // now, and deletes them from the outbox. It returns the number of events
 // moved. Errors: storage failures (Internal).
 func (s *Service) Dispatch(ctx context.Context) (int, error) {
-	now := s.clock.Now()
-	moved := 0
-	err := s.store.Update(ctx, func(tx storage.Tx) error {
-		moved = 0
-		var events []Event
-		var keys [][]byte
-		it := tx.Iterate(storage.Prefix(OutboxPrefix()))
-		for ; it.Valid() && len(events) < dispatchBatch; it.Next() {
+	_, _, moved, err := s.dispatchFrom(ctx, 0)
+	return moved, err
+}
+
+// dispatchFrom is Dispatch reading the outbox from event number from on, as
+// the loop does. It returns how many events it found, the highest number
+// among them, and how many it moved (another loop may have moved some).
+func (s *Service) dispatchFrom(ctx context.Context, from uint64) (found int, hi uint64, moved int, err error) {
+	// The outbox and the subscriptions are read in a View first, so that a
+	// poll of an empty outbox writes nothing, and the Update does not open
+	// an iterator over its own pending writes (Badger sorts them for each).
+	var keys [][]byte
+	var events []Event
+	// The subscribed applications of each user and topic in the batch.
+	type audience struct {
+		user  int64
+		topic string
+	}
+	subscribers := map[audience][]Application{}
+	start := OutboxPrefix()
+	if from > 0 {
+		start = outboxKey(from)
+	}
+	err = s.store.View(ctx, func(tx storage.Tx) error {
+		keys, events = keys[:0], events[:0]
+		clear(subscribers)
+		it := tx.Iterate(storage.Range{Start: start, End: storage.PrefixEnd(OutboxPrefix())})
+		defer it.Close()
+		for ; it.Valid() && len(keys) < dispatchBatch; it.Next() {
 			v, err := it.Value()
 			if err != nil {
-				it.Close()
 				return err
 			}
 			var ev Event
@@ -121,160 +143,412 @@ func (s *Service) Dispatch(ctx context.Context) (int, error) {
 				// blocking every event behind it.
 				ev = Event{}
 			}
-			events = append(events, ev)
 			keys = append(keys, append([]byte(nil), it.Key()...))
-		}
-		it.Close()
-		for i, ev := range events {
+			events = append(events, ev)
 			if ev.Topic != "" {
-				if err := s.fanOut(tx, ev, now); err != nil {
+				subscribers[audience{ev.UserID, ev.Topic}] = nil
+			}
+		}
+		for a := range subscribers {
+			apps, err := subscribed(tx, a.user, a.topic)
+			if err != nil {
+				return err
+			}
+			subscribers[a] = apps
+		}
+		return nil
+	})
+	if err != nil || len(keys) == 0 {
+		return 0, 0, 0, wrapInternal(err, "read outbox")
+	}
+	hi = storage.ReadKey(keys[len(keys)-1][len(OutboxPrefix()):]).Uint()
+	seq, err := s.store.Sequence(DeliverySequence)
+	if err != nil {
+		return 0, 0, 0, wrapInternal(err, "dispatch outbox")
+	}
+	// The deliveries are made before the transaction, so that the first
+	// POSTs of those whose notification id derives from their event's start
+	// while it commits: should it fail, or the process die before it
+	// commits, the event is fanned out again later and POSTed with the same
+	// _id.
+	now := s.clock.Now()
+	var plan []planned
+	for i, ev := range events {
+		if ev.Topic == "" {
+			continue
+		}
+		for _, app := range subscribers[audience{ev.UserID, ev.Topic}] {
+			id, err := seq.Next(ctx)
+			if err != nil {
+				return 0, 0, 0, wrapInternal(err, "dispatch outbox")
+			}
+			plan = append(plan, planned{event: i, app: app, d: Delivery{ID: id, NotificationID: notificationID(ev, app.ID),
+				ApplicationID: app.ID, Event: ev, State: StatePending, NextAttempt: now}})
+		}
+	}
+	fan := &fanOutBatch{done: make(chan struct{})}
+	if s.queueEarly(plan, fan) {
+		s.wakeStart()
+	}
+	err = s.store.Update(ctx, func(tx storage.Tx) error {
+		moved = 0
+		next := 0
+		for i, k := range keys {
+			// Read again in the transaction: another loop may have moved it.
+			_, err := tx.Get(k)
+			gone := errors.Is(err, storage.ErrNotFound)
+			if err != nil && !gone {
+				return err
+			}
+			for ; next < len(plan) && plan[next].event == i; next++ {
+				if gone {
+					continue
+				}
+				d := plan[next].d
+				if err := storage.SetJSON(tx, deliveryKey(d.ID), d); err != nil {
+					return err
+				}
+				if err := tx.Set(dueKey(d.ApplicationID, now, d.ID), nil); err != nil {
 					return err
 				}
 			}
-			if err := tx.Delete(keys[i]); err != nil {
+			if gone {
+				continue
+			}
+			if err := tx.Delete(k); err != nil {
 				return err
 			}
 			moved++
 		}
 		return nil
 	})
+	fan.ok = err == nil
+	close(fan.done)
 	if err != nil {
-		return 0, wrapInternal(err, "dispatch outbox")
+		return 0, 0, 0, wrapInternal(err, "dispatch outbox")
 	}
-	return moved, nil
+	s.mu.Lock()
+	for _, p := range plan {
+		s.noteDue(p.d.ApplicationID, dueKey(p.d.ApplicationID, now, p.d.ID))
+	}
+	s.mu.Unlock()
+	return len(keys), hi, moved, nil
 }
 
-// fanOut writes one delivery per application of ev's user subscribed to its
-// topic. Only the owner's events reach an application (see
-// docs/notifications.md).
-func (s *Service) fanOut(tx storage.Tx, ev Event, now time.Time) error {
+// planned is a delivery of the event at index event of a fan-out batch.
+type planned struct {
+	event int
+	app   Application
+	d     Delivery
+}
+
+// fanOutBatch is the transaction of a fan-out, for the deliveries POSTed
+// before it committed: done is closed once it has ended, and ok says whether
+// it committed.
+type fanOutBatch struct {
+	done chan struct{}
+	ok   bool
+}
+
+// failed reports whether the fan-out has ended without committing.
+func (f *fanOutBatch) failed() bool {
+	if f == nil {
+		return false
+	}
+	select {
+	case <-f.done:
+		return !f.ok
+	default:
+		return false
+	}
+}
+
+// notificationNamespace derives the notification ids of an event's
+// deliveries from the event's id.
+var notificationNamespace = uuid.MustParse("0b1f6e36-5a3c-4f8e-9a57-2f5d8f0c7d41")
+
+// notificationID is the _id of ev's notification to application app: derived
+// from the event's id, so that a fan-out done again after a crash gives the
+// same one; random for an event written without an id.
+func notificationID(ev Event, app int64) string {
+	if ev.ID == "" {
+		return uuid.NewString()
+	}
+	return uuid.NewSHA1(notificationNamespace, fmt.Appendf(nil, "%s/%d", ev.ID, app)).String()
+}
+
+// dueNote is a due key written for app.
+type dueNote struct {
+	app int64
+	key []byte
+}
+
+// subscribed returns the applications of user subscribed to topic. Only the
+// owner's events reach an application (see docs/notifications.md).
+func subscribed(tx storage.Tx, user int64, topic string) ([]Application, error) {
 	var ids []int64
-	it := tx.Iterate(storage.Prefix(ownerAppsPrefix(ev.UserID)))
+	p := ownerAppsPrefix(user)
+	it := tx.Iterate(storage.Prefix(p))
 	for ; it.Valid(); it.Next() {
-		ids = append(ids, storage.ReadKey(it.Key()[len(ownerAppsPrefix(ev.UserID)):]).Int())
+		ids = append(ids, storage.ReadKey(it.Key()[len(p):]).Int())
 	}
 	it.Close()
-	for _, appID := range ids {
-		app, err := getApp(tx, appID)
+	var out []Application
+	for _, id := range ids {
+		app, err := getApp(tx, id)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if !app.Subscribed(ev.Topic) {
-			continue
-		}
-		id, err := storage.NextSeq(tx, deliverySeqKey(), 1)
-		if err != nil {
-			return err
-		}
-		d := Delivery{ID: id, NotificationID: uuid.NewString(), ApplicationID: appID, Event: ev,
-			State: StatePending, NextAttempt: now}
-		if err := storage.SetJSON(tx, deliveryKey(id), d); err != nil {
-			return err
-		}
-		if err := tx.Set(dueKey(appID, now, id), nil); err != nil {
-			return err
+		if app.Subscribed(topic) {
+			out = append(out, app)
 		}
 	}
-	return nil
+	return out, nil
 }
 
 // maxResponseBody bounds the receiver's answer kept for the missed feed.
 const maxResponseBody = 4 << 10
 
-// attempt POSTs delivery id once and records the outcome. A POST cut short
-// by ctx is not recorded, so the delivery stays due.
-func (s *Service) attempt(ctx context.Context, id uint64) error {
-	var d Delivery
-	var app Application
-	err := s.store.View(ctx, func(tx storage.Tx) error {
-		if err := storage.GetJSON(tx, deliveryKey(id), &d); err != nil {
-			return err
-		}
-		var err error
-		app, err = getApp(tx, d.ApplicationID)
-		return err
-	})
-	if errors.Is(err, storage.ErrNotFound) || (err == nil && d.State != StatePending) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
+// outcome is one POST of a delivery, ready to be recorded.
+type outcome struct {
+	job
+	req  Request
+	res  Response
+	sent time.Time // clock time of the POST
+	now  time.Time // clock time of its answer
+	// delay is the wait before a retry, should this attempt fail.
+	delay time.Duration
+}
+
+// send POSTs j once. It reports false, sending nothing, when j is not due
+// by the clock, and false when ctx ended during the POST: a POST cut short
+// is not recorded, so the delivery stays due.
+func (s *Service) send(ctx context.Context, j job) (outcome, bool) {
 	sent := s.clock.Now()
-	if d.NextAttempt.After(sent) {
-		// Claimed from a snapshot older than the record of the previous
-		// attempt, which has rescheduled it: not due yet.
-		return nil
+	if j.d.NextAttempt.After(sent) {
+		return outcome{}, false
 	}
-	n := Notification{ID: d.NotificationID, Topic: d.Event.Topic, Resource: d.Event.Resource,
-		UserID: d.Event.UserID, ApplicationID: app.ID, Attempts: d.Attempts + 1,
-		Sent: sent.UTC().Format(TimeLayout), Received: d.Event.Received.UTC().Format(TimeLayout)}
+	n := Notification{ID: j.d.NotificationID, Topic: j.d.Event.Topic, Resource: j.d.Event.Resource,
+		UserID: j.d.Event.UserID, ApplicationID: j.app.ID, Attempts: j.d.Attempts + 1,
+		Sent: sent.UTC().Format(TimeLayout), Received: j.d.Event.Received.UTC().Format(TimeLayout)}
 	body, err := json.Marshal(n)
 	if err != nil {
-		return err
+		return outcome{}, false
 	}
-	req := Request{URL: app.CallbackURL, Data: body, Headers: map[string]string{
+	req := Request{URL: j.app.CallbackURL, Data: body, Headers: map[string]string{
 		"Content-Type":  "application/json",
 		"User-Agent":    UserAgent,
-		SignatureHeader: Sign(app.Secret, body),
+		SignatureHeader: Sign(j.app.Secret, body),
 	}}
 	res := s.post(ctx, req)
 	if ctx.Err() != nil {
+		return outcome{}, false
+	}
+	return outcome{job: j, req: req, res: res, sent: sent, now: s.clock.Now(), delay: s.backoff(j.d.Attempts + 1)}, true
+}
+
+// attempt POSTs delivery id once and records the outcome, as the loop does
+// once it has claimed it. A POST cut short by ctx is not recorded, so the
+// delivery stays due.
+func (s *Service) attempt(ctx context.Context, id uint64) error {
+	var j job
+	err := s.store.View(ctx, func(tx storage.Tx) error {
+		if err := storage.GetJSON(tx, deliveryKey(id), &j.d); err != nil {
+			return err
+		}
+		var err error
+		j.app, err = getApp(tx, j.d.ApplicationID)
+		return err
+	})
+	if errors.Is(err, storage.ErrNotFound) || (err == nil && j.d.State != StatePending) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	o, ok := s.send(ctx, j)
+	if !ok {
 		return ctx.Err()
 	}
-	now := s.clock.Now()
-	delay := s.backoff(d.Attempts + 1)
-	return s.store.Update(context.WithoutCancel(ctx), func(tx storage.Tx) error {
-		var cur Delivery
-		if err := storage.GetJSON(tx, deliveryKey(id), &cur); err != nil {
-			if errors.Is(err, storage.ErrNotFound) {
-				return nil
-			}
-			return err
-		}
-		if cur.State != StatePending || cur.Attempts != d.Attempts {
-			return nil
-		}
-		a := Attempt{NotificationID: cur.NotificationID, DeliveryID: id, ApplicationID: cur.ApplicationID,
-			Topic: cur.Event.Topic, Resource: cur.Event.Resource, UserID: cur.Event.UserID,
-			Attempt: cur.Attempts + 1, Sent: n.Sent, Request: req, Response: res}
-		if err := tx.Delete(dueKey(cur.ApplicationID, cur.NextAttempt, id)); err != nil {
-			return err
-		}
-		if cur.Attempts == 0 {
-			cur.FirstAttempt = sent
-		}
-		cur.Attempts++
-		cur.LastRequest, cur.LastResponse = &req, &res
-		next := now.Add(delay)
-		switch {
-		case res.HTTPCode == http.StatusOK:
-			a.Outcome = OutcomeAcknowledged
-			if err := tx.Delete(deliveryKey(id)); err != nil {
-				return err
-			}
-		case cur.Attempts >= MaxAttempts || next.After(cur.FirstAttempt.Add(retryWindow)):
-			a.Outcome = OutcomeMissed
-			cur.State, cur.MissedAt = StateMissed, now
-			if err := tx.Set(missedKey(cur.ApplicationID, now, id), nil); err != nil {
-				return err
-			}
-			if err := storage.SetJSON(tx, deliveryKey(id), cur); err != nil {
-				return err
-			}
-		default:
-			a.Outcome = OutcomeRetry
-			a.NextAttempt = next.UTC().Format(TimeLayout)
-			cur.NextAttempt = next
-			if err := tx.Set(dueKey(cur.ApplicationID, next, id), nil); err != nil {
-				return err
-			}
-			if err := storage.SetJSON(tx, deliveryKey(id), cur); err != nil {
-				return err
+	return s.record(context.WithoutCancel(ctx), []outcome{o})
+}
+
+// recordBatch bounds the outcomes recorded in one transaction.
+const recordBatch = 256
+
+// recorder records the outcomes of the loop's POSTs: it takes whatever has
+// arrived, up to recordBatch, and records it in one Update, so that
+// concurrent POSTs share a commit (and, on a durable store, its sync) rather
+// than each waiting for its own.
+type recorder struct {
+	s    *Service
+	in   chan outcome
+	done chan struct{}
+
+	mu  sync.Mutex
+	err error
+}
+
+func (s *Service) startRecorder() *recorder {
+	r := &recorder{s: s, in: make(chan outcome, recordBatch), done: make(chan struct{})}
+	go r.run()
+	return r
+}
+
+func (r *recorder) run() {
+	defer close(r.done)
+	batch := make([]outcome, 0, recordBatch)
+	for o := range r.in {
+		batch = append(batch[:0], o)
+	more:
+		for len(batch) < recordBatch {
+			select {
+			case o, ok := <-r.in:
+				if !ok {
+					break more
+				}
+				batch = append(batch, o)
+			default:
+				break more
 			}
 		}
-		return storage.SetJSON(tx, attemptKey(cur.ApplicationID, sent, id, a.Attempt), a)
+		// The loop's context may have ended: what was sent is recorded all
+		// the same.
+		if err := r.s.record(context.Background(), batch); err != nil {
+			r.mu.Lock()
+			r.err = err
+			r.mu.Unlock()
+		}
+	}
+}
+
+// takeErr returns and forgets the last failure to record.
+func (r *recorder) takeErr() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	err := r.err
+	r.err = nil
+	return err
+}
+
+// close records what has arrived and stops the recorder. Every sender must
+// be done.
+func (r *recorder) close() {
+	close(r.in)
+	<-r.done
+}
+
+// record writes the outcomes of batch in one transaction and releases their
+// claims. An outcome whose delivery has changed since it was read (recorded
+// by someone else) is left out. When the transaction fails nothing is
+// recorded, and the deliveries stay due: they will be sent again.
+func (s *Service) record(ctx context.Context, batch []outcome) error {
+	// A delivery POSTed while its fan-out was committing is recorded once
+	// that commit is done; if it failed there is nothing to record (the
+	// event is still in the outbox).
+	kept := batch[:0]
+	for _, o := range batch {
+		if o.fan != nil {
+			<-o.fan.done
+			if !o.fan.ok {
+				s.mu.Lock()
+				delete(s.claimed, o.d.ID)
+				s.mu.Unlock()
+				continue
+			}
+		}
+		kept = append(kept, o)
+	}
+	batch = kept
+	if len(batch) == 0 {
+		return nil
+	}
+	var due []dueNote
+	err := s.store.Update(ctx, func(tx storage.Tx) error {
+		due = due[:0]
+		for i := range batch {
+			k, err := recordOutcome(tx, &batch[i])
+			if err != nil {
+				return err
+			}
+			if k != nil {
+				due = append(due, dueNote{app: batch[i].d.ApplicationID, key: k})
+			}
+		}
+		return nil
 	})
+	s.mu.Lock()
+	for _, o := range batch {
+		delete(s.claimed, o.d.ID)
+		if err != nil {
+			s.noteDue(o.d.ApplicationID, dueKey(o.d.ApplicationID, o.d.NextAttempt, o.d.ID))
+		}
+	}
+	for _, d := range due {
+		s.noteDue(d.app, d.key)
+	}
+	s.mu.Unlock()
+	s.Wake()
+	return wrapInternal(err, "record attempts")
+}
+
+// recordOutcome records o in tx: the attempt, and the delivery acknowledged
+// (deleted), rescheduled or missed. It returns the new due key of a
+// rescheduled delivery.
+func recordOutcome(tx storage.Tx, o *outcome) ([]byte, error) {
+	id := o.d.ID
+	var cur Delivery
+	if err := storage.GetJSON(tx, deliveryKey(id), &cur); err != nil {
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	if cur.State != StatePending || cur.Attempts != o.d.Attempts {
+		return nil, nil
+	}
+	req, res := o.req, o.res
+	a := Attempt{NotificationID: cur.NotificationID, DeliveryID: id, ApplicationID: cur.ApplicationID,
+		Topic: cur.Event.Topic, Resource: cur.Event.Resource, UserID: cur.Event.UserID,
+		Attempt: cur.Attempts + 1, Sent: o.sent.UTC().Format(TimeLayout), Request: req, Response: res}
+	if err := tx.Delete(dueKey(cur.ApplicationID, cur.NextAttempt, id)); err != nil {
+		return nil, err
+	}
+	if cur.Attempts == 0 {
+		cur.FirstAttempt = o.sent
+	}
+	cur.Attempts++
+	cur.LastRequest, cur.LastResponse = &req, &res
+	next := o.now.Add(o.delay)
+	var due []byte
+	switch {
+	case res.HTTPCode == http.StatusOK:
+		a.Outcome = OutcomeAcknowledged
+		if err := tx.Delete(deliveryKey(id)); err != nil {
+			return nil, err
+		}
+	case cur.Attempts >= MaxAttempts || next.After(cur.FirstAttempt.Add(retryWindow)):
+		a.Outcome = OutcomeMissed
+		cur.State, cur.MissedAt = StateMissed, o.now
+		if err := tx.Set(missedKey(cur.ApplicationID, o.now, id), nil); err != nil {
+			return nil, err
+		}
+		if err := storage.SetJSON(tx, deliveryKey(id), cur); err != nil {
+			return nil, err
+		}
+	default:
+		a.Outcome = OutcomeRetry
+		a.NextAttempt = next.UTC().Format(TimeLayout)
+		cur.NextAttempt = next
+		due = dueKey(cur.ApplicationID, next, id)
+		if err := tx.Set(due, nil); err != nil {
+			return nil, err
+		}
+		if err := storage.SetJSON(tx, deliveryKey(id), cur); err != nil {
+			return nil, err
+		}
+	}
+	return due, storage.SetJSON(tx, attemptKey(cur.ApplicationID, o.sent, id, a.Attempt), a)
 }
 
 // backoff is the delay after the n-th failed attempt: retryBase doubled

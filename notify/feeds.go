@@ -157,14 +157,17 @@ func (s *Service) Prune(ctx context.Context) error {
 // pruneBatch bounds the keys deleted in one transaction.
 const pruneBatch = 512
 
+// pruneApp deletes app's missed deliveries and attempts older than cutoff.
+// What to delete is found in a View, so that a pass with nothing to prune
+// writes nothing; the records it finds are never written again, so deleting
+// them from a later transaction is safe.
 func (s *Service) pruneApp(ctx context.Context, app int64, cutoff time.Time) error {
 	for {
-		n := 0
-		err := s.store.Update(ctx, func(tx storage.Tx) error {
-			n = 0
-			var del [][]byte
+		var del [][]byte
+		err := s.store.View(ctx, func(tx storage.Tx) error {
+			del = del[:0]
 			mp := missedPrefix(app)
-			it := tx.Iterate(storage.Range{Start: mp, End: storage.Key(mp).Int(cutoff.UnixNano())})
+			it := tx.Iterate(storage.Range{Start: mp, End: storage.Key(missedPrefix(app)).Int(cutoff.UnixNano())})
 			for ; it.Valid() && len(del) < pruneBatch; it.Next() {
 				k := append([]byte(nil), it.Key()...)
 				kr := storage.ReadKey(k[len(mp):])
@@ -173,20 +176,25 @@ func (s *Service) pruneApp(ctx context.Context, app int64, cutoff time.Time) err
 			}
 			it.Close()
 			ap := attemptPrefix(app)
-			it = tx.Iterate(storage.Range{Start: ap, End: storage.Key(ap).Int(cutoff.UnixNano())})
+			it = tx.Iterate(storage.Range{Start: ap, End: storage.Key(attemptPrefix(app)).Int(cutoff.UnixNano())})
 			for ; it.Valid() && len(del) < 2*pruneBatch; it.Next() {
 				del = append(del, append([]byte(nil), it.Key()...))
 			}
 			it.Close()
+			return nil
+		})
+		if err != nil || len(del) == 0 {
+			return err
+		}
+		err = s.store.Update(ctx, func(tx storage.Tx) error {
 			for _, k := range del {
 				if err := tx.Delete(k); err != nil {
 					return err
 				}
 			}
-			n = len(del)
 			return nil
 		})
-		if err != nil || n == 0 {
+		if err != nil {
 			return err
 		}
 	}

@@ -6,7 +6,12 @@ package notify
 
 import (
 	"context"
+	"reflect"
+	"slices"
+	"sync"
 	"time"
+
+	"github.com/google/uuid"
 
 	"marketplace/storage"
 )
@@ -18,6 +23,11 @@ const TopicQuestions = "questions"
 type Event struct {
 	// Seq is the event's position in the outbox, assigned by Append.
 	Seq uint64 `json:"seq"`
+	// ID is a random UUID given by Append; the _id of each notification of
+	// the event derives from it and the application, so that it is the
+	// same however often the event is fanned out (after a crash). Events
+	// written before it existed have none and get random _ids.
+	ID string `json:"id,omitempty"`
 	// Topic is the notification topic, e.g. "questions".
 	Topic string `json:"topic"`
 	// UserID is the user concerned: the one whose applications are notified.
@@ -63,5 +73,54 @@ func Append(ctx context.Context, store storage.Store, tx storage.Tx, ev Event) (
 		return Event{}, err
 	}
 	ev.Seq = seq
-	return ev, storage.SetJSON(tx, outboxKey(seq), ev)
+	if ev.ID == "" {
+		ev.ID = uuid.NewString()
+	}
+	if err := storage.SetJSON(tx, outboxKey(seq), ev); err != nil {
+		return Event{}, err
+	}
+	wakeLoops(store)
+	return ev, nil
+}
+
+// loops are the delivery loops running in this process, by store, so that
+// Append can wake them rather than leave the event to their next poll.
+var loops = struct {
+	sync.RWMutex
+	m map[storage.Store][]*Service
+}{m: map[storage.Store][]*Service{}}
+
+// watchAppends makes every Append on store wake s until cancel is called.
+func watchAppends(store storage.Store, s *Service) (cancel func()) {
+	if !reflect.TypeOf(store).Comparable() {
+		// Not usable as a map key: the loop finds events at its polls.
+		return func() {}
+	}
+	loops.Lock()
+	loops.m[store] = append(loops.m[store], s)
+	loops.Unlock()
+	return func() {
+		loops.Lock()
+		defer loops.Unlock()
+		ss := slices.DeleteFunc(loops.m[store], func(x *Service) bool { return x == s })
+		if len(ss) == 0 {
+			delete(loops.m, store)
+		} else {
+			loops.m[store] = ss
+		}
+	}
+}
+
+// wakeLoops wakes the delivery loops of store. Append calls it inside the
+// change's transaction, before the commit: a loop that looks before the
+// commit finds the event at its next poll (Options.PollInterval).
+func wakeLoops(store storage.Store) {
+	loops.RLock()
+	defer loops.RUnlock()
+	if len(loops.m) == 0 || !reflect.TypeOf(store).Comparable() {
+		return
+	}
+	for _, s := range loops.m[store] {
+		s.wakeForOutbox()
+	}
 }

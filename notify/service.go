@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"marketplace/clock"
@@ -50,8 +51,9 @@ type Options struct {
 	// PerApplication bounds the POSTs in flight to one application (default
 	// 8), so that a slow receiver cannot take every slot.
 	PerApplication int
-	// PollInterval is how often, in real time, Run looks for new events and
-	// due retries (default 5 ms). A manual clock's moves wake it at once.
+	// PollInterval is how often, in real time, Run looks for events written
+	// by other processes and for due retries (default 5 ms). An Append in this
+	// process and a manual clock's move wake it at once.
 	PollInterval time.Duration
 }
 
@@ -77,6 +79,15 @@ func (o Options) withDefaults() Options {
 // Service manages applications and delivers notifications: it fans the
 // outbox out into one delivery per subscribed application and POSTs each
 // until a 200, the attempts run out, or the retry window closes.
+//
+// The delivery pipeline (see docs/notifications.md): a fan-out goroutine
+// reads the outbox from a cursor and fans new events out in one Update per
+// batch, queuing their first POSTs while it commits; the claim loop refills
+// each application's ready queue from its due index, again from a cursor,
+// and starts POSTs from the queues within the bounds, each in its own
+// goroutine; one recorder writes the outcomes, several in one Update. A
+// delivery stays claimed from its claim until its outcome is recorded (or
+// its POST is abandoned), so it is never POSTed twice at once.
 type Service struct {
 	store  storage.Store
 	clock  clock.Clock
@@ -86,30 +97,64 @@ type Service struct {
 	// schedule predictable.
 	jitter func() float64
 
-	mu       sync.Mutex
-	inflight map[uint64]bool
-	perApp   map[int64]int
-	workers  sync.WaitGroup
-	stop     context.CancelFunc
-	stopped  chan struct{}
+	mu sync.Mutex
+	// claimed holds the deliveries taken by the loop: being POSTed or
+	// waiting for their outcome to be recorded.
+	claimed map[uint64]bool
+	// posting counts the POSTs in flight.
+	posting int
+	// apps holds each application's due cursor, ready queue and POSTs in
+	// flight.
+	apps map[int64]*appState
+	// lowered counts the moves of a cursor back to a key written below it.
+	lowered    uint64
+	processing bool
+	workers    sync.WaitGroup
+	stop       context.CancelFunc
+	stopped    chan struct{}
 
-	wake chan struct{}
-	// lastPrune is the clock time of the last pruning pass.
+	// wake wakes the claims; outboxWake the fan-out.
+	wake       chan struct{}
+	outboxWake chan struct{}
+	// appended says that the outbox may hold events the loop has not read:
+	// set by an Append in this process, by every poll and after a full
+	// batch.
+	appended atomic.Bool
+	// hinted says that an Append in this process woke the loop.
+	hinted atomic.Bool
+	// refill says that the due index may hold deliveries to claim: set by
+	// a fan-out, a record, a clock move, and a ready queue running low.
+	refill atomic.Bool
+
+	// The fan-out's own state (Run's fan-out goroutine, or Process).
+	outbox outboxCursor
+	// The claims' own state (Run's goroutine, or Process): the real time of
+	// the last full scan of the due index, and the clock time of the last
+	// pruning pass.
+	sweptAt   time.Time
 	lastPrune time.Time
 }
+
+// sweepEvery is how often, in real time, the loop reads the outbox and every
+// due index from their start rather than from its cursors: the cursors skip
+// what this process has handled, and a sweep finds what another process
+// wrote behind them (or an event whose transaction committed long after a
+// later-numbered one).
+const sweepEvery = time.Second
 
 // New returns the notification service. A clock with an OnChange method (a
 // clock.Manual) wakes the delivery loop when it moves.
 func New(store storage.Store, clk clock.Clock, opts Options) *Service {
 	opts = opts.withDefaults()
 	s := &Service{
-		store:    store,
-		clock:    clk,
-		opts:     opts,
-		jitter:   rand.Float64,
-		inflight: map[uint64]bool{},
-		perApp:   map[int64]int{},
-		wake:     make(chan struct{}, 1),
+		store:      store,
+		clock:      clk,
+		opts:       opts,
+		jitter:     rand.Float64,
+		claimed:    map[uint64]bool{},
+		apps:       map[int64]*appState{},
+		wake:       make(chan struct{}, 1),
+		outboxWake: make(chan struct{}, 1),
 	}
 	dialer := &net.Dialer{Timeout: opts.Timeout, Control: dialControl(opts.AllowPrivateCallbacks)}
 	s.client = &http.Client{
@@ -138,34 +183,68 @@ func New(store storage.Store, clk clock.Clock, opts Options) *Service {
 	return s
 }
 
-// Wake asks the delivery loop to look for work now rather than at its next
-// poll. Callers that just appended events may use it to cut latency.
+// Wake asks the delivery loop to look for due deliveries now rather than at
+// its next poll. Append wakes the loops of its store in this process to read
+// the outbox already.
 func (s *Service) Wake() {
+	s.refill.Store(true)
+	s.wakeStart()
+}
+
+// wakeStart wakes the loop to start POSTs from the ready queues.
+func (s *Service) wakeStart() {
 	select {
 	case s.wake <- struct{}{}:
 	default:
 	}
 }
 
+// wakeForOutbox wakes the fan-out to read the outbox.
+func (s *Service) wakeForOutbox() {
+	s.hinted.Store(true)
+	s.appended.Store(true)
+	select {
+	case s.outboxWake <- struct{}{}:
+	default:
+	}
+}
+
 // Run delivers notifications until ctx ends or Stop is called: it fans out
 // new events, sends due deliveries with bounded concurrency and prunes old
-// feeds. It returns after the POSTs in flight have ended; a POST cut short
-// is not recorded and will be sent again, so delivery is at least once.
-// Errors: the context's, or ErrRunning when a loop already runs.
+// feeds. It returns after the POSTs in flight have ended and their outcomes
+// are recorded; a POST cut short is not recorded and will be sent again, so
+// delivery is at least once. Errors: the context's, or ErrRunning when a loop
+// (Run or Process) already runs.
+//
+// The fan-out runs in a goroutine of its own, so that claiming and POSTing
+// never wait for the commit of a fan-out (on Badger, a sync), nor the other
+// way round.
 func (s *Service) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
 	s.mu.Lock()
-	if s.stop != nil {
+	if s.stop != nil || s.processing {
 		s.mu.Unlock()
 		cancel()
 		return ErrRunning
 	}
-	done := make(chan struct{})
 	s.stop, s.stopped = cancel, done
 	s.mu.Unlock()
+	s.resetCursors()
+	rec := s.startRecorder()
+	unwatch := watchAppends(s.store, s)
+	fanned := make(chan struct{})
+	go func() {
+		defer close(fanned)
+		s.runFanOut(ctx)
+	}()
 	defer func() {
+		unwatch()
 		cancel()
+		<-fanned
 		s.workers.Wait()
+		rec.close()
+		s.dropReady()
 		s.mu.Lock()
 		s.stop, s.stopped = nil, nil
 		s.mu.Unlock()
@@ -173,20 +252,80 @@ func (s *Service) Run(ctx context.Context) error {
 	}()
 	tick := time.NewTicker(s.opts.PollInterval)
 	defer tick.Stop()
+	polled := true
 	for {
-		// A storage failure is retried at the next poll: the outbox and the
-		// due index keep everything that is not yet done.
-		_, _ = s.step(ctx)
+		// A storage failure is retried at the next poll: the due index keeps
+		// everything that is not yet done.
+		_, _ = s.claimStage(ctx, rec, polled)
+		polled = false
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-s.wake:
 		case <-tick.C:
+			// Retries come due by the clock, and another process may have
+			// written deliveries.
+			polled = true
 		}
 	}
 }
 
-// ErrRunning is returned by Run when the delivery loop already runs.
+// runFanOut fans the outbox out until ctx ends, reading it when an Append in
+// this process wakes it (outboxWake), at every poll, and at once after a full
+// batch.
+func (s *Service) runFanOut(ctx context.Context) {
+	tick := time.NewTicker(s.opts.PollInterval)
+	defer tick.Stop()
+	// An Append wakes the fan-out from inside its transaction, before the
+	// commit, so the read it prompts may come too early: the outbox is read
+	// again after 1 ms, 2 ms, 4 ms... while those reads find nothing, up to
+	// recheckMax, before the event is left to the next poll.
+	recheck := time.NewTimer(time.Hour)
+	recheck.Stop()
+	defer recheck.Stop()
+	var recheckIn time.Duration
+	for {
+		// A storage failure is retried at the next poll: the outbox keeps
+		// every event not yet fanned out.
+		r, _ := s.fanOutStage(ctx, false)
+		if r.found > 0 {
+			// Wake the claims for the deliveries just written.
+			s.Wake()
+		}
+		switch {
+		case r.hinted || (recheckIn > 0 && r.found > 0):
+			recheckIn = time.Millisecond
+			recheck.Reset(recheckIn)
+		case recheckIn > 0 && r.read:
+			if recheckIn *= 2; recheckIn <= recheckMax {
+				recheck.Reset(recheckIn)
+			} else {
+				recheckIn = 0
+			}
+		}
+		if r.more {
+			if ctx.Err() != nil {
+				return
+			}
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.outboxWake:
+		case <-tick.C:
+			s.appended.Store(true)
+		case <-recheck.C:
+			s.appended.Store(true)
+		}
+	}
+}
+
+// recheckMax bounds the delay of the reads that follow an Append's wake.
+const recheckMax = 512 * time.Millisecond
+
+// ErrRunning is returned by Run and Process when a delivery loop already
+// runs.
 var ErrRunning = errors.New("notify: delivery loop already running")
 
 // Stop ends a running delivery loop and waits for it; without one it does
@@ -204,55 +343,116 @@ func (s *Service) Stop() {
 
 // Process does, once and in the caller's goroutine, what Run does forever:
 // it fans out the outbox and sends every delivery due by the clock, waiting
-// for each POST, until nothing is due. For embedders that deliver on their
-// own schedule and for tests on a manual clock. It returns the number of
-// POSTs made. Errors: ErrRunning while Run runs (the two would claim the same
-// deliveries), storage failures, the context's.
+// for each POST and the record of its outcome, until nothing is due. For
+// embedders that deliver on their own schedule and for tests on a manual
+// clock. It returns the number of POSTs made. Errors: ErrRunning while Run or
+// another Process runs (the two would claim the same deliveries), storage
+// failures, the context's.
 func (s *Service) Process(ctx context.Context) (int, error) {
 	s.mu.Lock()
-	running := s.stop != nil
-	s.mu.Unlock()
-	if running {
+	if s.stop != nil || s.processing {
+		s.mu.Unlock()
 		return 0, ErrRunning
 	}
+	s.processing = true
+	s.mu.Unlock()
+	rec := s.startRecorder()
+	defer func() {
+		s.workers.Wait()
+		rec.close()
+		s.dropReady()
+		s.mu.Lock()
+		s.processing = false
+		s.mu.Unlock()
+	}()
+	s.resetCursors()
 	total := 0
 	for {
-		n, err := s.step(ctx)
-		total += n
+		r, err := s.fanOutStage(ctx, true)
 		if err != nil {
-			s.workers.Wait()
 			return total, err
 		}
-		if n == 0 && s.inflightCount() == 0 {
-			return total, nil
+		n, err := s.claimStage(ctx, rec, true)
+		total += n
+		if err == nil {
+			err = rec.takeErr()
+		}
+		if err != nil {
+			return total, err
+		}
+		if r.more {
+			continue
+		}
+		if n == 0 && s.claimedCount() == 0 {
+			// Nothing due is left unclaimed, and every claim has ended.
+			return total, rec.takeErr()
 		}
 		select {
 		case <-ctx.Done():
-			s.workers.Wait()
 			return total, ctx.Err()
 		case <-s.wake:
 		}
 	}
 }
 
-func (s *Service) inflightCount() int {
+func (s *Service) claimedCount() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.inflight)
+	return len(s.claimed)
 }
 
-// step fans out the outbox, prunes when the clock has moved enough, and
-// starts the POSTs of due deliveries that have a free slot. It returns the
-// number of POSTs started.
-func (s *Service) step(ctx context.Context) (int, error) {
-	for {
-		n, err := s.Dispatch(ctx)
-		if err != nil {
-			return 0, err
-		}
-		if n < dispatchBatch {
-			break
-		}
+// fanOutResult says what a fan-out stage did.
+type fanOutResult struct {
+	read   bool // it read the outbox
+	hinted bool // after an Append's wake
+	found  int  // events found in the outbox
+	more   bool // the outbox may hold more events at once
+}
+
+// fanOutStage fans out a batch of the outbox, when it may hold new events
+// (or always, reading from its start, when all is set).
+func (s *Service) fanOutStage(ctx context.Context, all bool) (fanOutResult, error) {
+	var r fanOutResult
+	real := time.Now()
+	if real.Sub(s.outbox.sweptAt) >= sweepEvery {
+		s.outbox.sweptAt = real
+		s.outbox.sweep = true
+		s.appended.Store(true)
+	}
+	r.hinted = s.hinted.Swap(false)
+	if !all && !s.appended.Swap(false) {
+		return r, nil
+	}
+	r.read = true
+	from := uint64(0)
+	if !all {
+		from = s.outbox.start(real)
+	}
+	found, hi, _, err := s.dispatchFrom(ctx, from)
+	if err != nil {
+		s.appended.Store(true)
+		return r, err
+	}
+	r.found = found
+	if found > 0 {
+		s.outbox.saw(hi)
+	}
+	if r.more = found == dispatchBatch; r.more {
+		s.outbox.resume = hi + 1
+		s.appended.Store(true)
+	}
+	return r, nil
+}
+
+// claimStage prunes when the clock has moved enough, claims due deliveries
+// for the applications whose ready queue runs low (when refill is set, or
+// something asked for it), and starts the POSTs that have a free slot. It
+// returns the number of POSTs started.
+func (s *Service) claimStage(ctx context.Context, rec *recorder, refill bool) (int, error) {
+	if real := time.Now(); real.Sub(s.sweptAt) >= sweepEvery {
+		s.sweptAt = real
+		s.resetDueCursors()
+		refill = true
 	}
 	now := s.clock.Now()
 	if now.Sub(s.lastPrune) >= time.Minute {
@@ -261,93 +461,53 @@ func (s *Service) step(ctx context.Context) (int, error) {
 		}
 		s.lastPrune = now
 	}
-	due, err := s.due(ctx, now)
-	if err != nil {
-		return 0, err
+	if s.refill.Swap(false) || refill {
+		if err := s.claim(ctx, now); err != nil {
+			s.refill.Store(true)
+			return 0, err
+		}
 	}
-	for _, d := range due {
-		s.workers.Add(1)
-		go func() {
-			defer s.workers.Done()
-			defer s.finish(d)
-			_ = s.attempt(ctx, d.id)
-		}()
-	}
-	return len(due), nil
+	return s.start(ctx, rec), nil
 }
 
-type dueEntry struct {
-	id  uint64
-	app int64
+// outboxCursor is where the loop reads the outbox from. Event numbers are
+// drawn inside the change's transaction, so an event may commit a little
+// after a later-numbered one: the cursor (floor) trails the highest number
+// fanned out by outboxGrace, and a sweep reads from the start every
+// sweepEvery. Reading from the start every time would walk over every event
+// already fanned out and deleted but not yet compacted away (Badger keeps
+// their tombstones), which cost more than the delivery itself.
+type outboxCursor struct {
+	floor       uint64    // reads start at this number
+	seen        uint64    // the highest number fanned out
+	candidate   uint64    // the next floor, once candidateAt is outboxGrace old
+	candidateAt time.Time // real time
+	resume      uint64    // after a full batch, the next read starts here
+	sweep       bool      // the next read starts at the outbox's start
+	sweptAt     time.Time // real time of the last sweep
 }
 
-// due claims the deliveries due at now that have a free slot: not in flight,
-// within the global and the per-application bounds. Each application's due
-// deliveries are read from its own range, so that a busy application never
-// hides the others' and a pass costs no more than the slots it fills.
-func (s *Service) due(ctx context.Context, now time.Time) ([]dueEntry, error) {
-	s.mu.Lock()
-	free := s.opts.Concurrency - len(s.inflight)
-	s.mu.Unlock()
-	if free <= 0 {
-		return nil, nil
+// outboxGrace is how long, in real time, an event may take to commit after a
+// later-numbered one was fanned out and still be read from the cursor; one
+// that takes longer waits for the next sweep.
+const outboxGrace = 100 * time.Millisecond
+
+// start returns the number the next read of the outbox starts at.
+func (c *outboxCursor) start(real time.Time) uint64 {
+	if c.sweep {
+		c.sweep, c.resume = false, 0
+		return 0
 	}
-	var out []dueEntry
-	err := s.store.View(ctx, func(tx storage.Tx) error {
-		out = out[:0]
-		var apps []int64
-		it := tx.Iterate(storage.Prefix(appPrefix()))
-		for ; it.Valid(); it.Next() {
-			apps = append(apps, storage.ReadKey(it.Key()[len(appPrefix()):]).Int())
-		}
-		it.Close()
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		for _, app := range apps {
-			room := min(s.opts.PerApplication-s.perApp[app], s.opts.Concurrency-len(s.inflight))
-			if room <= 0 {
-				continue
-			}
-			p := appDuePrefix(app)
-			it := tx.Iterate(storage.Range{Start: p, End: storage.Key(p).Int(now.UnixNano() + 1)})
-			// In-flight deliveries keep their key until recorded, and they
-			// sit at the head of the range: skip past them.
-			for visited := 0; it.Valid() && room > 0 && visited < room+s.opts.PerApplication; it.Next() {
-				visited++
-				kr := storage.ReadKey(it.Key()[len(p):])
-				kr.Int()
-				id := kr.Uint()
-				if kr.Err() != nil || s.inflight[id] {
-					continue
-				}
-				s.inflight[id] = true
-				s.perApp[app]++
-				room--
-				out = append(out, dueEntry{id: id, app: app})
-			}
-			it.Close()
-		}
-		return nil
-	})
-	if err != nil {
-		// Release what this pass claimed: nothing was started.
-		s.mu.Lock()
-		for _, d := range out {
-			delete(s.inflight, d.id)
-			s.perApp[d.app]--
-		}
-		s.mu.Unlock()
-		return nil, err
+	if c.resume > 0 {
+		from := c.resume
+		c.resume = 0
+		return from
 	}
-	return out, nil
+	if real.Sub(c.candidateAt) >= outboxGrace {
+		c.floor, c.candidate, c.candidateAt = c.candidate, c.seen+1, real
+	}
+	return c.floor
 }
 
-func (s *Service) finish(d dueEntry) {
-	s.mu.Lock()
-	delete(s.inflight, d.id)
-	if s.perApp[d.app]--; s.perApp[d.app] <= 0 {
-		delete(s.perApp, d.app)
-	}
-	s.mu.Unlock()
-	s.Wake()
-}
+// saw notes that events up to number hi were fanned out.
+func (c *outboxCursor) saw(hi uint64) { c.seen = max(c.seen, hi) }
