@@ -156,7 +156,7 @@ func TestMigrate_GoldenStoresReadBackThroughTheServices(t *testing.T) {
 // checkNoLegacyKeys: every key the migrations replace is gone.
 func checkNoLegacyKeys(t *testing.T, st storage.Store) {
 	t.Helper()
-	for _, ns := range []string{"acc/seq", "stk/seq", "q/seq", "ntf/seq/outbox", "ref/import/seq", "q/ix/order", "stk/ordready", "stk/word", "stk/active"} {
+	for _, ns := range []string{"acc/seq", "stk/seq", "q/seq", "ntf/seq", "ref/import/seq", "q/ix/order", "stk/ordready", "stk/word", "stk/active"} {
 		err := st.View(context.Background(), func(tx storage.Tx) error {
 			it := tx.Iterate(storage.Prefix(storage.NewKey(ns)))
 			defer it.Close()

@@ -6,10 +6,12 @@ import (
 )
 
 // LegacyCounters are the notify keys that held the last number handed out
-// before numbers came from sequences: the outbox's. (Applications and
-// deliveries are still numbered by ntf/seq/app and ntf/seq/delivery, in
-// the transaction of the record, see keys.go.) Frozen, as every migration's
-// code (see storage/schema).
+// before numbers came from sequences: the outbox's, the applications' and
+// the deliveries'. Frozen, as every migration's code (see storage/schema).
 func LegacyCounters() []schema.LegacyCounter {
-	return []schema.LegacyCounter{{Key: storage.NewKey("ntf/seq/outbox"), Sequence: "outbox", First: 1}}
+	return []schema.LegacyCounter{
+		{Key: storage.NewKey("ntf/seq/outbox"), Sequence: "outbox", First: 1},
+		{Key: storage.NewKey("ntf/seq/app"), Sequence: "applications", First: 1000001},
+		{Key: storage.NewKey("ntf/seq/delivery"), Sequence: "deliveries", First: 1},
+	}
 }

@@ -23,6 +23,7 @@ type groupSync struct {
 	mu      sync.Mutex
 	cond    sync.Cond
 	running bool
+	waiting int    // callers inside wait
 	started uint64 // syncs begun
 	ended   uint64 // syncs ended
 	// failed is the number of the last sync that failed, and err its error.
@@ -42,6 +43,8 @@ func newGroupSync(sync func() error) *groupSync {
 func (g *groupSync) wait() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.waiting++
+	defer func() { g.waiting-- }()
 	// A sync under way began before this call and may not cover it.
 	need := g.started + 1
 	for g.ended < need {

@@ -40,7 +40,7 @@ func TestGroupSync_CommitsQueuedBehindASyncShareTheNextOne(t *testing.T) {
 	waitFor(t, func() bool {
 		g.mu.Lock()
 		defer g.mu.Unlock()
-		return g.started == 1 && g.running
+		return g.started == 1 && g.running && g.waiting == 1+queued
 	})
 	release <- struct{}{} // the first sync ends
 	if err := <-first; err != nil {
