@@ -2,6 +2,7 @@ package fees
 
 import (
 	"context"
+	"crypto/rand"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -170,6 +171,10 @@ func (s *Service) upsert(tx storage.Tx, kind string, data json.RawMessage, impor
 		}
 	}
 	if err := storage.SetJSON(tx, key, val); err != nil {
+		return true, err
+	}
+	// A new revision for the lookups' price table (see table.go).
+	if err := tx.Set(revKey(), []byte(rand.Text())); err != nil {
 		return true, err
 	}
 	if imported {
