@@ -294,24 +294,30 @@ func (pl *plan) terms(tx storage.Tx, lt *ListingType, r Rule, rates map[string]i
 	if !c.found {
 		return &terms{err: errs.Invalidf("Invalid currency_id: %s. There is no conversion from %s", pl.currency.ID, r.CurrencyID)}, nil
 	}
-	places := int32(pl.currency.DecimalPlaces)
+	return newTerms(lt, r, c.rate, pl.currency), nil
+}
+
+// newTerms returns the terms of rule r of listing type lt in currency cur,
+// the rule's amounts converted with rate.
+func newTerms(lt *ListingType, r Rule, rate money.Dec, cur geo.Currency) *terms {
+	places := int32(cur.DecimalPlaces)
 	t := &terms{
 		lt:       lt,
 		places:   places,
 		pct:      r.MeliPercentageFee.Add(r.FinancingAddOnFee),
 		meli:     r.MeliPercentageFee,
 		fin:      r.FinancingAddOnFee,
-		listing:  r.ListingFee.Mul(c.rate).Round(places),
+		listing:  r.ListingFee.Mul(rate).Round(places),
 		hasFixed: r.FixedFee.Sign() > 0,
 		anyPrice: r.FixedFeeBelow.IsZero(),
-		below:    r.FixedFeeBelow.Mul(c.rate),
-		fixed:    r.FixedFee.Mul(c.rate),
+		below:    r.FixedFeeBelow.Mul(rate),
+		fixed:    r.FixedFee.Mul(rate),
 		zero:     money.Dec{}.Round(places),
 	}
 	t.fixedRounded = t.fixed.Round(places)
 	t.constant = t.pct.IsZero() && !t.hasFixed
-	t.encode(pl.currency.ID)
-	return t, nil
+	t.encode(cur.ID)
+	return t
 }
 
 // tableHolder is embedded in Service: the price table of the fee records'
