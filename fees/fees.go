@@ -83,6 +83,7 @@ const maxQuantity = 1_000_000_000
 type lookup struct {
 	plan     *plan
 	price    money.Dec
+	priceI   fixedPoint // price as integers, when it is a plain decimal that fits
 	category string
 	// one is the listing type asked for; without one, every type of the
 	// plan is priced.
@@ -123,13 +124,13 @@ func (s *Service) prepare(tx storage.Tx, siteID string, q Query) (lookup, error)
 	if err != nil {
 		return lookup{}, err
 	}
-	l := lookup{category: GeneralCategory}
+	l := lookup{category: GeneralCategory, priceI: fixedPoint{ok: true}}
 	if q.Price != "" {
 		d, err := money.Parse(q.Price)
 		if err != nil || d.Sign() < 0 {
 			return lookup{}, errs.Invalidf("Invalid price: %s. It must be a non-negative number", q.Price)
 		}
-		l.price = d
+		l.price, l.priceI = d, parsePlain(q.Price)
 	}
 	if q.Quantity != "" {
 		n, err := strconv.Atoi(q.Quantity)

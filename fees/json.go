@@ -62,6 +62,18 @@ func (l *lookup) appendJSON(b []byte, pt *planType, st *stopTimes) []byte {
 		b = append(b, '0')
 		b = append(b, t.mid...)
 		b = append(b, `0,"gross_amount":0`...)
+	} else if sale, withFixed, ok := t.fastSale(l.priceI); ok {
+		var buf [32]byte
+		s := appendScaled(buf[:0], sale, t.places)
+		b = append(b, s...)
+		b = append(b, t.mid...)
+		if withFixed {
+			b = append(b, t.fixedText...)
+		} else {
+			b = append(b, '0')
+		}
+		b = append(b, `,"gross_amount":`...)
+		b = append(b, s...)
 	} else {
 		sale, fixed := t.saleFee(l.price)
 		s := sale.String()

@@ -108,6 +108,9 @@ type terms struct {
 	zero         money.Dec
 	// constant is set when the sale fee is 0 at every price.
 	constant bool
+	// The figures as integers, for fastSale, and fixedRounded written.
+	pctI, fixedI, belowI fixedPoint
+	fixedText            []byte
 
 	// The answer object encoded, around the figures that depend on the
 	// price: head + sale + mid + fixed fee + `,"gross_amount":` + sale + tail
@@ -316,6 +319,8 @@ func newTerms(lt *ListingType, r Rule, rate money.Dec, cur geo.Currency) *terms 
 	}
 	t.fixedRounded = t.fixed.Round(places)
 	t.constant = t.pct.IsZero() && !t.hasFixed
+	t.pctI, t.fixedI, t.belowI = fixedPointOf(t.pct), fixedPointOf(t.fixed), fixedPointOf(t.below)
+	t.fixedText = []byte(t.fixedRounded.String())
 	t.encode(cur.ID)
 	return t
 }
