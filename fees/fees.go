@@ -6,9 +6,7 @@ package fees
 import (
 	"context"
 	"errors"
-	"slices"
 	"strconv"
-	"time"
 
 	"marketplace/clock"
 	"marketplace/errs"
@@ -22,6 +20,7 @@ type Service struct {
 	store storage.Store
 	geo   *geo.Service
 	clock clock.Clock
+	tableHolder
 }
 
 // UseClock sets the clock that dates stop_time; the default is the wall clock. Call it
@@ -80,15 +79,130 @@ type ListingPrice struct {
 // maxQuantity bounds the quantity parameter.
 const maxQuantity = 1_000_000_000
 
-// params is a checked Query.
-type params struct {
-	price money.Dec
-	// rates memoizes the ratio from a rule's currency to the asked one: the
-	// rules of one site share a currency, and one lookup prices every type.
-	rates    map[string]money.Dec
+// lookup is a checked query with the plan that prices it (see table.go).
+type lookup struct {
+	plan     *plan
+	price    money.Dec
+	priceI   fixedPoint // price as integers, when it is a plain decimal that fits
 	category string
-	currency geo.Currency
-	site     geo.Site
+	// one is the listing type asked for; without one, every type of the
+	// plan is priced.
+	one *planType
+}
+
+// count and at walk the listing types the lookup prices, in order.
+func (l *lookup) count() int {
+	if l.one != nil {
+		return 1
+	}
+	return len(l.plan.types)
+}
+
+func (l *lookup) at(i int) *planType {
+	if l.one != nil {
+		return l.one
+	}
+	return l.plan.types[i]
+}
+
+// check returns the first error of pricing the lookup's listing types, in
+// their order, if any.
+func (l *lookup) check() error {
+	for i := 0; i < l.count(); i++ {
+		if err := l.at(i).termsFor(l.category).err; err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// prepare checks q for the site inside tx and finds its plan. Errors, in
+// this order: NotFound (unknown site), Invalid (bad price, quantity,
+// category, unknown currency).
+func (s *Service) prepare(tx storage.Tx, siteID string, q Query) (lookup, error) {
+	site, err := geo.GetSite(tx, siteID)
+	if err != nil {
+		return lookup{}, err
+	}
+	l := lookup{category: GeneralCategory, priceI: fixedPoint{ok: true}}
+	if q.Price != "" {
+		d, err := money.Parse(q.Price)
+		if err != nil || d.Sign() < 0 {
+			return lookup{}, errs.Invalidf("Invalid price: %s. It must be a non-negative number", q.Price)
+		}
+		l.price, l.priceI = d, parsePlain(q.Price)
+	}
+	if q.Quantity != "" {
+		n, err := strconv.Atoi(q.Quantity)
+		if err != nil || n < 1 || n > maxQuantity {
+			return lookup{}, errs.Invalidf("Invalid quantity: %s. It must be a positive integer", q.Quantity)
+		}
+	}
+	if q.CategoryID != "" {
+		if err := checkCategory(siteID, q.CategoryID); err != nil {
+			return lookup{}, err
+		}
+		l.category = q.CategoryID
+	}
+	cur := site.DefaultCurrencyID
+	if q.CurrencyID != "" {
+		cur = q.CurrencyID
+	}
+	currency, err := geo.GetCurrency(tx, cur)
+	if errs.Is(err, errs.NotFound) {
+		return lookup{}, errs.Invalidf("Invalid currency_id: %s", cur)
+	}
+	if err != nil {
+		return lookup{}, err
+	}
+	l.plan, err = s.currentPlan(tx, site, currency)
+	return l, err
+}
+
+// lookupAll prepares the lookup of ListingPrices.
+func (s *Service) lookupAll(ctx context.Context, siteID string, q Query) (lookup, error) {
+	var l lookup
+	err := s.store.View(ctx, func(tx storage.Tx) error {
+		var err error
+		if l, err = s.prepare(tx, siteID, q); err != nil {
+			return err
+		}
+		if q.ListingTypeID != "" {
+			pt := l.plan.byID[q.ListingTypeID]
+			if pt == nil {
+				return errs.Invalidf("Invalid listing_type_id: %s. The site %s does not offer it", q.ListingTypeID, siteID)
+			}
+			if pt.err != nil {
+				return pt.err
+			}
+			l.one = pt
+		} else if l.plan.listErr != nil {
+			return l.plan.listErr
+		}
+		return l.check()
+	})
+	return l, err
+}
+
+// lookupOne prepares the lookup of ListingPrice.
+func (s *Service) lookupOne(ctx context.Context, siteID, listingTypeID string, q Query) (lookup, error) {
+	var l lookup
+	err := s.store.View(ctx, func(tx storage.Tx) error {
+		var err error
+		if l, err = s.prepare(tx, siteID, q); err != nil {
+			return err
+		}
+		pt := l.plan.byID[listingTypeID]
+		if pt == nil {
+			return errs.NotFoundf("Listing type not found: %s for site %s", listingTypeID, siteID)
+		}
+		if pt.err != nil {
+			return pt.err
+		}
+		l.one = pt
+		return l.check()
+	})
+	return l, err
 }
 
 // ListingPrices returns the prices of every listing type of the site, from
@@ -96,97 +210,83 @@ type params struct {
 // Errors: NotFound (unknown site), Invalid (bad price, quantity, category,
 // currency, or a listing type the site does not offer).
 func (s *Service) ListingPrices(ctx context.Context, siteID string, q Query) ([]ListingPrice, error) {
-	now := s.clock.Now()
-	var out []ListingPrice
-	err := s.store.View(ctx, func(tx storage.Tx) error {
-		p, err := readParams(tx, siteID, q)
-		if err != nil {
-			return err
-		}
-		var types []ListingType
-		if q.ListingTypeID != "" {
-			lt, err := getListingType(tx, siteID, q.ListingTypeID)
-			if errs.Is(err, errs.NotFound) {
-				return errs.Invalidf("Invalid listing_type_id: %s. The site %s does not offer it", q.ListingTypeID, siteID)
-			}
-			if err != nil {
-				return err
-			}
-			types = []ListingType{lt}
-		} else if types, err = siteListingTypes(tx, siteID); err != nil {
-			return err
-		}
-		out = make([]ListingPrice, 0, len(types))
-		for _, lt := range types {
-			lp, err := price(tx, p, lt, now)
-			if err != nil {
-				return err
-			}
-			out = append(out, lp)
-		}
-		return nil
-	})
-	return out, err
+	st := stopTimes{now: s.clock.Now()}
+	l, err := s.lookupAll(ctx, siteID, q)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ListingPrice, 0, l.count())
+	for i := 0; i < l.count(); i++ {
+		out = append(out, l.listingPrice(l.at(i), &st))
+	}
+	return out, nil
 }
 
 // ListingPrice returns the price of one listing type of the site. Errors:
 // NotFound (unknown site, or a listing type the site does not offer),
 // Invalid (bad price, quantity, category or currency).
 func (s *Service) ListingPrice(ctx context.Context, siteID, listingTypeID string, q Query) (ListingPrice, error) {
-	now := s.clock.Now()
-	var out ListingPrice
-	err := s.store.View(ctx, func(tx storage.Tx) error {
-		p, err := readParams(tx, siteID, q)
-		if err != nil {
-			return err
-		}
-		lt, err := getListingType(tx, siteID, listingTypeID)
-		if err != nil {
-			return err
-		}
-		out, err = price(tx, p, lt, now)
-		return err
-	})
-	return out, err
+	st := stopTimes{now: s.clock.Now()}
+	l, err := s.lookupOne(ctx, siteID, listingTypeID, q)
+	if err != nil {
+		return ListingPrice{}, err
+	}
+	return l.listingPrice(l.one, &st), nil
 }
 
-func readParams(tx storage.Tx, siteID string, q Query) (params, error) {
-	site, err := geo.GetSite(tx, siteID)
+// AppendListingPricesJSON appends the answer of ListingPrices to dst,
+// encoded as encoding/json encodes it (HTML characters not escaped, no final
+// newline): an array, or the one object when q.ListingTypeID is given. On
+// an error nothing is appended. Errors: those of ListingPrices.
+func (s *Service) AppendListingPricesJSON(ctx context.Context, dst []byte, siteID string, q Query) ([]byte, error) {
+	st := stopTimes{now: s.clock.Now()}
+	l, err := s.lookupAll(ctx, siteID, q)
 	if err != nil {
-		return params{}, err
+		return dst, err
 	}
-	p := params{site: site, category: GeneralCategory, rates: map[string]money.Dec{}}
-	if q.Price != "" {
-		d, err := money.Parse(q.Price)
-		if err != nil || d.Sign() < 0 {
-			return params{}, errs.Invalidf("Invalid price: %s. It must be a non-negative number", q.Price)
+	if l.one != nil {
+		return l.appendJSON(dst, l.one, &st), nil
+	}
+	dst = append(dst, '[')
+	for i := 0; i < l.count(); i++ {
+		if i > 0 {
+			dst = append(dst, ',')
 		}
-		p.price = d
+		dst = l.appendJSON(dst, l.at(i), &st)
 	}
-	if q.Quantity != "" {
-		n, err := strconv.Atoi(q.Quantity)
-		if err != nil || n < 1 || n > maxQuantity {
-			return params{}, errs.Invalidf("Invalid quantity: %s. It must be a positive integer", q.Quantity)
-		}
-	}
-	if q.CategoryID != "" {
-		if err := checkCategory(siteID, q.CategoryID); err != nil {
-			return params{}, err
-		}
-		p.category = q.CategoryID
-	}
-	cur := site.DefaultCurrencyID
-	if q.CurrencyID != "" {
-		cur = q.CurrencyID
-	}
-	p.currency, err = geo.GetCurrency(tx, cur)
-	if errs.Is(err, errs.NotFound) {
-		return params{}, errs.Invalidf("Invalid currency_id: %s", cur)
-	}
+	return append(dst, ']'), nil
+}
+
+// AppendListingPriceJSON appends the answer of ListingPrice to dst, encoded
+// as encoding/json encodes it (HTML characters not escaped, no final
+// newline). On an error nothing is appended. Errors: those of ListingPrice.
+func (s *Service) AppendListingPriceJSON(ctx context.Context, dst []byte, siteID, listingTypeID string, q Query) ([]byte, error) {
+	st := stopTimes{now: s.clock.Now()}
+	l, err := s.lookupOne(ctx, siteID, listingTypeID, q)
 	if err != nil {
-		return params{}, err
+		return dst, err
 	}
-	return p, nil
+	return l.appendJSON(dst, l.one, &st), nil
+}
+
+// listingPrice prices one listing type of the lookup.
+func (l *lookup) listingPrice(pt *planType, st *stopTimes) ListingPrice {
+	t := pt.termsFor(l.category)
+	sale, fixed := t.saleFee(l.price)
+	return ListingPrice{
+		ListingTypeID:     t.lt.ID,
+		ListingTypeName:   t.lt.Name,
+		ListingExposure:   t.lt.Exposure,
+		RequiresPicture:   t.lt.RequiresPicture,
+		CurrencyID:        l.plan.currency.ID,
+		ListingFeeAmount:  t.listing,
+		ListingFeeDetails: FeeDetails{FixedFee: t.listing, GrossAmount: t.listing},
+		SaleFeeAmount:     sale,
+		SaleFeeDetails: SaleFeeDetails{PercentageFee: t.pct, MeliPercentageFee: t.meli,
+			FinancingAddOnFee: t.fin, FixedFee: fixed, GrossAmount: sale},
+		FreeRelist: t.lt.FreeRelist,
+		StopTime:   string(st.get(t.lt.DurationDays)),
+	}
 }
 
 // Decoded records, shared by every lookup (see money.DecodeCache).
@@ -208,94 +308,4 @@ func getListingType(tx storage.Tx, siteID, id string) (ListingType, error) {
 		return ListingType{}, errs.Internalf(err, "decode listing type")
 	}
 	return lt, nil
-}
-
-// siteListingTypes lists the site's listing types in the order of
-// ListingTypeIDs: from the most to the least exposed.
-func siteListingTypes(tx storage.Tx, siteID string) ([]ListingType, error) {
-	var out []ListingType
-	it := tx.Iterate(storage.Prefix(listingTypePrefix(siteID)))
-	defer it.Close()
-	for ; it.Valid(); it.Next() {
-		b, err := it.Value()
-		if err != nil {
-			return nil, err
-		}
-		lt, err := listingTypeCache.Decode(b)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, lt)
-	}
-	slices.SortFunc(out, func(a, b ListingType) int {
-		return slices.Index(ListingTypeIDs, a.ID) - slices.Index(ListingTypeIDs, b.ID)
-	})
-	return out, nil
-}
-
-// rule returns the rule for the category, else the site's general rule for
-// the listing type; a listing type with no rule at all costs nothing.
-func rule(tx storage.Tx, site geo.Site, lt ListingType, category string) (Rule, error) {
-	for _, c := range []string{category, GeneralCategory} {
-		b, err := tx.Get(ruleKey(site.ID, lt.ID, c))
-		if err == nil {
-			r, err := ruleCache.Decode(b)
-			if err != nil {
-				return Rule{}, errs.Internalf(err, "decode fee rule")
-			}
-			return r, nil
-		}
-		if !errors.Is(err, storage.ErrNotFound) {
-			return Rule{}, errs.Internalf(err, "read fee rule")
-		}
-	}
-	return Rule{SiteID: site.ID, ListingTypeID: lt.ID, CategoryID: GeneralCategory, CurrencyID: site.DefaultCurrencyID}, nil
-}
-
-// price computes one listing type's fees: sale fee = price x percentage / 100
-// + fixed fee (per unit, when a price above 0 is below the rule's threshold), with
-// the rule's amounts converted into the asked currency first and the total
-// rounded once, half away from zero, to the currency's decimal places.
-func price(tx storage.Tx, p params, lt ListingType, now time.Time) (ListingPrice, error) {
-	r, err := rule(tx, p.site, lt, p.category)
-	if err != nil {
-		return ListingPrice{}, err
-	}
-	rate, ok := p.rates[r.CurrencyID]
-	if !ok {
-		conv, err := geo.GetConversion(tx, r.CurrencyID, p.currency.ID)
-		if errs.Is(err, errs.NotFound) {
-			return ListingPrice{}, errs.Invalidf("Invalid currency_id: %s. There is no conversion from %s", p.currency.ID, r.CurrencyID)
-		}
-		if err != nil {
-			return ListingPrice{}, err
-		}
-		rate = conv.Rate
-		p.rates[r.CurrencyID] = rate
-	}
-	places := int32(p.currency.DecimalPlaces)
-	pct := r.MeliPercentageFee.Add(r.FinancingAddOnFee)
-	fixed := money.Dec{}
-	if p.price.Sign() > 0 && r.FixedFee.Sign() > 0 {
-		below := r.FixedFeeBelow.Mul(rate)
-		if r.FixedFeeBelow.IsZero() || p.price.Cmp(below) < 0 {
-			fixed = r.FixedFee.Mul(rate)
-		}
-	}
-	sale := p.price.Percent(pct).Add(fixed).Round(places)
-	listing := r.ListingFee.Mul(rate).Round(places)
-	return ListingPrice{
-		ListingTypeID:     lt.ID,
-		ListingTypeName:   lt.Name,
-		ListingExposure:   lt.Exposure,
-		RequiresPicture:   lt.RequiresPicture,
-		CurrencyID:        p.currency.ID,
-		ListingFeeAmount:  listing,
-		ListingFeeDetails: FeeDetails{FixedFee: listing, GrossAmount: listing},
-		SaleFeeAmount:     sale,
-		SaleFeeDetails: SaleFeeDetails{PercentageFee: pct, MeliPercentageFee: r.MeliPercentageFee,
-			FinancingAddOnFee: r.FinancingAddOnFee, FixedFee: fixed.Round(places), GrossAmount: sale},
-		FreeRelist: lt.FreeRelist,
-		StopTime:   now.AddDate(0, 0, lt.DurationDays).UTC().Format("2006-01-02T15:04:05.000Z07:00"),
-	}, nil
 }

@@ -2,11 +2,11 @@ package fees
 
 import (
 	"context"
+	"crypto/rand"
 	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -64,8 +64,6 @@ type Rule struct {
 	// ListingFee is charged for publishing.
 	ListingFee money.Dec `json:"listing_fee"`
 }
-
-var categoryPattern = regexp.MustCompile(`^([A-Z]{3})[0-9]{1,12}$`)
 
 type dataset struct {
 	Version int64 `json:"version"`
@@ -172,6 +170,10 @@ func (s *Service) upsert(tx storage.Tx, kind string, data json.RawMessage, impor
 	if err := storage.SetJSON(tx, key, val); err != nil {
 		return true, err
 	}
+	// A new revision for the lookups' price table (see table.go).
+	if err := tx.Set(revKey(), []byte(rand.Text())); err != nil {
+		return true, err
+	}
 	if imported {
 		return true, tx.Set(importedKey(kind, id), []byte{})
 	}
@@ -267,12 +269,24 @@ func validateRule(tx storage.Tx, v Rule) (Rule, error) {
 	return v, nil
 }
 
-// checkCategory checks that a category id is the site's id followed by
-// digits: there is no category tree to look it up in.
+// checkCategory checks that a category id is the site's id (three capital
+// letters) followed by 1 to 12 digits: there is no category tree to look it
+// up in.
 func checkCategory(siteID, categoryID string) error {
-	m := categoryPattern.FindStringSubmatch(categoryID)
-	if m == nil || m[1] != siteID {
+	if !isCategoryOf(siteID, categoryID) {
 		return errs.Invalidf("Invalid category_id: %s. It must be the site id followed by digits, such as %s1055", categoryID, siteID)
 	}
 	return nil
+}
+
+func isCategoryOf(siteID, id string) bool {
+	if n := len(id) - 3; n < 1 || n > 12 || id[:3] != siteID {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; i < 3 && (c < 'A' || c > 'Z') || i >= 3 && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
 }

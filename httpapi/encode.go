@@ -6,7 +6,6 @@ import (
 	"strconv"
 
 	"marketplace/accounts"
-	"marketplace/fees"
 	"marketplace/internal/jsonenc"
 )
 
@@ -25,6 +24,25 @@ func writeEncoded(w http.ResponseWriter, status int, enc func([]byte) []byte) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(status)
 	_, _ = w.Write(buf.Bytes())
+}
+
+// writeAppended answers status and the bytes enc appends, as writeEncoded
+// does, unless enc fails: then nothing is written and the error is returned
+// for the handler to answer.
+func writeAppended(w http.ResponseWriter, status int, enc func([]byte) ([]byte, error)) error {
+	buf := bufPool.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer bufPool.Put(buf)
+	b, err := enc(buf.AvailableBuffer())
+	if err != nil {
+		return err
+	}
+	buf.Write(b)
+	buf.WriteByte('\n')
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+	return nil
 }
 
 // writeUserView answers a user record, whole or public, as writeJSON would.
@@ -89,62 +107,4 @@ func appendStrings(b []byte, ss []string) []byte {
 		b = jsonenc.AppendString(b, s)
 	}
 	return append(b, ']')
-}
-
-// writeListingPrices answers one listing price, or a list of them, as
-// writeJSON would.
-func writeListingPrices(w http.ResponseWriter, prices []fees.ListingPrice, one bool) {
-	writeEncoded(w, http.StatusOK, func(b []byte) []byte {
-		if one {
-			return appendListingPrice(b, prices[0])
-		}
-		if prices == nil {
-			return append(b, "null"...)
-		}
-		b = append(b, '[')
-		for i, p := range prices {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendListingPrice(b, p)
-		}
-		return append(b, ']')
-	})
-}
-
-func appendListingPrice(b []byte, p fees.ListingPrice) []byte {
-	b = append(b, `{"listing_type_id":`...)
-	b = jsonenc.AppendString(b, p.ListingTypeID)
-	b = append(b, `,"listing_type_name":`...)
-	b = jsonenc.AppendString(b, p.ListingTypeName)
-	b = append(b, `,"listing_exposure":`...)
-	b = jsonenc.AppendString(b, p.ListingExposure)
-	b = append(b, `,"requires_picture":`...)
-	b = strconv.AppendBool(b, p.RequiresPicture)
-	b = append(b, `,"currency_id":`...)
-	b = jsonenc.AppendString(b, p.CurrencyID)
-	b = append(b, `,"listing_fee_amount":`...)
-	b = append(b, p.ListingFeeAmount.String()...)
-	b = append(b, `,"listing_fee_details":{"fixed_fee":`...)
-	b = append(b, p.ListingFeeDetails.FixedFee.String()...)
-	b = append(b, `,"gross_amount":`...)
-	b = append(b, p.ListingFeeDetails.GrossAmount.String()...)
-	b = append(b, `},"sale_fee_amount":`...)
-	b = append(b, p.SaleFeeAmount.String()...)
-	d := p.SaleFeeDetails
-	b = append(b, `,"sale_fee_details":{"percentage_fee":`...)
-	b = append(b, d.PercentageFee.String()...)
-	b = append(b, `,"meli_percentage_fee":`...)
-	b = append(b, d.MeliPercentageFee.String()...)
-	b = append(b, `,"financing_add_on_fee":`...)
-	b = append(b, d.FinancingAddOnFee.String()...)
-	b = append(b, `,"fixed_fee":`...)
-	b = append(b, d.FixedFee.String()...)
-	b = append(b, `,"gross_amount":`...)
-	b = append(b, d.GrossAmount.String()...)
-	b = append(b, `},"free_relist":`...)
-	b = strconv.AppendBool(b, p.FreeRelist)
-	b = append(b, `,"stop_time":`...)
-	b = jsonenc.AppendString(b, p.StopTime)
-	return append(b, '}')
 }

@@ -34,27 +34,18 @@ func feesQuery(r *http.Request) fees.Query {
 
 // handleListingPrices answers GET /sites/:site_id/listing_prices: an array
 // with one object per listing type, or one object when listing_type_id is
-// given.
+// given. fees encodes the answer.
 func (s *Server) handleListingPrices(w http.ResponseWriter, r *http.Request, p httprouter.Params, _ int64) error {
-	q := feesQuery(r)
-	prices, err := s.m.Fees.ListingPrices(r.Context(), p.ByName("site_id"), q)
-	if err != nil {
-		return err
-	}
-	writeListingPrices(w, prices, q.ListingTypeID != "" && len(prices) == 1)
-	return nil
+	return writeAppended(w, http.StatusOK, func(b []byte) ([]byte, error) {
+		return s.m.Fees.AppendListingPricesJSON(r.Context(), b, p.ByName("site_id"), feesQuery(r))
+	})
 }
 
 // handleListingPrice answers GET /sites/:site_id/listing_prices/:listing_type_id.
 func (s *Server) handleListingPrice(w http.ResponseWriter, r *http.Request, p httprouter.Params, _ int64) error {
-	q := feesQuery(r)
-	q.ListingTypeID = ""
-	lp, err := s.m.Fees.ListingPrice(r.Context(), p.ByName("site_id"), p.ByName("listing_type_id"), q)
-	if err != nil {
-		return err
-	}
-	writeListingPrices(w, []fees.ListingPrice{lp}, true)
-	return nil
+	return writeAppended(w, http.StatusOK, func(b []byte) ([]byte, error) {
+		return s.m.Fees.AppendListingPriceJSON(r.Context(), b, p.ByName("site_id"), p.ByName("listing_type_id"), feesQuery(r))
+	})
 }
 
 // handleCountries answers GET /classified_locations/countries.

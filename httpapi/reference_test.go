@@ -441,6 +441,18 @@ func BenchmarkListingPricesAllTypes(b *testing.B) {
 	benchReference(b, "/sites/:site_id/listing_prices", "/sites/MLA/listing_prices?price=10630&category_id=MLA1051")
 }
 
+// BenchmarkListingPrices is the lookup that go run ./bench measures: the
+// seven MLA listing types at one price.
+func BenchmarkListingPrices(b *testing.B) {
+	benchReference(b, "/sites/:site_id/listing_prices", "/sites/MLA/listing_prices?price=10630")
+}
+
+// BenchmarkListingPriceOneType prices one listing type in another currency
+// than the site's, below the fixed fee's threshold.
+func BenchmarkListingPriceOneType(b *testing.B) {
+	benchReference(b, "/sites/:site_id/listing_prices/:listing_type_id", "/sites/MLA/listing_prices/gold_special?price=5.5&currency_id=USD&quantity=2")
+}
+
 // BenchmarkZipCodeLookup looks one zip code up.
 func BenchmarkZipCodeLookup(b *testing.B) {
 	benchReference(b, "/countries/:country_id/zip_codes/:zip_code", "/countries/AR/zip_codes/1425")
