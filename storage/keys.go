@@ -128,3 +128,6 @@ func (r *KeyReader) Err() error { return r.err }
 
 // Rest returns the bytes not read yet.
 func (r *KeyReader) Rest() []byte { return r.b }
+
+// NewKeyRaw returns an empty key, for values built from key parts.
+func NewKeyRaw() Key { return Key{} }

@@ -8,6 +8,7 @@ import (
 
 	"marketplace/storage"
 	"marketplace/storage/badger"
+	"marketplace/storage/storagetest"
 )
 
 func TestUpdate_HotKeyUnderHeavyContentionIsNeverReportedAsConflict(t *testing.T) {
@@ -22,7 +23,7 @@ func TestUpdate_HotKeyUnderHeavyContentionIsNeverReportedAsConflict(t *testing.T
 			defer wg.Done()
 			for range rounds {
 				errs <- st.Update(context.Background(), func(tx storage.Tx) error {
-					_, err := storage.NextSeq(tx, key, 1)
+					_, err := storagetest.Increment(tx, key)
 					return err
 				})
 			}
@@ -121,7 +122,7 @@ func TestSequence_IDsDrawnInsideContendedUpdatesNeverDeadlock(t *testing.T) {
 					if err := tx.Set(storage.NewKey("record").Uint(n), nil); err != nil {
 						return err
 					}
-					_, err = storage.NextSeq(tx, []byte("hot"), 1)
+					_, err = storagetest.Increment(tx, []byte("hot"))
 					return err
 				})
 			}
