@@ -7,6 +7,7 @@ package memory
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"sync"
 	"sync/atomic"
 
@@ -18,7 +19,7 @@ import (
 // Store is an in-memory storage.Store, safe for concurrent use.
 type Store struct {
 	writeMu sync.Mutex // one Update at a time
-	current atomic.Pointer[btree.Map[string, []byte]]
+	current atomic.Pointer[tree]
 	closed  atomic.Bool
 	seqs    sync.Map // name -> *sequence
 }
@@ -28,9 +29,7 @@ var _ storage.Store = (*Store)(nil)
 // New returns an empty store.
 func New() *Store {
 	s := &Store{}
-	// Every Update copies the nodes on the paths it writes: small nodes
-	// (up to 31 entries) copy less per write than the library's default.
-	s.current.Store(btree.NewMap[string, []byte](16))
+	s.current.Store(newTree())
 	return s
 }
 
@@ -115,8 +114,41 @@ func (s *Store) check(ctx context.Context) error {
 	return ctx.Err()
 }
 
+// tree is the ordered map of the store. An entry is one string holding the
+// key's length (uvarint), the key and the value: one allocation and one
+// pointer per entry, where a key string and a value slice would be two of
+// each. Every Update copies the nodes on the paths it writes, and the
+// garbage collector scans every entry, so both costs halve. Nodes are small
+// (degree 16, up to 31 entries) for the same reason.
+type tree = btree.BTreeG[string]
+
+func newTree() *tree {
+	return btree.NewBTreeGOptions(entryLess, btree.Options{Degree: 16, NoLocks: true})
+}
+
+func entry(key, value []byte) string {
+	b := make([]byte, 0, binary.MaxVarintLen32+len(key)+len(value))
+	b = binary.AppendUvarint(b, uint64(len(key)))
+	return string(append(append(b, key...), value...))
+}
+
+// probe is the entry compared with to find key: its value does not count.
+func probe(key []byte) string { return entry(key, nil) }
+
+func splitEntry(e string) (key, value string) {
+	n, w := binary.Uvarint([]byte(e[:min(len(e), binary.MaxVarintLen32)]))
+	return e[w : w+int(n)], e[w+int(n):]
+}
+
+func entryKey(e string) string {
+	k, _ := splitEntry(e)
+	return k
+}
+
+func entryLess(a, b string) bool { return entryKey(a) < entryKey(b) }
+
 type tx struct {
-	tree     *btree.Map[string, []byte]
+	tree     *tree
 	readOnly bool
 }
 
@@ -124,20 +156,19 @@ func (t *tx) Get(key []byte) ([]byte, error) {
 	if len(key) == 0 {
 		return nil, storage.ErrEmptyKey
 	}
-	v, ok := t.tree.Get(string(key))
+	e, ok := t.tree.Get(probe(key))
 	if !ok {
 		return nil, storage.ErrNotFound
 	}
-	return bytes.Clone(v), nil
+	_, v := splitEntry(e)
+	return []byte(v), nil
 }
 
 func (t *tx) Set(key, value []byte) error {
 	if err := t.checkWrite(key); err != nil {
 		return err
 	}
-	v := make([]byte, len(value))
-	copy(v, value)
-	t.tree.Set(string(key), v)
+	t.tree.Set(entry(key, value))
 	return nil
 }
 
@@ -145,7 +176,7 @@ func (t *tx) Delete(key []byte) error {
 	if err := t.checkWrite(key); err != nil {
 		return err
 	}
-	t.tree.Delete(string(key))
+	t.tree.Delete(probe(key))
 	return nil
 }
 
@@ -171,7 +202,7 @@ func (t *tx) Iterate(r storage.Range) storage.Iterator {
 		if r.Start == nil {
 			it.valid = it.it.First()
 		} else {
-			it.valid = it.it.Seek(string(r.Start))
+			it.valid = it.it.Seek(probe(r.Start))
 		}
 	}
 	it.clamp()
@@ -179,19 +210,19 @@ func (t *tx) Iterate(r storage.Range) storage.Iterator {
 }
 
 type iterator struct {
-	it    btree.MapIter[string, []byte]
+	it    btree.IterG[string]
 	r     storage.Range
 	valid bool
 }
 
 // seekReverse positions on the last key <= key (or < key when !inclusive).
 func (i *iterator) seekReverse(key []byte, inclusive bool) {
-	i.valid = i.it.Seek(string(key))
+	i.valid = i.it.Seek(probe(key))
 	if !i.valid {
 		i.valid = i.it.Last()
 		return
 	}
-	if inclusive && i.it.Key() == string(key) {
+	if inclusive && entryKey(i.it.Item()) == string(key) {
 		return
 	}
 	i.valid = i.it.Prev()
@@ -201,7 +232,7 @@ func (i *iterator) clamp() {
 	if !i.valid {
 		return
 	}
-	k := i.it.Key()
+	k := entryKey(i.it.Item())
 	if i.r.Start != nil && k < string(i.r.Start) {
 		i.valid = false
 	}
@@ -212,9 +243,12 @@ func (i *iterator) clamp() {
 
 func (i *iterator) Valid() bool { return i.valid }
 
-func (i *iterator) Key() []byte { return []byte(i.it.Key()) }
+func (i *iterator) Key() []byte { return []byte(entryKey(i.it.Item())) }
 
-func (i *iterator) Value() ([]byte, error) { return bytes.Clone(i.it.Value()), nil }
+func (i *iterator) Value() ([]byte, error) {
+	_, v := splitEntry(i.it.Item())
+	return []byte(v), nil
+}
 
 func (i *iterator) Next() {
 	if !i.valid {
@@ -239,9 +273,9 @@ func (i *iterator) Seek(key []byte) {
 		if i.r.Start != nil && bytes.Compare(key, i.r.Start) < 0 {
 			key = i.r.Start
 		}
-		i.valid = i.it.Seek(string(key))
+		i.valid = i.it.Seek(probe(key))
 	}
 	i.clamp()
 }
 
-func (i *iterator) Close() {}
+func (i *iterator) Close() { i.it.Release() }
