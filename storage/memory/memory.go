@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -127,16 +128,31 @@ func newTree() *tree {
 }
 
 func entry(key, value []byte) string {
-	b := make([]byte, 0, binary.MaxVarintLen32+len(key)+len(value))
-	b = binary.AppendUvarint(b, uint64(len(key)))
-	return string(append(append(b, key...), value...))
+	var n [binary.MaxVarintLen64]byte
+	w := binary.PutUvarint(n[:], uint64(len(key)))
+	var b strings.Builder // one allocation: String does not copy
+	b.Grow(w + len(key) + len(value))
+	b.Write(n[:w])
+	b.Write(key)
+	b.Write(value)
+	return b.String()
 }
 
 // probe is the entry compared with to find key: its value does not count.
 func probe(key []byte) string { return entry(key, nil) }
 
 func splitEntry(e string) (key, value string) {
-	n, w := binary.Uvarint([]byte(e[:min(len(e), binary.MaxVarintLen32)]))
+	// The uvarint written by entry, read from the string in place.
+	var n uint64
+	var w int
+	for shift := 0; w < len(e); shift += 7 {
+		c := e[w]
+		w++
+		n |= uint64(c&0x7f) << shift
+		if c < 0x80 {
+			break
+		}
+	}
 	return e[w : w+int(n)], e[w+int(n):]
 }
 
