@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,8 +40,22 @@ const preloadWorkers = 128
 // the rate on an empty store measured in the same run.
 func (b *writeBench) askPreloaded(empty float64) row {
 	p := b.ensurePreloaded()
+	fmt.Printf("preloaded store: %d questions, %d items, %d sellers, %d buyers (built in %s)\n",
+		p.Questions, p.Items, p.Sellers, p.Buyers, p.Took)
+	e := b.startPreloaded("ask")
+	defer e.stop()
+	c0 := e.conflicts()
+	r := checked("ask, Badger, preloaded", b.askLoad(e.srv.URL, p.World, b.cfg.duration))
+	b.printStats("ask, Badger, preloaded", e)
+	return row{name: fmt.Sprintf("POST /questions, %d questions / empty", p.Questions), full: r.rate, base: empty,
+		target: 0.80, conflicts: strconv.FormatUint(e.conflicts()-c0, 10)}
+}
+
+// startPreloaded serves a fresh copy of the preloaded store; the copy is
+// removed when the engine stops.
+func (b *writeBench) startPreloaded(name string) *engine {
 	start := time.Now()
-	dir := b.folder("preloaded")
+	dir := b.folder("preloaded-" + name)
 	if err := copyDir(filepath.Join(b.cfg.preloadDir, "db"), dir); err != nil {
 		fatalf("copy the preloaded store: %v", err)
 	}
@@ -48,15 +64,122 @@ func (b *writeBench) askPreloaded(empty float64) row {
 		fatalf("%v", err)
 	}
 	lsm, vlog := st.DB().Size()
-	fmt.Printf("preloaded store: %d questions, %d items, %d sellers, %d buyers (built in %s); copied and opened in %s, LSM %s, value log %s\n",
-		p.Questions, p.Items, p.Sellers, p.Buyers, p.Took, time.Since(start).Round(time.Millisecond), mib(lsm), mib(vlog))
+	fmt.Printf("%s: preloaded store copied and opened in %s, LSM %s, value log %s\n",
+		name, time.Since(start).Round(time.Millisecond), mib(lsm), mib(vlog))
 	e := b.start(st)
-	defer e.stop()
-	c0 := e.conflicts()
-	r := checked("ask, Badger, preloaded", b.askLoad(e.srv.URL, p.World, b.cfg.duration))
-	b.printStats("ask, Badger, preloaded", e)
-	return row{name: fmt.Sprintf("POST /questions, %d questions / empty", p.Questions), full: r.rate, base: empty,
-		target: 0.80, conflicts: strconv.FormatUint(e.conflicts()-c0, 10)}
+	stop := e.stop
+	e.stop = func() {
+		stop()
+		_ = os.RemoveAll(dir)
+	}
+	return e
+}
+
+// preloadLoad is a write load that the preload phase runs on an empty store
+// and on a copy of the preloaded one. setup builds on the engine what the
+// load needs and returns the load.
+type preloadLoad struct {
+	name  string // in the progress lines
+	route string // in the table
+	setup func(ctx context.Context, e *engine) func(d time.Duration) result
+}
+
+func (b *writeBench) preloadLoads() []preloadLoad {
+	return []preloadLoad{
+		{"publish", "POST /items/multiwarehouse", b.publishSetup},
+		{"PUT stock", "PUT /user-products/{id}/stock", b.stockSetup},
+		{"answer", "POST /answers", b.answerSetup},
+	}
+}
+
+// comparePreloaded runs l on an empty Badger store, then on a fresh copy of
+// the preloaded store, and compares the rates and the CPU per request.
+func (b *writeBench) comparePreloaded(p preloaded, l preloadLoad) row {
+	ctx := context.Background()
+	measure := func(e *engine, store string) (result, uint64) {
+		defer e.stop()
+		run := l.setup(ctx, e)
+		c0 := e.conflicts()
+		name := fmt.Sprintf("%s, Badger, %s", l.name, store)
+		r := checked(name, run(b.cfg.duration))
+		b.printStats(name, e)
+		return r, e.conflicts() - c0
+	}
+	empty, _ := measure(b.startBadger(l.name+"-empty"), "empty")
+	full, conflicts := measure(b.startPreloaded(l.name), "preloaded")
+	return row{name: fmt.Sprintf("%s, %d questions / empty", l.route, p.Questions), full: full.rate, base: empty.rate,
+		target: 0.80, conflicts: strconv.FormatUint(conflicts, 10),
+		note: fmt.Sprintf("CPU per request %s on the empty store, %s on the preloaded one (%.2fx)",
+			empty.cpu.Round(time.Microsecond), full.cpu.Round(time.Microsecond), float64(full.cpu)/float64(empty.cpu))}
+}
+
+// publishSetup creates a seller on e and returns the publish load: every
+// client publishes items with one stock location in the seller's store.
+func (b *writeBench) publishSetup(ctx context.Context, e *engine) func(d time.Duration) result {
+	s, err := newSeller(ctx, e.m, "BENCH_PUBLISH_SELLER")
+	if err != nil {
+		fatalf("seller: %v", err)
+	}
+	n := make([]int, b.cfg.clients)
+	return func(d time.Duration) result {
+		return load(b.cfg.clients, d, func(c int, hc *http.Client) error {
+			n[c]++
+			body := fmt.Sprintf(`{"title":"Auriculares Sony WH-1000XM5 %d-%d","category_id":"MLA1055","price":350000,`+
+				`"listing_type_id":"gold_special","currency_id":"ARS","condition":"new","channels":["marketplace"],`+
+				`"stock_locations":[{"store_id":%q,"quantity":5}]}`, c, n[c], s.store)
+			req, _ := http.NewRequest("POST", e.srv.URL+"/items/multiwarehouse", strings.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+s.token)
+			req.Header.Set("Content-Type", "application/json")
+			_, _, err := send(hc, req, http.StatusCreated)
+			return err
+		})
+	}
+}
+
+// answersPerSecond is how many answers per second each answer client may
+// send before it runs out of questions (a client that runs out fails the
+// phase); at least 400 questions per client are asked beforehand.
+const answersPerSecond = 160
+
+// answerSetup creates an ask world on e, asks enough questions through the
+// service for the load's duration, and returns the answer load: the seller
+// answers them, each client its own questions.
+func (b *writeBench) answerSetup(ctx context.Context, e *engine) func(d time.Duration) result {
+	w := newAskWorld(ctx, e.m, b.cfg.clients)
+	clients := b.cfg.clients
+	perClient := max(400, int(answersPerSecond*b.cfg.duration.Seconds()))
+	ids := make([][]int64, clients)
+	for c := range ids {
+		ids[c] = make([]int64, perClient)
+	}
+	// Question i belongs to client i % clients, asked by that client's
+	// buyer on its item.
+	err := parallel("questions to answer", clients*perClient, func(i int) error {
+		c := i % clients
+		q, err := e.m.Questions.Ask(ctx, w.buyers[c], questions.AskInput{
+			Text: fmt.Sprintf("Does it come with a case? (%d)", i), ItemID: w.Items[c]})
+		ids[c][i/clients] = q.ID
+		return err
+	})
+	if err != nil {
+		fatalf("answer: %v", err)
+	}
+	n := make([]int, clients)
+	return func(d time.Duration) result {
+		return load(clients, d, func(c int, hc *http.Client) error {
+			if n[c] == perClient {
+				return fmt.Errorf("client %d answered its %d questions", c, perClient)
+			}
+			id := ids[c][n[c]]
+			n[c]++
+			body := fmt.Sprintf(`{"question_id":%d,"text":"Yes, it comes with a hard case. (%d)"}`, id, n[c])
+			req, _ := http.NewRequest("POST", e.srv.URL+"/answers", strings.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+w.seller)
+			req.Header.Set("Content-Type", "application/json")
+			_, _, err := send(hc, req, http.StatusOK)
+			return err
+		})
+	}
 }
 
 // ensurePreloaded returns the preloaded store's description, building the

@@ -10,7 +10,8 @@ package main
 //   - ask on memory: beside a bare httprouter handler that decodes the same
 //     body and writes a fixed answer;
 //   - ask on a preloaded store (1,000,000 questions, 100,000 items) beside
-//     the ask on an empty one;
+//     the ask on an empty one, and likewise publish, PUT stock and answer,
+//     each on an empty store and on a fresh copy of the preloaded one;
 //   - grow: consecutive ask runs on one server, to see the rate as data grows.
 //
 // Every phase is bounded in time, traffic stays on 127.0.0.1, and the
@@ -210,6 +211,10 @@ func runWrite(c writeConfig) {
 				emptyAsk = b.askBadger().full
 			}
 			rows = append(rows, b.askPreloaded(emptyAsk))
+			p := b.ensurePreloaded()
+			for _, l := range b.preloadLoads() {
+				rows = append(rows, b.comparePreloaded(p, l))
+			}
 		}
 	}
 	if len(rows) > 0 {
@@ -374,6 +379,9 @@ func (e *engine) conflicts() uint64 {
 type askWorld struct {
 	Items  []string `json:"items"`
 	Tokens []string `json:"tokens"`
+	// Kept by newAskWorld only, for the answer load.
+	seller string  // the seller's token
+	buyers []int64 // the buyer of each token
 }
 
 // sellerWorld is a seller with warehouse_management and a stock-location
@@ -423,18 +431,19 @@ func newAskWorld(ctx context.Context, m *marketplace.Marketplace, clients int) a
 	if err != nil {
 		fatalf("seller: %v", err)
 	}
-	var w askWorld
+	w := askWorld{seller: s.token}
 	for i := range clients {
 		p, err := s.publish(ctx, m, i)
 		if err != nil {
 			fatalf("publish: %v", err)
 		}
 		w.Items = append(w.Items, p.ID)
-		_, tok, err := newBuyer(ctx, m, fmt.Sprintf("BENCH_BUYER_%d", i))
+		id, tok, err := newBuyer(ctx, m, fmt.Sprintf("BENCH_BUYER_%d", i))
 		if err != nil {
 			fatalf("buyer: %v", err)
 		}
 		w.Tokens = append(w.Tokens, tok)
+		w.buyers = append(w.buyers, id)
 	}
 	return w
 }
@@ -567,9 +576,20 @@ func (b *writeBench) askBadger() row {
 const upsPerClient = 4
 
 func (b *writeBench) stockBadger() row {
-	ctx := context.Background()
 	e := b.startBadger("stock")
 	defer e.stop()
+	run := b.stockSetup(context.Background(), e)
+	c0 := e.conflicts()
+	r := checked("PUT stock, Badger", run(b.cfg.duration))
+	b.printStats("PUT stock, Badger", e)
+	return row{name: "PUT /user-products/{id}/stock (Badger)", full: r.rate, target: 0.60,
+		conflicts: strconv.FormatUint(e.conflicts()-c0, 10)}
+}
+
+// stockSetup creates a seller with upsPerClient user products per client on
+// e, and returns the PUT stock load on them: each client writes its own
+// user products in turn, sending the x-version of its previous answer.
+func (b *writeBench) stockSetup(ctx context.Context, e *engine) func(d time.Duration) result {
 	s, err := newSeller(ctx, e.m, "BENCH_STOCK_SELLER")
 	if err != nil {
 		fatalf("seller: %v", err)
@@ -597,25 +617,23 @@ func (b *writeBench) stockBadger() row {
 	}
 	hc.CloseIdleConnections()
 	n := make([]int, b.cfg.clients)
-	c0 := e.conflicts()
-	r := checked("PUT stock, Badger", load(b.cfg.clients, b.cfg.duration, func(c int, hc *http.Client) error {
-		n[c]++
-		u := &ups[c][n[c]%upsPerClient]
-		body := fmt.Sprintf(`{"locations":[{"store_id":%q,"quantity":%d}]}`, s.store, n[c]%100)
-		req, _ := http.NewRequest("PUT", e.srv.URL+"/user-products/"+u.id+"/stock/type/seller_warehouse", strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+s.token)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("x-version", u.version)
-		res, _, err := send(hc, req, http.StatusOK)
-		if err != nil {
-			return err
-		}
-		u.version = res.Header.Get("x-version")
-		return nil
-	}))
-	b.printStats("PUT stock, Badger", e)
-	return row{name: "PUT /user-products/{id}/stock (Badger)", full: r.rate, target: 0.60,
-		conflicts: strconv.FormatUint(e.conflicts()-c0, 10)}
+	return func(d time.Duration) result {
+		return load(b.cfg.clients, d, func(c int, hc *http.Client) error {
+			n[c]++
+			u := &ups[c][n[c]%upsPerClient]
+			body := fmt.Sprintf(`{"locations":[{"store_id":%q,"quantity":%d}]}`, s.store, n[c]%100)
+			req, _ := http.NewRequest("PUT", e.srv.URL+"/user-products/"+u.id+"/stock/type/seller_warehouse", strings.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+s.token)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("x-version", u.version)
+			res, _, err := send(hc, req, http.StatusOK)
+			if err != nil {
+				return err
+			}
+			u.version = res.Header.Get("x-version")
+			return nil
+		})
+	}
 }
 
 func (b *writeBench) askMemory() row {
