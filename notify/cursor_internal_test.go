@@ -45,4 +45,9 @@ func TestOutboxSweep_StartsWhereTheOutboxWasSweepLagAgoAndFromTheStartEveryFullS
 	if from := sweep(fullSweepEvery + time.Second + sweepLag); from != 5000 {
 		t.Fatalf("a sweep sweepLag after a drawn mark 5000 starts at %d; want 5000", from)
 	}
+	// And the reads between sweeps start there too, once the grace is over.
+	c.start(t0.Add(fullSweepEvery+2*time.Second+sweepLag), 0)
+	if from := c.start(t0.Add(fullSweepEvery+3*time.Second+sweepLag), 0); from < 5010 {
+		t.Fatalf("a read between sweeps starts at %d; want at least the last drawn mark, 5010", from)
+	}
 }

@@ -558,6 +558,13 @@ func (c *outboxCursor) sweepStart(real time.Time, drawn uint64) uint64 {
 		from = c.marks[0].next
 	}
 	c.marks = append(c.marks, outboxMark{at: real, next: max(c.seen+1, drawn)})
+	if drawn > 0 {
+		// The reads between sweeps need not go below it either (a read from
+		// number 1 of a store that fanned out a million events before this
+		// process began walks all their tombstones): what commits below it
+		// later is the sweeps' to find, as any late event.
+		c.seen = max(c.seen, drawn-1)
+	}
 	if c.fullAt.IsZero() || real.Sub(c.fullAt) >= fullSweepEvery {
 		c.fullAt = real
 		return 0
