@@ -3,7 +3,6 @@ package fees
 import (
 	"bytes"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -11,19 +10,11 @@ import (
 
 	"marketplace/geo"
 	"marketplace/geo/money"
+	"marketplace/internal/jsonenc/jsonenctest"
 )
 
-// jsonText draws strings that exercise every escaping rule: control
-// characters, quotes, HTML characters, invalid UTF-8, U+2028 and U+2029.
-func jsonText(t *rapid.T, label string) string {
-	parts := rapid.SliceOfN(rapid.OneOf(
-		rapid.String(),
-		rapid.SampledFrom([]string{"\"", "\\", "<", ">", "&", "\b", "\f", "\n", "\r", "\t", "\x00", "\x1f", "\x7f",
-			"\u2028", "\u2029", "\xff", "\xe2\x80", "ñ", "😀", "\ufffd"}),
-		rapid.Custom(func(t *rapid.T) string { return string(rapid.SliceOf(rapid.Byte()).Draw(t, "raw")) }),
-	), 0, 6).Draw(t, label)
-	return strings.Join(parts, "")
-}
+// jsonText draws strings that exercise every escaping rule.
+var jsonText = jsonenctest.Text
 
 func drawDec(t *rapid.T, label string, maxInt int64) money.Dec {
 	if rapid.IntRange(0, 4).Draw(t, label+"_zero") == 0 {

@@ -3,25 +3,16 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
-	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
 
+	"marketplace/internal/jsonenc/jsonenctest"
 	"marketplace/questions"
 )
 
-// jsonText draws strings that exercise every escaping rule: control
-// characters, quotes, HTML characters, invalid UTF-8, U+2028 and U+2029.
-func jsonText(t *rapid.T, label string) string {
-	parts := rapid.SliceOfN(rapid.OneOf(
-		rapid.String(),
-		rapid.SampledFrom([]string{"\"", "\\", "<", ">", "&", "\b", "\f", "\n", "\r", "\t", "\x00", "\x1f", "\x7f",
-			"\u2028", "\u2029", "\xff", "\xe2\x80", "ñ", "😀", "\ufffd"}),
-		rapid.Custom(func(t *rapid.T) string { return string(rapid.SliceOf(rapid.Byte()).Draw(t, "raw")) }),
-	), 0, 6).Draw(t, label)
-	return strings.Join(parts, "")
-}
+// jsonText draws strings that exercise every escaping rule.
+var jsonText = jsonenctest.Text
 
 func optional[T any](t *rapid.T, label string, g *rapid.Generator[T]) *T {
 	if !rapid.Bool().Draw(t, label+"_set") {
