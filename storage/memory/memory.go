@@ -1,16 +1,27 @@
-// Package memory is the in-process storage backend: an ordered copy-on-write
-// B-tree. Updates run one at a time on a private copy of the tree and publish
-// it when they commit, so transactions are serializable, a failed Update
-// leaves nothing behind, and a View reads a snapshot without blocking writers.
+// Package memory is the in-process storage backend: an ordered B-tree of
+// keys, each holding its recent versions, newest first.
+//
+// Updates run one at a time, so transactions are serializable and never
+// conflict. An Update writes its versions into the tree in place, stamped
+// with the next commit number, and publishes them by advancing the committed
+// number; a View reads the versions no newer than the number it started at,
+// so it sees a fixed snapshot and never blocks writers for longer than one
+// key's write. A failed Update takes its versions out again. Versions that no
+// open View can read any more are dropped as later Updates commit, and a
+// deleted key leaves the tree once no View can still see it.
+//
+// Writing in place is what keeps the cost of a write flat: a copy-on-write
+// tree copies every node on the path to each key it writes, which for an ask
+// (some fifteen keys) was most of the memory the request allocated.
 package memory
 
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/tidwall/btree"
 
@@ -19,32 +30,118 @@ import (
 
 // Store is an in-memory storage.Store, safe for concurrent use.
 type Store struct {
-	writeMu sync.Mutex // one Update at a time
-	current atomic.Pointer[tree]
-	closed  atomic.Bool
-	seqs    sync.Map // name -> *sequence
+	writeMu sync.Mutex // one Update at a time; held while an Update runs
+
+	// mu guards the tree and every version chain: the Update holding writeMu
+	// takes it for each write, readers for each read.
+	mu    sync.RWMutex
+	index *btree.BTreeG[slot]
+
+	committed atomic.Uint64 // commit number of the last committed Update
+
+	snapMu    sync.Mutex
+	snapshots map[uint64]int // open Views by the commit number they read at
+
+	// hints remember where the last search for a group of keys went: keys
+	// that differ only in their last 16 bytes (the time and id that end
+	// every index key) are neighbours, and new ones go next to the last. A
+	// search that starts from there compares two keys per node instead of a
+	// binary search's dozen, each a cache miss on a large tree. Only the
+	// Update holding writeMu uses them.
+	hints map[string]*btree.PathHint
+
+	// pending lists the keys whose older versions, or whose deletion, wait
+	// for Views that may still read them, in commit order. Only the Update
+	// holding writeMu touches it.
+	pending []pendingKey
+
+	closed atomic.Bool
+	seqs   sync.Map // name -> *sequence
 }
 
 var _ storage.Store = (*Store)(nil)
 
-// New returns an empty store.
-func New() *Store {
-	s := &Store{}
-	s.current.Store(newTree())
-	return s
+// slot is one key in the tree with its newest version; a View reads the first
+// version, from the newest down, whose commit number is no later than its
+// own. The newest version lives in the slot itself, and a new key's bytes
+// and value share one allocation: the garbage collector's work grows with
+// the number of objects the store holds, and most keys have one version.
+type slot struct {
+	key string
+	version
 }
 
-// View runs fn over a snapshot of the store.
+type version struct {
+	commit  uint64
+	value   string
+	deleted bool
+	older   *version
+}
+
+type pendingKey struct {
+	key    string
+	commit uint64 // the commit after which the key may need trimming
+}
+
+// New returns an empty store.
+func New() *Store {
+	return &Store{
+		index:     btree.NewBTreeGOptions(slotLess, btree.Options{Degree: 32, NoLocks: true}),
+		snapshots: make(map[uint64]int),
+		hints:     make(map[string]*btree.PathHint),
+	}
+}
+
+// maxHints bounds the key groups the store keeps a search hint for.
+const maxHints = 4096
+
+// hint returns where an Update's search for key should start.
+func (s *Store) hint(key []byte) *btree.PathHint {
+	group := max(len(key)-16, 0)
+	if i := bytes.IndexByte(key, 0); i < 0 {
+		group = len(key)
+	} else if group < i {
+		group = i // at least the namespace
+	}
+	if h, ok := s.hints[string(key[:group])]; ok {
+		return h
+	}
+	if len(s.hints) >= maxHints {
+		clear(s.hints)
+	}
+	h := new(btree.PathHint)
+	s.hints[string(key[:group])] = h
+	return h
+}
+
+func slotLess(a, b slot) bool { return a.key < b.key }
+
+// View runs fn over the snapshot of the last committed Update.
 func (s *Store) View(ctx context.Context, fn func(storage.Tx) error) error {
 	if err := s.check(ctx); err != nil {
 		return err
 	}
-	return fn(&tx{tree: s.current.Load(), readOnly: true})
+	s.snapMu.Lock()
+	at := s.committed.Load()
+	s.snapshots[at]++
+	s.snapMu.Unlock()
+	defer s.release(at)
+	return fn(&tx{store: s, at: at, readOnly: true})
 }
 
-// Update runs fn on a private copy of the tree and publishes it if fn returns
-// nil. Updates are serialized, so they never conflict.
-func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) error {
+func (s *Store) release(at uint64) {
+	s.snapMu.Lock()
+	if s.snapshots[at] <= 1 {
+		delete(s.snapshots, at)
+	} else {
+		s.snapshots[at]--
+	}
+	s.snapMu.Unlock()
+}
+
+// Update runs fn with the store's next commit number and commits it if fn
+// returns nil. Updates are serialized, so they never conflict.
+func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) (err error) {
 	if err := s.check(ctx); err != nil {
 		return err
 	}
@@ -53,10 +150,14 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) error {
 	if s.closed.Load() {
 		return storage.ErrClosed
 	}
-	// Only the writer copies the published tree: Copy touches the source's
-	// isolation id, which readers never read.
-	work := s.current.Load().Copy()
-	t := &tx{tree: work}
+	t := &tx{store: s, at: s.committed.Load() + 1}
+	committed := false
+	defer func() {
+		// Also on a panic in fn: nothing of it may stay behind.
+		if !committed {
+			s.rollback(t)
+		}
+	}()
 	if err := fn(t); err != nil {
 		return err
 	}
@@ -64,8 +165,93 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	s.current.Store(work)
+	s.snapMu.Lock()
+	s.committed.Store(t.at)
+	oldest := t.at
+	for at := range s.snapshots {
+		oldest = min(oldest, at)
+	}
+	s.snapMu.Unlock()
+	committed = true
+	s.trim(t, oldest)
 	return nil
+}
+
+// rollback takes the versions of t out of the tree.
+func (s *Store) rollback(t *tx) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, w := range t.written {
+		sl, ok := s.index.Get(slot{key: w.key})
+		if !ok {
+			continue // a key new in t, already taken out
+		}
+		if sl.older == nil {
+			s.index.Delete(sl)
+			continue
+		}
+		sl.version = *sl.older
+		s.index.Set(sl)
+	}
+}
+
+// trim drops the versions that no View can read any more: at once those that
+// t replaced when no View is older than t, later those that waited for Views
+// that have closed since. oldest is the commit number of the oldest open View
+// (or of t, when none is open).
+func (s *Store) trim(t *tx, oldest uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, w := range t.written {
+		if !w.trim {
+			continue // a new key: nothing to drop
+		}
+		if oldest >= t.at {
+			s.trimKey(w.key, oldest)
+		} else {
+			s.pending = append(s.pending, pendingKey{key: w.key, commit: t.at})
+		}
+	}
+	done := 0
+	for done < len(s.pending) && s.pending[done].commit <= oldest {
+		s.trimKey(s.pending[done].key, oldest)
+		done++
+	}
+	if done > 0 {
+		n := copy(s.pending, s.pending[done:])
+		clear(s.pending[n:])
+		s.pending = s.pending[:n]
+	}
+}
+
+// trimKey keeps the versions of key that a View at oldest or later may read,
+// and takes the key out of the tree when all that is left is its deletion.
+func (s *Store) trimKey(key string, oldest uint64) {
+	hint := s.hint([]byte(key))
+	sl, ok := s.index.GetHint(slot{key: key}, hint)
+	if !ok {
+		return // gone already, by an earlier trim of the same key
+	}
+	if sl.commit <= oldest {
+		if sl.older == nil && !sl.deleted {
+			return
+		}
+		sl.older = nil
+		if sl.deleted {
+			s.index.DeleteHint(sl, hint)
+		} else {
+			s.index.SetHint(sl, hint)
+		}
+		return
+	}
+	// The versions below the newest are the slot's own chain; cutting one
+	// of them needs no change to the tree.
+	for v := sl.older; v != nil; v = v.older {
+		if v.commit <= oldest {
+			v.older = nil
+			return
+		}
+	}
 }
 
 // Sequence returns the sequence called name: an atomic counter, since
@@ -115,76 +301,74 @@ func (s *Store) check(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// tree is the ordered map of the store. An entry is one string holding the
-// key's length (uvarint), the key and the value: one allocation and one
-// pointer per entry, where a key string and a value slice would be two of
-// each. Every Update copies the nodes on the paths it writes, and the
-// garbage collector scans every entry, so both costs halve. Nodes are small
-// (degree 16, up to 31 entries) for the same reason.
-type tree = btree.BTreeG[string]
-
-func newTree() *tree {
-	return btree.NewBTreeGOptions(entryLess, btree.Options{Degree: 16, NoLocks: true})
+// tx reads at commit number at; an Update also writes versions stamped with
+// it.
+type tx struct {
+	store    *Store
+	at       uint64
+	readOnly bool
+	// written lists the keys this Update wrote: each key it replaced once,
+	// since rolling back restores the version before it.
+	written []written
+	hint    btree.PathHint
 }
 
-func entry(key, value []byte) string {
-	var n [binary.MaxVarintLen64]byte
-	w := binary.PutUvarint(n[:], uint64(len(key)))
-	var b strings.Builder // one allocation: String does not copy
-	b.Grow(w + len(key) + len(value))
-	b.Write(n[:w])
-	b.Write(key)
-	b.Write(value)
-	return b.String()
+type written struct {
+	key  string
+	trim bool // the key keeps a version it may drop later: an older one, or its deletion
 }
 
-// probe is the entry compared with to find key: its value does not count.
-func probe(key []byte) string { return entry(key, nil) }
+// lookup returns the slot of key, if the tree has one, and the hint it used.
+// The caller holds mu.
+func (t *tx) lookup(key []byte) (slot, bool, *btree.PathHint) {
+	hint := &t.hint
+	if !t.readOnly {
+		hint = t.store.hint(key)
+	}
+	sl, ok := t.store.index.GetHint(probe(key), hint)
+	return sl, ok, hint
+}
 
-func splitEntry(e string) (key, value string) {
-	// The uvarint written by entry, read from the string in place.
-	var n uint64
-	var w int
-	for shift := 0; w < len(e); shift += 7 {
-		c := e[w]
-		w++
-		n |= uint64(c&0x7f) << shift
-		if c < 0x80 {
-			break
+// probe is the slot searched for key. It only lives for the search, so it
+// may borrow key's bytes rather than copy them.
+func probe(key []byte) slot {
+	return slot{key: unsafe.String(unsafe.SliceData(key), len(key))}
+}
+
+// visible returns the version of sl that a reader at commit number at sees,
+// or false when the key does not exist for it.
+func (sl *slot) visible(at uint64) (string, bool) {
+	for v := &sl.version; v != nil; v = v.older {
+		if v.commit <= at {
+			return v.value, !v.deleted
 		}
 	}
-	return e[w : w+int(n)], e[w+int(n):]
-}
-
-func entryKey(e string) string {
-	k, _ := splitEntry(e)
-	return k
-}
-
-func entryLess(a, b string) bool { return entryKey(a) < entryKey(b) }
-
-type tx struct {
-	tree     *tree
-	readOnly bool
+	return "", false
 }
 
 func (t *tx) Get(key []byte) ([]byte, error) {
 	if len(key) == 0 {
 		return nil, storage.ErrEmptyKey
 	}
-	e, ok := t.tree.Get(probe(key))
+	s := t.store
+	s.mu.RLock()
+	sl, ok, _ := t.lookup(key)
+	var value string
+	if ok {
+		value, ok = sl.visible(t.at)
+	}
+	s.mu.RUnlock()
 	if !ok {
 		return nil, storage.ErrNotFound
 	}
-	_, v := splitEntry(e)
-	return []byte(v), nil
+	return []byte(value), nil
 }
 
 func (t *tx) Set(key, value []byte) error {
 	if err := t.checkWrite(key); err != nil {
 		return err
 	}
-	t.tree.Set(entry(key, value))
+	t.write(key, value, false)
 	return nil
 }
 
@@ -192,8 +376,52 @@ func (t *tx) Delete(key []byte) error {
 	if err := t.checkWrite(key); err != nil {
 		return err
 	}
-	t.tree.Delete(probe(key))
+	t.write(key, nil, true)
 	return nil
+}
+
+func (t *tx) write(key, value []byte, deleted bool) {
+	s := t.store
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sl, ok, hint := t.lookup(key)
+	switch {
+	case !ok && deleted:
+		return
+	case !ok:
+		k, v := keyValue(key, value)
+		s.index.SetHint(slot{key: k, version: version{commit: t.at, value: v}}, hint)
+		t.written = append(t.written, written{key: k})
+		return
+	case sl.commit == t.at:
+		// Written before in this Update: no View can read this version yet.
+		if deleted && sl.older == nil {
+			t.written = append(t.written, written{key: sl.key, trim: true})
+		}
+	case deleted && sl.deleted:
+		return // already absent for every reader from now on
+	default:
+		older := sl.version
+		sl.older = &older
+		sl.commit = t.at
+		t.written = append(t.written, written{key: sl.key, trim: true})
+	}
+	sl.deleted = deleted
+	sl.value = ""
+	if !deleted {
+		_, sl.value = keyValue(nil, value)
+	}
+	s.index.SetHint(sl, hint)
+}
+
+// keyValue copies key and value into one allocation.
+func keyValue(key, value []byte) (string, string) {
+	var b strings.Builder // String does not copy
+	b.Grow(len(key) + len(value))
+	b.Write(key)
+	b.Write(value)
+	kv := b.String()
+	return kv[:len(key)], kv[len(key):]
 }
 
 func (t *tx) checkWrite(key []byte) error {
@@ -207,91 +435,116 @@ func (t *tx) checkWrite(key []byte) error {
 }
 
 func (t *tx) Iterate(r storage.Range) storage.Iterator {
-	it := &iterator{it: t.tree.Iter(), r: r}
+	it := &iterator{t: t, r: r, batchSize: firstBatch}
 	if r.Reverse {
-		if r.End == nil {
-			it.valid = it.it.Last()
-		} else {
-			it.seekReverse(r.End, false)
-		}
+		it.fill(r.End, false)
 	} else {
-		if r.Start == nil {
-			it.valid = it.it.First()
-		} else {
-			it.valid = it.it.Seek(probe(r.Start))
-		}
+		it.fill(r.Start, true)
 	}
-	it.clamp()
 	return it
 }
 
+// An iterator reads the tree in batches, each under one read lock, and finds
+// its place again by key for the next: the tree may change between batches,
+// but never in what the transaction sees. Batches start small, since most
+// loops stop after a few keys, and grow for the long walks.
+const (
+	firstBatch = 16
+	maxBatch   = 512
+)
+
 type iterator struct {
-	it    btree.IterG[string]
-	r     storage.Range
-	valid bool
+	t         *tx
+	r         storage.Range
+	batch     []entry
+	pos       int
+	more      bool // the range may hold keys after the batch
+	batchSize int
+	key       []byte // Key's answer, made once per position
 }
 
-// seekReverse positions on the last key <= key (or < key when !inclusive).
-func (i *iterator) seekReverse(key []byte, inclusive bool) {
-	i.valid = i.it.Seek(probe(key))
-	if !i.valid {
-		i.valid = i.it.Last()
-		return
+type entry struct{ key, value string }
+
+// fill reads the next batch from key on, in the iteration order: key itself
+// included only when inclusive. A nil key starts at the range's edge.
+func (i *iterator) fill(from []byte, inclusive bool) {
+	i.batch, i.pos, i.more, i.key = i.batch[:0], 0, false, nil
+	t, s := i.t, i.t.store
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	take := func(sl slot) bool {
+		if from != nil && !inclusive && sl.key == string(from) {
+			return true
+		}
+		if i.r.Reverse {
+			if i.r.Start != nil && sl.key < string(i.r.Start) {
+				return false
+			}
+		} else if i.r.End != nil && sl.key >= string(i.r.End) {
+			return false
+		}
+		if len(i.batch) == i.batchSize {
+			i.more = true
+			return false
+		}
+		if v, ok := sl.visible(t.at); ok {
+			i.batch = append(i.batch, entry{sl.key, v})
+		}
+		return true
 	}
-	if inclusive && entryKey(i.it.Item()) == string(key) {
-		return
+	switch {
+	case from == nil && i.r.Reverse:
+		s.index.Reverse(take)
+	case from == nil:
+		s.index.Scan(take)
+	default:
+		if i.r.Reverse {
+			s.index.DescendHint(probe(from), take, &t.hint)
+		} else {
+			s.index.AscendHint(probe(from), take, &t.hint)
+		}
 	}
-	i.valid = i.it.Prev()
+	i.batchSize = min(2*i.batchSize, maxBatch)
 }
 
-func (i *iterator) clamp() {
-	if !i.valid {
-		return
+func (i *iterator) Valid() bool { return i.pos < len(i.batch) }
+
+func (i *iterator) Key() []byte {
+	if i.key == nil && i.Valid() {
+		i.key = []byte(i.batch[i.pos].key)
 	}
-	k := entryKey(i.it.Item())
-	if i.r.Start != nil && k < string(i.r.Start) {
-		i.valid = false
-	}
-	if i.r.End != nil && k >= string(i.r.End) {
-		i.valid = false
-	}
+	return i.key
 }
-
-func (i *iterator) Valid() bool { return i.valid }
-
-func (i *iterator) Key() []byte { return []byte(entryKey(i.it.Item())) }
 
 func (i *iterator) Value() ([]byte, error) {
-	_, v := splitEntry(i.it.Item())
-	return []byte(v), nil
+	return []byte(i.batch[i.pos].value), nil
 }
 
 func (i *iterator) Next() {
-	if !i.valid {
+	if !i.Valid() {
 		return
 	}
-	if i.r.Reverse {
-		i.valid = i.it.Prev()
-	} else {
-		i.valid = i.it.Next()
+	i.pos++
+	i.key = nil
+	if i.pos == len(i.batch) && i.more {
+		last := []byte(i.batch[len(i.batch)-1].key)
+		i.fill(last, false)
 	}
-	i.clamp()
 }
 
 func (i *iterator) Seek(key []byte) {
 	if i.r.Reverse {
-		if i.r.End != nil && bytes.Compare(key, i.r.End) >= 0 {
-			i.seekReverse(i.r.End, false)
+		if i.r.End != nil && string(key) >= string(i.r.End) {
+			i.fill(i.r.End, false)
 		} else {
-			i.seekReverse(key, true)
+			i.fill(key, true)
 		}
-	} else {
-		if i.r.Start != nil && bytes.Compare(key, i.r.Start) < 0 {
-			key = i.r.Start
-		}
-		i.valid = i.it.Seek(probe(key))
+		return
 	}
-	i.clamp()
+	if i.r.Start != nil && string(key) < string(i.r.Start) {
+		key = i.r.Start
+	}
+	i.fill(key, true)
 }
 
-func (i *iterator) Close() { i.it.Release() }
+func (i *iterator) Close() {}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -52,10 +53,12 @@ var opGen = rapid.Custom(func(t *rapid.T) op {
 	}
 })
 
-// machine compares a store with a plain sorted map.
+// machine compares a store with a plain sorted map, and the Views it holds
+// open with the map as it was when each started.
 type machine struct {
 	st    storage.Store
 	model map[string]string
+	snaps []*snapshot
 }
 
 func (m *machine) apply(t *rapid.T, ops []op, fail bool) {
@@ -133,7 +136,8 @@ func (m *machine) Get(t *rapid.T) {
 	}
 }
 
-func (m *machine) Scan(t *rapid.T) {
+// scanDraw draws a range and, sometimes, a key to seek to first.
+func scanDraw(t *rapid.T) (storage.Range, []byte) {
 	r := storage.Range{
 		Start:   boundGen.Draw(t, "start"),
 		End:     boundGen.Draw(t, "end"),
@@ -143,22 +147,23 @@ func (m *machine) Scan(t *rapid.T) {
 	if rapid.Bool().Draw(t, "withSeek") {
 		seek = []byte(keyGen.Draw(t, "seek"))
 	}
-	var got []pair
-	err := m.st.View(context.Background(), func(tx storage.Tx) error {
-		it := tx.Iterate(r)
-		defer it.Close()
-		if seek != nil {
-			it.Seek(seek)
-		}
-		var err error
-		got, err = collect(it)
-		return err
-	})
-	if err != nil {
-		t.Fatalf("View: %v", err)
+	return r, seek
+}
+
+// scanWith reads r in tx, after seeking to seek when it is not nil.
+func scanWith(tx storage.Tx, r storage.Range, seek []byte) ([]pair, error) {
+	it := tx.Iterate(r)
+	defer it.Close()
+	if seek != nil {
+		it.Seek(seek)
 	}
+	return collect(it)
+}
+
+// expectScan is what scanWith must find in a store holding model.
+func expectScan(model map[string]string, r storage.Range, seek []byte) []pair {
 	var want []pair
-	for _, k := range m.sortedKeys() {
+	for _, k := range sortedKeys(model) {
 		in := (r.Start == nil || k >= string(r.Start)) && (r.End == nil || k < string(r.End))
 		if seek != nil {
 			if r.Reverse {
@@ -168,20 +173,128 @@ func (m *machine) Scan(t *rapid.T) {
 			}
 		}
 		if in {
-			want = append(want, pair{k, m.model[k]})
+			want = append(want, pair{k, model[k]})
 		}
 	}
 	if r.Reverse {
 		slices.Reverse(want)
 	}
-	if !slices.Equal(got, want) {
+	return want
+}
+
+func (m *machine) Scan(t *rapid.T) {
+	r, seek := scanDraw(t)
+	var got []pair
+	err := m.st.View(context.Background(), func(tx storage.Tx) error {
+		var err error
+		got, err = scanWith(tx, r, seek)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("View: %v", err)
+	}
+	if want := expectScan(m.model, r, seek); !slices.Equal(got, want) {
 		t.Fatalf("scan [%q, %q) reverse=%v seek=%q:\n got  %v\n want %v", r.Start, r.End, r.Reverse, seek, got, want)
 	}
 }
 
-func (m *machine) sortedKeys() []string {
-	keys := make([]string, 0, len(m.model))
-	for k := range m.model {
+// snapshot is a View held open while the steps after it write, with the
+// model as it was when the View started: what it reads must not change.
+type snapshot struct {
+	model map[string]string
+	run   chan func(storage.Tx)
+	done  chan error
+}
+
+const maxSnapshots = 2
+
+func (m *machine) OpenSnapshot(t *rapid.T) {
+	if len(m.snaps) == maxSnapshots {
+		t.Skip("enough snapshots open")
+	}
+	sn := &snapshot{model: maps.Clone(m.model), run: make(chan func(storage.Tx)), done: make(chan error, 1)}
+	pinned := make(chan struct{})
+	go func() {
+		sn.done <- m.st.View(context.Background(), func(tx storage.Tx) error {
+			// A first read fixes the snapshot on backends that take it lazily.
+			if _, err := tx.Get([]byte{0}); err != nil && !errors.Is(err, storage.ErrNotFound) {
+				close(pinned)
+				return err
+			}
+			close(pinned)
+			for f := range sn.run {
+				f(tx)
+			}
+			return nil
+		})
+	}()
+	<-pinned
+	m.snaps = append(m.snaps, sn)
+}
+
+// in runs f in the snapshot's View and waits for it.
+func (sn *snapshot) in(f func(storage.Tx)) {
+	ran := make(chan struct{})
+	sn.run <- func(tx storage.Tx) { f(tx); close(ran) }
+	<-ran
+}
+
+func (sn *snapshot) close() error {
+	close(sn.run)
+	return <-sn.done
+}
+
+func (m *machine) ReadSnapshot(t *rapid.T) {
+	if len(m.snaps) == 0 {
+		t.Skip("no snapshot open")
+	}
+	sn := m.snaps[rapid.IntRange(0, len(m.snaps)-1).Draw(t, "snapshot")]
+	r, seek := scanDraw(t)
+	var got []pair
+	var err error
+	sn.in(func(tx storage.Tx) { got, err = scanWith(tx, r, seek) })
+	if err != nil {
+		t.Fatalf("scan in an open View: %v", err)
+	}
+	if want := expectScan(sn.model, r, seek); !slices.Equal(got, want) {
+		t.Fatalf("scan [%q, %q) reverse=%v seek=%q in a View opened earlier:\n got  %v\n want %v", r.Start, r.End, r.Reverse, seek, got, want)
+	}
+	key := keyGen.Draw(t, "key")
+	var v []byte
+	sn.in(func(tx storage.Tx) { v, err = tx.Get([]byte(key)) })
+	want, ok := sn.model[key]
+	switch {
+	case !ok && !errors.Is(err, storage.ErrNotFound):
+		t.Fatalf("Get(%q) in a View opened earlier = %q, %v; want ErrNotFound", key, v, err)
+	case ok && (err != nil || string(v) != want):
+		t.Fatalf("Get(%q) in a View opened earlier = %q, %v; want %q", key, v, err, want)
+	}
+}
+
+func (m *machine) CloseSnapshot(t *rapid.T) {
+	if len(m.snaps) == 0 {
+		t.Skip("no snapshot open")
+	}
+	i := rapid.IntRange(0, len(m.snaps)-1).Draw(t, "snapshot")
+	sn := m.snaps[i]
+	m.snaps = slices.Delete(m.snaps, i, i+1)
+	if err := sn.close(); err != nil {
+		t.Fatalf("View: %v", err)
+	}
+}
+
+func (m *machine) closeSnapshots() {
+	for _, sn := range m.snaps {
+		_ = sn.close()
+	}
+	m.snaps = nil
+}
+
+func (m *machine) sortedKeys() []string { return sortedKeys(m.model) }
+
+func sortedKeys(model map[string]string) []string {
+	keys := make([]string, 0, len(model))
+	for k := range model {
 		keys = append(keys, k)
 	}
 	slices.SortFunc(keys, strings.Compare)
@@ -215,7 +328,9 @@ func (s *suite) testStateMachine(t *testing.T) {
 		if err := emptyStore(st); err != nil {
 			rt.Fatalf("empty the store: %v", err)
 		}
-		rt.Repeat(rapid.StateMachineActions(&machine{st: st, model: map[string]string{}}))
+		m := &machine{st: st, model: map[string]string{}}
+		defer m.closeSnapshots()
+		rt.Repeat(rapid.StateMachineActions(m))
 	})
 }
 
