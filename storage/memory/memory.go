@@ -61,14 +61,31 @@ type Store struct {
 
 var _ storage.Store = (*Store)(nil)
 
-// slot is one key in the tree with its newest version; a View reads the first
-// version, from the newest down, whose commit number is no later than its
-// own. The newest version lives in the slot itself, and a new key's bytes
-// and value share one allocation: the garbage collector's work grows with
-// the number of objects the store holds, and most keys have one version.
+// slot is one key in the tree with its newest version; a View reads the
+// first version, from the newest down, whose commit number is no later than
+// its own. The key and the newest value are one string, so that most keys
+// cost the garbage collector one object and one pointer: its work grows with
+// the pointers the store holds, and most keys have one version.
 type slot struct {
-	key string
-	version
+	entry   string // the key, then the newest value
+	keyLen  uint32
+	deleted bool
+	commit  uint64
+	older   *version
+}
+
+func (sl *slot) key() string   { return sl.entry[:sl.keyLen] }
+func (sl *slot) value() string { return sl.entry[sl.keyLen:] }
+
+// setNewest makes value (or the deletion) the newest version, stamped with
+// commit.
+func (sl *slot) setNewest(commit uint64, value []byte, deleted bool) {
+	sl.commit, sl.deleted = commit, deleted
+	if deleted {
+		sl.entry = sl.key()
+		return
+	}
+	sl.entry = entryOf(sl.key(), value)
 }
 
 type version struct {
@@ -114,7 +131,7 @@ func (s *Store) hint(key []byte) *btree.PathHint {
 	return h
 }
 
-func slotLess(a, b slot) bool { return a.key < b.key }
+func slotLess(a, b slot) bool { return a.key() < b.key() }
 
 // View runs fn over the snapshot of the last committed Update.
 func (s *Store) View(ctx context.Context, fn func(storage.Tx) error) error {
@@ -182,7 +199,7 @@ func (s *Store) rollback(t *tx) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, w := range t.written {
-		sl, ok := s.index.Get(slot{key: w.key})
+		sl, ok := s.index.Get(probeString(w.key))
 		if !ok {
 			continue // a key new in t, already taken out
 		}
@@ -190,7 +207,9 @@ func (s *Store) rollback(t *tx) {
 			s.index.Delete(sl)
 			continue
 		}
-		sl.version = *sl.older
+		o := sl.older
+		sl.setNewest(o.commit, []byte(o.value), o.deleted)
+		sl.older = o.older
 		s.index.Set(sl)
 	}
 }
@@ -228,7 +247,7 @@ func (s *Store) trim(t *tx, oldest uint64) {
 // and takes the key out of the tree when all that is left is its deletion.
 func (s *Store) trimKey(key string, oldest uint64) {
 	hint := s.hint([]byte(key))
-	sl, ok := s.index.GetHint(slot{key: key}, hint)
+	sl, ok := s.index.GetHint(probeString(key), hint)
 	if !ok {
 		return // gone already, by an earlier trim of the same key
 	}
@@ -331,14 +350,21 @@ func (t *tx) lookup(key []byte) (slot, bool, *btree.PathHint) {
 
 // probe is the slot searched for key. It only lives for the search, so it
 // may borrow key's bytes rather than copy them.
-func probe(key []byte) slot {
-	return slot{key: unsafe.String(unsafe.SliceData(key), len(key))}
-}
+func probe(key []byte) slot { return probeString(borrow(key)) }
 
-// visible returns the version of sl that a reader at commit number at sees,
+// borrow is key as a string that shares key's bytes: for the length of a
+// call that neither keeps it nor lets key change.
+func borrow(key []byte) string { return unsafe.String(unsafe.SliceData(key), len(key)) }
+
+func probeString(key string) slot { return slot{entry: key, keyLen: uint32(len(key))} }
+
+// visible returns the value of sl that a reader at commit number at sees,
 // or false when the key does not exist for it.
 func (sl *slot) visible(at uint64) (string, bool) {
-	for v := &sl.version; v != nil; v = v.older {
+	if sl.commit <= at {
+		return sl.value(), !sl.deleted
+	}
+	for v := sl.older; v != nil; v = v.older {
 		if v.commit <= at {
 			return v.value, !v.deleted
 		}
@@ -389,39 +415,32 @@ func (t *tx) write(key, value []byte, deleted bool) {
 	case !ok && deleted:
 		return
 	case !ok:
-		k, v := keyValue(key, value)
-		s.index.SetHint(slot{key: k, version: version{commit: t.at, value: v}}, hint)
-		t.written = append(t.written, written{key: k})
+		sl = slot{entry: entryOf(borrow(key), value), keyLen: uint32(len(key)), commit: t.at}
+		s.index.SetHint(sl, hint)
+		t.written = append(t.written, written{key: sl.key()})
 		return
 	case sl.commit == t.at:
 		// Written before in this Update: no View can read this version yet.
 		if deleted && sl.older == nil {
-			t.written = append(t.written, written{key: sl.key, trim: true})
+			t.written = append(t.written, written{key: sl.key(), trim: true})
 		}
 	case deleted && sl.deleted:
 		return // already absent for every reader from now on
 	default:
-		older := sl.version
-		sl.older = &older
-		sl.commit = t.at
-		t.written = append(t.written, written{key: sl.key, trim: true})
+		sl.older = &version{commit: sl.commit, value: sl.value(), deleted: sl.deleted, older: sl.older}
+		t.written = append(t.written, written{key: sl.key(), trim: true})
 	}
-	sl.deleted = deleted
-	sl.value = ""
-	if !deleted {
-		_, sl.value = keyValue(nil, value)
-	}
+	sl.setNewest(t.at, value, deleted)
 	s.index.SetHint(sl, hint)
 }
 
-// keyValue copies key and value into one allocation.
-func keyValue(key, value []byte) (string, string) {
+// entryOf copies key and value into one string.
+func entryOf(key string, value []byte) string {
 	var b strings.Builder // String does not copy
 	b.Grow(len(key) + len(value))
-	b.Write(key)
+	b.WriteString(key)
 	b.Write(value)
-	kv := b.String()
-	return kv[:len(key)], kv[len(key):]
+	return b.String()
 }
 
 func (t *tx) checkWrite(key []byte) error {
@@ -473,14 +492,15 @@ func (i *iterator) fill(from []byte, inclusive bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	take := func(sl slot) bool {
-		if from != nil && !inclusive && sl.key == string(from) {
+		key := sl.key()
+		if from != nil && !inclusive && key == string(from) {
 			return true
 		}
 		if i.r.Reverse {
-			if i.r.Start != nil && sl.key < string(i.r.Start) {
+			if i.r.Start != nil && key < string(i.r.Start) {
 				return false
 			}
-		} else if i.r.End != nil && sl.key >= string(i.r.End) {
+		} else if i.r.End != nil && key >= string(i.r.End) {
 			return false
 		}
 		if len(i.batch) == i.batchSize {
@@ -488,7 +508,7 @@ func (i *iterator) fill(from []byte, inclusive bool) {
 			return false
 		}
 		if v, ok := sl.visible(t.at); ok {
-			i.batch = append(i.batch, entry{sl.key, v})
+			i.batch = append(i.batch, entry{key, v})
 		}
 		return true
 	}

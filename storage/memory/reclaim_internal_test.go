@@ -28,12 +28,12 @@ func del(t *testing.T, s *Store, key string) {
 // versions counts the versions the store keeps of key: 0 when the key has
 // left the tree.
 func versions(s *Store, key string) int {
-	sl, ok := s.index.Get(slot{key: key})
+	sl, ok := s.index.Get(probeString(key))
 	if !ok {
 		return 0
 	}
-	n := 0
-	for v := &sl.version; v != nil; v = v.older {
+	n := 1
+	for v := sl.older; v != nil; v = v.older {
 		n++
 	}
 	return n
