@@ -25,6 +25,7 @@ func Migrations() []schema.Migration {
 		questions.OrderIndexesMigration(), // 4
 		stock.SearchIndexMigration(),      // 5
 		idCountersMigration(),             // 6
+		notify.OutboxMigration(),          // 7
 	}
 }
 

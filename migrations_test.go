@@ -148,8 +148,42 @@ func TestMigrate_GoldenStoresReadBackThroughTheServices(t *testing.T) {
 			checkUsersAndTokens(t, m, data)
 			sellers := checkQuestions(t, m, data)
 			checkItemsAndSearch(t, m, data)
+			checkOutboxDelivers(t, m, data)
 			checkIDsContinue(t, m, data, sellers[0])
 		})
+	}
+}
+
+// checkOutboxDelivers: the events the golden store left in its outbox are
+// fanned out, each into a delivery to its seller's application (every
+// golden seller has one, subscribed to questions), none dropped as
+// unreadable.
+func checkOutboxDelivers(t *testing.T, m *marketplace.Marketplace, data []kv) {
+	t.Helper()
+	ctx := context.Background()
+	events := 0
+	for _, e := range data {
+		if strings.HasPrefix(string(e.k), string(notify.OutboxPrefix())) {
+			events++
+		}
+	}
+	if events == 0 {
+		t.Fatal("no outbox event in the golden store")
+	}
+	before, err := m.Notify.Pending(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved, err := m.Notify.Dispatch(ctx)
+	if err != nil || moved != events {
+		t.Fatalf("dispatch moved %d events, %v; want the golden store's %d", moved, err, events)
+	}
+	after, err := m.Notify.Pending(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after != before {
+		t.Fatalf("%d notifications pending after the fan-out, %d before; want each event turned into one delivery", after, before)
 	}
 }
 

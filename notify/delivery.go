@@ -137,8 +137,8 @@ func (s *Service) dispatchFrom(ctx context.Context, from uint64) (found int, hi 
 			if err != nil {
 				return err
 			}
-			var ev Event
-			if err := json.Unmarshal(v, &ev); err != nil {
+			ev, err := decodeEvent(v)
+			if err != nil {
 				// A record that cannot be read is dropped rather than
 				// blocking every event behind it.
 				ev = Event{}

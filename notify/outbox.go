@@ -6,6 +6,8 @@ package notify
 
 import (
 	"context"
+	"encoding/binary"
+	"errors"
 	"reflect"
 	"slices"
 	"sync"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"marketplace/internal/binrec"
 	"marketplace/storage"
 )
 
@@ -43,7 +46,7 @@ type Event struct {
 
 // Key layout of the outbox (the rest of notify's keys are in keys.go).
 //
-//	ntf/outbox/<seq>      -> Event (JSON), until notify has fanned it out
+//	ntf/outbox/<seq>      -> Event (binary, see encodeEvent), until notify has fanned it out
 //
 // seq comes from the store's OutboxSequence, taken inside the transaction of
 // the change, so that concurrent changes write no common key. The outbox is
@@ -52,6 +55,42 @@ type Event struct {
 // number); events of unrelated changes that commit at the same moment may be
 // fanned out a little out of their numbers' order, since the loop takes
 // whatever has committed.
+
+// eventForm is the first byte of an outbox record. Every ask and answer
+// writes one and the fan-out reads it back, so it is binary rather than
+// JSON; the first form was JSON (migration 7 rewrote it).
+const eventForm = 2
+
+var errCorruptEvent = errors.New("notify: corrupt outbox record")
+
+func encodeEvent(ev Event) []byte {
+	b := make([]byte, 0, 1+5*binary.MaxVarintLen64+len(ev.ID)+len(ev.Topic)+len(ev.Resource)+len(ev.Action)+3*binary.MaxVarintLen64)
+	b = append(b, eventForm)
+	b = binary.AppendUvarint(b, ev.Seq)
+	b = binrec.AppendString(b, ev.ID)
+	b = binrec.AppendString(b, ev.Topic)
+	b = binary.AppendVarint(b, ev.UserID)
+	b = binrec.AppendString(b, ev.Resource)
+	b = binrec.AppendString(b, ev.Action)
+	return binrec.AppendTime(b, ev.Received)
+}
+
+// DecodeEvent reads an outbox record (a value under OutboxPrefix), for the
+// tools and tests that read the outbox themselves.
+func DecodeEvent(b []byte) (Event, error) { return decodeEvent(b) }
+
+func decodeEvent(b []byte) (Event, error) {
+	if len(b) == 0 || b[0] != eventForm {
+		return Event{}, errCorruptEvent
+	}
+	d := binrec.NewDecoder(b[1:])
+	ev := Event{Seq: d.Uvarint(), ID: d.String(), Topic: d.String(), UserID: d.Varint(),
+		Resource: d.String(), Action: d.String(), Received: d.Time()}
+	if d.Done() != nil {
+		return Event{}, errCorruptEvent
+	}
+	return ev, nil
+}
 
 // OutboxSequence names the sequence that numbers outbox events.
 const OutboxSequence = "outbox"
@@ -76,7 +115,7 @@ func Append(ctx context.Context, store storage.Store, tx storage.Tx, ev Event) (
 	if ev.ID == "" {
 		ev.ID = uuid.NewString()
 	}
-	if err := storage.SetJSON(tx, outboxKey(seq), ev); err != nil {
+	if err := tx.Set(outboxKey(seq), encodeEvent(ev)); err != nil {
 		return Event{}, err
 	}
 	wakeLoops(store)

@@ -246,8 +246,12 @@ func outbox(t *testing.T, e *env) []notify.Event {
 		it := tx.Iterate(storage.Prefix(notify.OutboxPrefix()))
 		defer it.Close()
 		for ; it.Valid(); it.Next() {
-			var ev notify.Event
-			if err := storage.GetJSON(tx, it.Key(), &ev); err != nil {
+			v, err := it.Value()
+			if err != nil {
+				return err
+			}
+			ev, err := notify.DecodeEvent(v)
+			if err != nil {
 				return err
 			}
 			got = append(got, ev)
