@@ -38,7 +38,18 @@ func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
 
 // readBody reads the whole request body, at most maxBodyBytes.
 func readBody(r *http.Request) ([]byte, error) {
-	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBodyBytes))
+	body := http.MaxBytesReader(nil, r.Body, maxBodyBytes)
+	var b []byte
+	var err error
+	if n := r.ContentLength; n > 0 && n <= maxBodyBytes {
+		// One buffer of the announced size rather than ReadAll's growing
+		// ones; net/http stops the body at that size. Zero is read as
+		// unknown, as net/http reads it on requests built by hand.
+		b = make([]byte, n)
+		_, err = io.ReadFull(body, b)
+	} else {
+		b, err = io.ReadAll(body)
+	}
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {

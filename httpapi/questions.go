@@ -169,8 +169,9 @@ func decodeAttributes(r *http.Request) (map[string]json.RawMessage, error) {
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return fields, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(trimmed))
-	if err := dec.Decode(&fields); err != nil || dec.More() {
+	// Unmarshal refuses trailing data after the object, as a second value
+	// would be.
+	if err := json.Unmarshal(trimmed, &fields); err != nil {
 		return map[string]json.RawMessage{}, nil
 	}
 	return fields, nil
