@@ -51,6 +51,14 @@ var ErrReadOnly = errors.New("storage: write in a read-only transaction")
 // disk itself refused (ENOSPC) is reported this way too.
 var ErrNoSpace = errors.New("storage: not enough disk space")
 
+// ErrUnavailable is returned when the backend cannot be reached right now (a
+// database server that is down, restarting or unreachable, or a connection
+// that broke); nothing was committed unless the caller is told otherwise: a
+// backend whose commit was sent but whose answer was lost cannot know, and
+// says so in the error it wraps. The same request may succeed once the
+// backend is back, with no restart.
+var ErrUnavailable = errors.New("storage: backend unavailable")
+
 // Store is a transactional, ordered key-value store.
 type Store interface {
 	// View runs fn in a read-only transaction over a consistent snapshot.
