@@ -84,7 +84,12 @@ func start() (*Server, error) {
 			return nil, err
 		}
 	}
-	if s.dir, err = os.MkdirTemp("", "pgtest-"); err != nil {
+	reapOnce.Do(func() { reapOrphans(s) })
+	if s.dir, err = os.MkdirTemp("", dirPrefix); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(s.dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		s.destroy()
 		return nil, err
 	}
 	if err := s.mkdir("sock"); err != nil {
@@ -120,6 +125,42 @@ func start() (*Server, error) {
 			return nil, err
 		}
 	}
+}
+
+// dirPrefix starts the name of every server's temporary folder.
+const dirPrefix = "pgtest-"
+
+// ownerFile, in a server's folder, holds the id of the test process that
+// started the server.
+const ownerFile = "owner.pid"
+
+var reapOnce sync.Once
+
+// reapOrphans stops and removes the servers of test processes that died
+// without stopping them (a panic in a goroutine, a kill), so that they do
+// not run on after their tests. proto gives the binaries and the user to
+// stop them with.
+func reapOrphans(proto *Server) {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), dirPrefix+"*"))
+	for _, dir := range dirs {
+		b, err := os.ReadFile(filepath.Join(dir, ownerFile))
+		if err != nil {
+			continue
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || pid == os.Getpid() || processAlive(pid) {
+			continue
+		}
+		orphan := &Server{pgctl: proto.pgctl, runAs: proto.runAs, dir: dir}
+		orphan.destroy()
+	}
+}
+
+// processAlive reports whether a process with this id exists (one of
+// another user counts: signal 0 is then refused, not unknown).
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // findBinaries finds initdb and pg_ctl on PATH, else where pg_config says
@@ -240,7 +281,7 @@ func (s *Server) Restart() error {
 func (s *Server) destroy() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.port != 0 {
+	if _, err := os.Stat(filepath.Join(s.data(), "postmaster.pid")); err == nil {
 		_, _ = s.run(s.pgctl, "stop", "-D", s.data(), "-m", "immediate", "-w")
 	}
 	_ = os.RemoveAll(s.dir)

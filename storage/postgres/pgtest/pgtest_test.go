@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -113,5 +116,43 @@ func TestShared_OneServerForThePackage(t *testing.T) {
 	a, b := NewDatabase(t), NewDatabase(t)
 	if a == b {
 		t.Fatal("NewDatabase returned one database twice")
+	}
+}
+
+func TestOrphan_ServerOfADeadTestProcessIsReaped(t *testing.T) {
+	if os.Getenv("PGTEST_LEAK") == "1" {
+		// The child: start a server and die without stopping it.
+		s, err := start()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Println("DIR", s.dir)
+		os.Exit(0)
+	}
+	if _, _, err := findBinaries(); err != nil {
+		fail(t, err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestOrphan_ServerOfADeadTestProcessIsReaped$")
+	cmd.Env = append(os.Environ(), "PGTEST_LEAK=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	_, after, ok := strings.Cut(string(out), "DIR ")
+	if !ok {
+		t.Fatalf("child said nothing of its server:\n%s", out)
+	}
+	dir := strings.TrimSpace(strings.SplitN(after, "\n", 2)[0])
+	if _, err := os.Stat(filepath.Join(dir, "data", "postmaster.pid")); err != nil {
+		t.Fatalf("the child's server is not running: %v", err)
+	}
+	s := &Server{}
+	s.initdb, s.pgctl, _ = findBinaries()
+	if os.Geteuid() == 0 {
+		s.runAs, _ = postgresUser()
+	}
+	reapOrphans(s)
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("the folder of a dead process's server is still there: %v", err)
 	}
 }
