@@ -45,6 +45,10 @@ const (
 	// KindInsufficientStorage: a change refused because the store's disk
 	// is short of space (storage.ErrNoSpace); reads go on.
 	KindInsufficientStorage = errs.InsufficientStorage
+	// KindUnavailable: the store cannot be reached right now
+	// (storage.ErrUnavailable, a database server that is down); the same
+	// call may succeed later.
+	KindUnavailable = errs.Unavailable
 )
 
 // Options configure the engine. The zero value runs on the wall clock.

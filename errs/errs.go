@@ -33,6 +33,10 @@ const (
 	// disk is (nearly) full; nothing was changed, and the same change may
 	// succeed once space is freed.
 	InsufficientStorage
+	// Unavailable means the store cannot be reached right now (a database
+	// server that is down or restarting); the same request may succeed
+	// later, with no change on the caller's side.
+	Unavailable
 )
 
 // String names the kind for logs.
@@ -50,6 +54,8 @@ func (k Kind) String() string {
 		return "conflict"
 	case InsufficientStorage:
 		return "insufficient_storage"
+	case Unavailable:
+		return "unavailable"
 	default:
 		return "internal"
 	}
@@ -71,6 +77,8 @@ func (k Kind) DefaultCode() string {
 		return "conflict"
 	case InsufficientStorage:
 		return "insufficient_storage"
+	case Unavailable:
+		return "service_unavailable"
 	default:
 		return "internal_error"
 	}

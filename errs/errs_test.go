@@ -39,7 +39,7 @@ func TestWithCode_KeepsTheExactMessage(t *testing.T) {
 func TestDefaultCodes(t *testing.T) {
 	want := map[errs.Kind]string{errs.Internal: "internal_error", errs.Invalid: "bad_request", errs.Unauthorized: "unauthorized",
 		errs.Forbidden: "forbidden", errs.NotFound: "not_found", errs.Conflict: "conflict",
-		errs.InsufficientStorage: "insufficient_storage"}
+		errs.InsufficientStorage: "insufficient_storage", errs.Unavailable: "service_unavailable"}
 	for k, code := range want {
 		if k.DefaultCode() != code {
 			t.Errorf("%v: %s, want %s", k, k.DefaultCode(), code)
@@ -63,7 +63,7 @@ func TestInternalf_KeepsTheCauseForLogsOnly(t *testing.T) {
 // added at the end, so a value kept by an embedder never changes meaning.
 func TestKinds_AreAppendOnly(t *testing.T) {
 	for want, k := range []errs.Kind{errs.Internal, errs.Invalid, errs.Unauthorized, errs.Forbidden,
-		errs.NotFound, errs.Conflict, errs.InsufficientStorage} {
+		errs.NotFound, errs.Conflict, errs.InsufficientStorage, errs.Unavailable} {
 		if int(k) != want {
 			t.Errorf("%v = %d, want %d", k, int(k), want)
 		}

@@ -19,10 +19,15 @@ var statusByKind = map[errs.Kind]int{
 	// 507 rather than 503: the server is up and reads are served; it is
 	// the change that cannot be stored (docs/spec-decisions.md).
 	errs.InsufficientStorage: http.StatusInsufficientStorage,
+	errs.Unavailable:         http.StatusServiceUnavailable,
 }
 
 // errNoSpace answers a write that the store refused for want of disk space.
 var errNoSpace = errs.WithCode(errs.InsufficientStorage, "insufficient_storage", "Not enough disk space to store the change")
+
+// errUnavailable answers a request that the store could not serve because
+// it cannot be reached right now.
+var errUnavailable = errs.WithCode(errs.Unavailable, "service_unavailable", "The service is temporarily unavailable, try again later")
 
 // errorBody is the spec's error body shape.
 type errorBody struct {
@@ -47,10 +52,16 @@ func (e *httpError) Error() string { return e.message }
 //
 // A storage error that the caller can act on is answered as such whatever
 // the domain wrapped it in (often an Internal error with the storage error as
-// its cause): storage.ErrNoSpace is a 507.
+// its cause): storage.ErrNoSpace is a 507, storage.ErrUnavailable a 503.
+// An outage is logged as a warning with its cause, which the answer does
+// not show.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	if errors.Is(err, storage.ErrNoSpace) {
+	switch {
+	case errors.Is(err, storage.ErrNoSpace):
 		err = errNoSpace
+	case errors.Is(err, storage.ErrUnavailable):
+		s.logger.Warn("storage unavailable", "method", r.Method, "path", r.URL.Path, "err", err)
+		err = errUnavailable
 	}
 	body := errorBody{Cause: []any{}}
 	var he *httpError

@@ -14,8 +14,6 @@ import (
 	"marketplace/storage"
 )
 
-func sign(n int) int { return cmp.Compare(n, 0) }
-
 func TestKeyInt_ByteOrderIsNumericOrder(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		a := rapid.Int64().Draw(t, "a")

@@ -11,8 +11,9 @@
 // no key is written by every writer of a kind, so concurrent writers of
 // different records do not conflict.
 //
-// Backends: storage/memory (ordered, in process) and storage/badger (durable:
-// an acknowledged Update is on disk). Both pass storage/storagetest.
+// Backends: storage/memory (ordered, in process), storage/badger (durable:
+// an acknowledged Update is on disk) and storage/postgres (a database that
+// several servers share). All pass storage/storagetest.
 package storage
 
 import (
@@ -50,6 +51,14 @@ var ErrReadOnly = errors.New("storage: write in a read-only transaction")
 // working, and Updates are taken again once space is freed. A write that the
 // disk itself refused (ENOSPC) is reported this way too.
 var ErrNoSpace = errors.New("storage: not enough disk space")
+
+// ErrUnavailable is returned when the backend cannot be reached right now (a
+// database server that is down, restarting or unreachable, or a connection
+// that broke); nothing was committed unless the caller is told otherwise: a
+// backend whose commit was sent but whose answer was lost cannot know, and
+// says so in the error it wraps (storage/postgres: ErrCommitUnknown). The
+// same request may succeed once the backend is back, with no restart.
+var ErrUnavailable = errors.New("storage: backend unavailable")
 
 // Store is a transactional, ordered key-value store.
 type Store interface {

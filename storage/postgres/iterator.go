@@ -1,0 +1,150 @@
+package postgres
+
+import (
+	"bytes"
+
+	"github.com/jackc/pgx/v5"
+
+	"marketplace/storage"
+)
+
+// A range is read a page at a time, each page a query of its own that
+// continues after the last key of the one before: a connection runs one
+// statement at a time, and callers Get inside their iteration loops. Pages
+// grow fourfold, so that a reader that stops after a few keys fetches few,
+// and a long walk takes few round trips.
+const (
+	firstPage = 32
+	maxPage   = 2048
+)
+
+// The lower bound is inclusive and the upper one exclusive, as in a Range:
+// the next page forward starts at the last key plus a zero byte, the
+// smallest key after it.
+var pageQueries = [2][2]string{
+	{ // forward
+		"SELECT k, v FROM kv WHERE k >= $1 ORDER BY k LIMIT $2",
+		"SELECT k, v FROM kv WHERE k >= $1 AND k < $3 ORDER BY k LIMIT $2",
+	},
+	{ // reverse
+		"SELECT k, v FROM kv WHERE k >= $1 ORDER BY k DESC LIMIT $2",
+		"SELECT k, v FROM kv WHERE k >= $1 AND k < $3 ORDER BY k DESC LIMIT $2",
+	},
+}
+
+type entry struct{ k, v []byte }
+
+var _ storage.Iterator = (*iterator)(nil)
+
+type iterator struct {
+	t *tx
+	r storage.Range
+	// lo and hi bound what is left to read after the page, [lo, hi); a
+	// nil hi has no bound.
+	lo, hi []byte
+	page   []entry
+	i      int
+	// more says that keys may remain between lo and hi.
+	more bool
+	size int
+}
+
+// Iterate reads r a page at a time. In an Update, the writes made so far
+// are sent before each page, so that the page includes them.
+func (t *tx) Iterate(r storage.Range) storage.Iterator {
+	it := &iterator{t: t, r: r, size: firstPage}
+	it.reset(r.Start, r.End)
+	return it
+}
+
+// reset makes [lo, hi) what is left to read, within the range, and reads
+// its first page.
+func (it *iterator) reset(lo, hi []byte) {
+	if lo == nil || (it.r.Start != nil && bytes.Compare(lo, it.r.Start) < 0) {
+		lo = it.r.Start
+	}
+	if lo == nil {
+		lo = []byte{}
+	}
+	if hi == nil || (it.r.End != nil && bytes.Compare(hi, it.r.End) > 0) {
+		hi = it.r.End
+	}
+	it.lo, it.hi = lo, hi
+	it.more = hi == nil || bytes.Compare(lo, hi) < 0
+	it.fetch()
+}
+
+// fetch replaces the page with the next one.
+func (it *iterator) fetch() {
+	it.page, it.i = it.page[:0], 0
+	if !it.more {
+		return
+	}
+	reverse := 0
+	if it.r.Reverse {
+		reverse = 1
+	}
+	args := []any{it.lo, it.size}
+	sql := pageQueries[reverse][0]
+	if it.hi != nil {
+		sql = pageQueries[reverse][1]
+		args = append(args, it.hi)
+	}
+	err := it.t.exchange(&query{sql: sql, args: args, scan: func(rows pgx.Rows) error {
+		for rows.Next() {
+			var e entry
+			if err := rows.Scan(&e.k, &e.v); err != nil {
+				return err
+			}
+			it.page = append(it.page, e)
+		}
+		return rows.Err()
+	}}, it.t.write, false)
+	if err != nil {
+		// The transaction has failed: the function's caller hears of it
+		// from View or Update whatever the function returns.
+		it.page, it.more = it.page[:0], false
+		return
+	}
+	if len(it.page) < it.size {
+		it.more = false
+	} else if last := it.page[len(it.page)-1].k; it.r.Reverse {
+		it.hi = last
+	} else {
+		it.lo = append(bytes.Clone(last), 0)
+	}
+	it.size = min(4*it.size, maxPage)
+}
+
+func (it *iterator) Valid() bool { return it.i < len(it.page) }
+
+func (it *iterator) Key() []byte { return it.page[it.i].k }
+
+func (it *iterator) Value() ([]byte, error) {
+	v := it.page[it.i].v
+	if v == nil {
+		return []byte{}, nil
+	}
+	return bytes.Clone(v), nil
+}
+
+func (it *iterator) Next() {
+	if it.i >= len(it.page) {
+		return
+	}
+	it.i++
+	if it.i == len(it.page) {
+		it.fetch()
+	}
+}
+
+func (it *iterator) Seek(key []byte) {
+	if it.r.Reverse {
+		// The last key <= key is the last one below key plus a zero byte.
+		it.reset(nil, append(bytes.Clone(key), 0))
+		return
+	}
+	it.reset(key, nil)
+}
+
+func (it *iterator) Close() { it.page, it.more = nil, false }

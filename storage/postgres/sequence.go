@@ -1,0 +1,142 @@
+package postgres
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"marketplace/storage"
+)
+
+var _ storage.Sequence = (*sequence)(nil)
+
+// sequence is the PostgreSQL sequence behind one name.
+type sequence struct {
+	s    *Store
+	name string
+	// ident is the sequence's SQL name: a hash of the name, since a name
+	// may hold any byte and identifiers are short.
+	ident string
+}
+
+// sequenceIdent returns the SQL name of the sequence called name.
+func sequenceIdent(name string) string {
+	sum := sha256.Sum256([]byte(name))
+	return "kv_seq_" + hex.EncodeToString(sum[:12])
+}
+
+// Sequence returns the sequence called name; the database sequence is
+// created by the first Next or Advance.
+func (s *Store) Sequence(name string) (storage.Sequence, error) {
+	if s.closed.Load() {
+		return nil, storage.ErrClosed
+	}
+	s.seqMu.Lock()
+	defer s.seqMu.Unlock()
+	q, ok := s.seqs[name]
+	if !ok {
+		q = &sequence{s: s, name: name, ident: sequenceIdent(name)}
+		s.seqs[name] = q
+	}
+	return q, nil
+}
+
+// Next returns nextval of the sequence, creating it on first use.
+func (q *sequence) Next(ctx context.Context) (uint64, error) {
+	var id int64
+	err := q.withSequence(ctx, func() error {
+		return q.s.seqPool.QueryRow(ctx, "SELECT nextval('"+q.ident+"')").Scan(&id)
+	})
+	if err != nil {
+		return 0, q.s.seqError(ctx, fmt.Errorf("sequence %q: %w", q.name, err))
+	}
+	return uint64(id), nil
+}
+
+// Advance makes every later Next return more than n. It holds ALTER
+// SEQUENCE's lock, which blocks nextval, between reading the sequence and
+// moving it: a nextval in between could otherwise pass n and then be
+// repeated.
+func (q *sequence) Advance(ctx context.Context, n uint64) error {
+	if n >= math.MaxInt64 {
+		return fmt.Errorf("sequence %q: cannot advance past %d", q.name, n)
+	}
+	err := q.withSequence(ctx, func() error {
+		return pgx.BeginFunc(ctx, q.s.seqPool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, "ALTER SEQUENCE "+q.ident+" OWNED BY NONE"); err != nil {
+				return err
+			}
+			var next int64
+			if err := tx.QueryRow(ctx, "SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END FROM "+q.ident).Scan(&next); err != nil {
+				return err
+			}
+			if uint64(next) > n {
+				return nil
+			}
+			_, err := tx.Exec(ctx, "SELECT setval('"+q.ident+"', $1, true)", int64(n))
+			return err
+		})
+	})
+	if err != nil {
+		return q.s.seqError(ctx, fmt.Errorf("sequence %q: advance to %d: %w", q.name, n, err))
+	}
+	return nil
+}
+
+// withSequence runs fn, creating the sequence and running fn again if it
+// does not exist yet.
+func (q *sequence) withSequence(ctx context.Context, fn func() error) error {
+	if q.s.closed.Load() {
+		return storage.ErrClosed
+	}
+	err := fn()
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != undefinedTable {
+		return err
+	}
+	if err := q.create(ctx); err != nil {
+		return err
+	}
+	return fn()
+}
+
+func (q *sequence) create(ctx context.Context) error {
+	return pgx.BeginFunc(ctx, q.s.seqPool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", layoutLock); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, "CREATE SEQUENCE IF NOT EXISTS "+q.ident+" AS bigint MINVALUE 1 START 1 CACHE 1 NO CYCLE"); err != nil {
+			return err
+		}
+		// The comment tells an operator which name the hash stands for.
+		// COMMENT takes no parameters: format quotes the name.
+		if !utf8.ValidString(q.name) || strings.ContainsRune(q.name, 0) {
+			return nil
+		}
+		var comment string
+		if err := tx.QueryRow(ctx, "SELECT format('COMMENT ON SEQUENCE %I IS %L', $1::text, $2::text)", q.ident, q.name).Scan(&comment); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, comment)
+		return err
+	})
+}
+
+// seqError translates a sequence's error; after Close it is ErrClosed.
+func (s *Store) seqError(ctx context.Context, err error) error {
+	switch {
+	case errors.Is(err, storage.ErrClosed) || s.closed.Load():
+		return storage.ErrClosed
+	case ctx.Err() != nil:
+		return fmt.Errorf("%w: %w", ctx.Err(), err)
+	}
+	return translate(err)
+}

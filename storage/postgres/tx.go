@@ -1,0 +1,240 @@
+package postgres
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"marketplace/storage"
+)
+
+const (
+	beginUpdate = "BEGIN ISOLATION LEVEL SERIALIZABLE"
+	beginView   = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+	selectValue = "SELECT v FROM kv WHERE k = $1"
+	// The keys are sent in order, so that Updates writing the same keys
+	// lock them in the same order rather than deadlock.
+	upsertKeys = "INSERT INTO kv (k, v) SELECT * FROM unnest($1::bytea[], $2::bytea[]) ON CONFLICT (k) DO UPDATE SET v = excluded.v"
+	deleteKeys = "DELETE FROM kv WHERE k = ANY($1::bytea[])"
+)
+
+// rollbackTimeout bounds the ROLLBACK of an attempt whose context may be
+// done; a connection that does not answer in time is closed, which rolls
+// back too.
+const rollbackTimeout = 5 * time.Second
+
+var _ storage.Tx = (*tx)(nil)
+
+// tx is one attempt of a View or an Update. Its connection is taken from
+// the pool at its first statement, and BEGIN is sent with that statement.
+type tx struct {
+	s     *Store
+	ctx   context.Context
+	write bool
+
+	conn  *pgxpool.Conn
+	begun bool
+	// pending holds the writes not yet sent, by key; a nil value is a
+	// delete.
+	pending      map[string][]byte
+	pendingBytes int
+	// failed is the first database error: the transaction is then
+	// aborted, and every later call returns it.
+	failed error
+	// commitSent is set once COMMIT has gone out.
+	commitSent bool
+}
+
+// run runs fn and, for an Update, commits; it always ends the
+// transaction, also when fn panics.
+func (t *tx) run(fn func(storage.Tx) error) error {
+	defer t.end()
+	err := fn(t)
+	switch {
+	case t.failed != nil:
+		if err == nil {
+			err = translate(t.failed)
+		}
+		return err
+	case err != nil:
+		return err
+	case !t.write:
+		return nil
+	}
+	// A caller that gave up while fn ran must not find its writes
+	// committed.
+	if err := t.ctx.Err(); err != nil {
+		return err
+	}
+	if !t.begun && len(t.pending) == 0 {
+		return nil
+	}
+	return t.exchange(nil, true, true)
+}
+
+// end rolls back whatever is left open and gives the connection back.
+func (t *tx) end() {
+	c := t.conn
+	if c == nil {
+		return
+	}
+	t.conn = nil
+	if pg := c.Conn().PgConn(); !pg.IsClosed() && pg.TxStatus() != 'I' {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(t.ctx), rollbackTimeout)
+		// On failure the pool drops the connection, which the server
+		// rolls back.
+		_, _ = c.Exec(ctx, "ROLLBACK")
+		cancel()
+	}
+	c.Release()
+}
+
+// fail records the transaction's first database error and returns it as
+// the contract's error.
+func (t *tx) fail(err error) error {
+	if t.failed == nil {
+		t.failed = err
+	}
+	return translate(err)
+}
+
+// query is a statement whose rows are read with scan.
+type query struct {
+	sql  string
+	args []any
+	scan func(pgx.Rows) error
+}
+
+// exchange sends, in one round trip, BEGIN if the transaction has not begun,
+// the pending writes if flush, q if not nil, and COMMIT if commit.
+func (t *tx) exchange(q *query, flush, commit bool) error {
+	if t.failed != nil {
+		return translate(t.failed)
+	}
+	var b pgx.Batch
+	done := func(pgconn.CommandTag) error { return nil }
+	if !t.begun {
+		if t.write {
+			b.Queue(beginUpdate).Exec(done)
+		} else {
+			b.Queue(beginView).Exec(done)
+		}
+	}
+	if flush && len(t.pending) > 0 {
+		var setKeys, setValues, delKeys [][]byte
+		for _, k := range slices.Sorted(maps.Keys(t.pending)) {
+			if v := t.pending[k]; v != nil {
+				setKeys, setValues = append(setKeys, []byte(k)), append(setValues, v)
+			} else {
+				delKeys = append(delKeys, []byte(k))
+			}
+		}
+		if len(setKeys) > 0 {
+			b.Queue(upsertKeys, setKeys, setValues).Exec(done)
+		}
+		if len(delKeys) > 0 {
+			b.Queue(deleteKeys, delKeys).Exec(done)
+		}
+	}
+	if q != nil {
+		b.Queue(q.sql, q.args...).Query(q.scan)
+	}
+	if commit {
+		b.Queue("COMMIT").Exec(done)
+	}
+	if t.conn == nil {
+		c, err := t.s.pool.Acquire(t.ctx)
+		if err != nil {
+			if t.s.closed.Load() {
+				err = storage.ErrClosed
+			}
+			return t.fail(err)
+		}
+		t.conn = c
+	}
+	t.begun = true
+	t.commitSent = commit
+	if err := t.conn.SendBatch(t.ctx, &b).Close(); err != nil {
+		return t.fail(err)
+	}
+	if flush {
+		clear(t.pending)
+		t.pendingBytes = 0
+	}
+	return nil
+}
+
+func checkKey(key []byte) error {
+	switch {
+	case len(key) == 0:
+		return storage.ErrEmptyKey
+	case len(key) > MaxKeySize:
+		return ErrKeyTooLong
+	}
+	return nil
+}
+
+func (t *tx) Get(key []byte) ([]byte, error) {
+	if err := checkKey(key); err != nil {
+		return nil, err
+	}
+	if v, ok := t.pending[string(key)]; ok {
+		if v == nil {
+			return nil, storage.ErrNotFound
+		}
+		return append([]byte{}, v...), nil
+	}
+	var value []byte
+	found := false
+	err := t.exchange(&query{sql: selectValue, args: []any{key}, scan: func(rows pgx.Rows) error {
+		for rows.Next() {
+			found = true
+			if err := rows.Scan(&value); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	}}, false, false)
+	switch {
+	case err != nil:
+		return nil, err
+	case !found:
+		return nil, storage.ErrNotFound
+	case value == nil:
+		value = []byte{}
+	}
+	return value, nil
+}
+
+func (t *tx) Set(key, value []byte) error {
+	// Never nil: a nil element of the array is NULL, and nil marks a
+	// delete here.
+	return t.put(key, append(make([]byte, 0, len(value)), value...))
+}
+
+func (t *tx) Delete(key []byte) error { return t.put(key, nil) }
+
+func (t *tx) put(key, value []byte) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	switch {
+	case !t.write:
+		return storage.ErrReadOnly
+	case t.failed != nil:
+		return translate(t.failed)
+	case t.pendingBytes+len(key)+len(value) > maxPendingBytes:
+		return storage.ErrTooBig
+	}
+	if t.pending == nil {
+		t.pending = map[string][]byte{}
+	}
+	t.pending[string(key)] = value
+	t.pendingBytes += len(key) + len(value)
+	return nil
+}
