@@ -70,6 +70,9 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store, opts Options) {
 		t.Run("SequenceSurvivesReopenWithoutRepeat", s.testSequenceSurvivesReopen)
 	}
 	t.Run("StateMachineMatchesSortedMap", s.testStateMachine)
+	t.Run("LeaseHasOneHolderAtATime", s.testLeaseOneHolderAtATime)
+	t.Run("LeaseExpiresAndFencesItsOldHolder", s.testLeaseExpiresAndFencesItsOldHolder)
+	t.Run("LeaseIsRenewedAndReleasedByItsHolder", s.testLeaseRenewAndRelease)
 }
 
 type suite struct {
