@@ -15,6 +15,8 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/google/uuid"
+
 	"marketplace/accounts"
 	"marketplace/catalog"
 	"marketplace/clock"
@@ -129,6 +131,10 @@ func New(store storage.Store, opts Options) (*Marketplace, error) {
 	m.Stock = stock.New(store, opts.Clock, m.Geo)
 	m.Questions = questions.New(store, opts.Clock, m.Accounts, m.Stock, m.Geo)
 	m.ResponseTimes = questions.NewResponseTimes(store, opts.Clock, m.Geo, m.Questions)
+	// Several servers may share the store (PostgreSQL): the scheduled
+	// refresh runs in the one that takes its lease. The lease expires in
+	// real time, whatever the engine's clock.
+	m.ResponseTimes.ShareStore("marketplace-"+uuid.NewString(), clock.Wall{})
 	if manual, ok := opts.Clock.(*clock.Manual); ok {
 		// A manual clock moves only by hand, and whoever moves it across the
 		// refresh hour expects the refresh done when the move returns,

@@ -1,0 +1,91 @@
+package questions_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"marketplace/clock"
+	"marketplace/geo"
+	"marketplace/questions"
+)
+
+// gatedSource is a SampleSource whose listing of sellers counts its calls
+// and, when gated, waits until released.
+type gatedSource struct {
+	fakeSource
+	calls   atomic.Int32
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (g *gatedSource) SellersWithQuestionsSince(ctx context.Context, since time.Time) ([]int64, error) {
+	g.calls.Add(1)
+	if g.entered != nil {
+		close(g.entered)
+		<-g.release
+	}
+	return g.fakeSource.SellersWithQuestionsSince(ctx, since)
+}
+
+func TestRefresh_SharedStore_OneProcessRefreshesAndTheOthersFindItDone(t *testing.T) {
+	start := time.Date(2026, 3, 5, 12, 0, 0, 0, time.UTC)
+	e := newRTEnv(t, start)
+	wall := clock.NewManual(start)
+	g := geo.New(e.store)
+	srcA := &gatedSource{entered: make(chan struct{}), release: make(chan struct{})}
+	srcB := &gatedSource{}
+	a := questions.NewResponseTimes(e.store, e.clock, g, srcA)
+	b := questions.NewResponseTimes(e.store, e.clock, g, srcB)
+	a.ShareStore("server-a", wall)
+	b.ShareStore("server-b", wall)
+	ctx := context.Background()
+
+	done := make(chan error, 1)
+	go func() { done <- questions.ScheduledRefresh(ctx, a) }()
+	<-srcA.entered // a holds the lease and is refreshing
+	if err := questions.ScheduledRefresh(ctx, b); !errors.Is(err, questions.ErrRefreshElsewhere) {
+		t.Fatalf("b while a refreshes: %v; want ErrRefreshElsewhere", err)
+	}
+	close(srcA.release)
+	if err := <-done; err != nil {
+		t.Fatalf("a's refresh: %v", err)
+	}
+	if err := questions.ScheduledRefresh(ctx, b); err != nil {
+		t.Fatalf("b after a's refresh: %v", err)
+	}
+	if n := srcB.calls.Load(); n != 0 {
+		t.Fatalf("b read the questions %d times; want 0: a refreshed for both", n)
+	}
+	if _, ok, err := b.LastRefresh(ctx); err != nil || !ok {
+		t.Fatalf("b sees no refresh (%v, %v)", ok, err)
+	}
+}
+
+func TestRefresh_SharedStore_DeadHolderIsTakenOverAfterTheLease(t *testing.T) {
+	start := time.Date(2026, 3, 5, 12, 0, 0, 0, time.UTC)
+	e := newRTEnv(t, start)
+	wall := clock.NewManual(start)
+	g := geo.New(e.store)
+	ctx := context.Background()
+	// A holder that took the lease and died without refreshing.
+	dead := questions.NewResponseTimes(e.store, e.clock, g, &gatedSource{})
+	dead.ShareStore("server-dead", wall)
+	if _, err := questions.TakeRefreshLease(ctx, dead); err != nil {
+		t.Fatal(err)
+	}
+	src := &gatedSource{}
+	b := questions.NewResponseTimes(e.store, e.clock, g, src)
+	b.ShareStore("server-b", wall)
+	if err := questions.ScheduledRefresh(ctx, b); !errors.Is(err, questions.ErrRefreshElsewhere) {
+		t.Fatalf("b while the lease is held: %v; want ErrRefreshElsewhere", err)
+	}
+	if err := wall.Advance(15 * time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := questions.ScheduledRefresh(ctx, b); err != nil || src.calls.Load() != 1 {
+		t.Fatalf("b after the lease expired: %v, %d reads; want one refresh", err, src.calls.Load())
+	}
+}
