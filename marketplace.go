@@ -132,9 +132,11 @@ func New(store storage.Store, opts Options) (*Marketplace, error) {
 	m.Questions = questions.New(store, opts.Clock, m.Accounts, m.Stock, m.Geo)
 	m.ResponseTimes = questions.NewResponseTimes(store, opts.Clock, m.Geo, m.Questions)
 	// Several servers may share the store (PostgreSQL): the scheduled
-	// refresh runs in the one that takes its lease. The lease expires in
-	// real time, whatever the engine's clock.
-	m.ResponseTimes.ShareStore("marketplace-"+uuid.NewString(), clock.Wall{})
+	// refresh and the delivery of notifications run in the one that holds
+	// their lease. Leases expire in real time, whatever the engine's clock.
+	instance := "marketplace-" + uuid.NewString()
+	m.ResponseTimes.ShareStore(instance, clock.Wall{})
+	m.Notify.ShareStore(instance, clock.Wall{})
 	if manual, ok := opts.Clock.(*clock.Manual); ok {
 		// A manual clock moves only by hand, and whoever moves it across the
 		// refresh hour expects the refresh done when the move returns,

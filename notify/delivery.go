@@ -464,8 +464,14 @@ func (s *Service) record(ctx context.Context, batch []outcome) error {
 		return nil
 	}
 	var due []dueNote
+	fence := s.fence.Load()
 	err := s.store.Update(ctx, func(tx storage.Tx) error {
 		due = due[:0]
+		if fence != nil && *fence != nil {
+			if err := (*fence)(tx); err != nil {
+				return err
+			}
+		}
 		for i := range batch {
 			k, err := recordOutcome(tx, &batch[i])
 			if err != nil {

@@ -55,6 +55,10 @@ type Options struct {
 	// by other processes and for due retries (default 5 ms). An Append in this
 	// process and a manual clock's move wake it at once.
 	PollInterval time.Duration
+	// Lease is how long the delivery lease lasts on a shared store (see
+	// ShareStore; default 10 s): how long notifications wait when the
+	// process delivering them dies.
+	Lease time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -72,6 +76,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.PollInterval <= 0 {
 		o.PollInterval = 5 * time.Millisecond
+	}
+	if o.Lease <= 0 {
+		o.Lease = 10 * time.Second
 	}
 	return o
 }
@@ -122,6 +129,13 @@ type Service struct {
 	appended atomic.Bool
 	// hinted says that an Append in this process woke the loop.
 	hinted atomic.Bool
+
+	// holder and wall, when set (ShareStore), make Run deliver only while
+	// it holds the store's delivery lease; fence checks it where outcomes
+	// are recorded.
+	holder string
+	wall   clock.Clock
+	fence  atomic.Pointer[func(storage.Tx) error]
 	// refill says that the due index may hold deliveries to claim: set by
 	// a fan-out, a record, a clock move, and a ready queue running low.
 	refill atomic.Bool
@@ -230,6 +244,103 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 	s.stop, s.stopped = cancel, done
 	s.mu.Unlock()
+	defer func() {
+		cancel()
+		s.mu.Lock()
+		s.stop, s.stopped = nil, nil
+		s.mu.Unlock()
+		close(done)
+	}()
+	if s.holder == "" {
+		return s.deliver(ctx, nil)
+	}
+	return s.deliverUnderLease(ctx)
+}
+
+// ShareStore makes Run deliver only while this process holds the store's
+// delivery lease, as holder (a name of its own), so that processes sharing
+// the store POST each delivery once. wall is real time, in which the lease
+// expires, whatever clock the deliveries follow.
+func (s *Service) ShareStore(holder string, wall clock.Clock) {
+	s.holder, s.wall = holder, wall
+}
+
+// The delivery lease: of the processes that share a store (ShareStore), the
+// one that holds it fans the outbox out, POSTs and prunes; the others stand
+// by and take over when it expires, so a delivery is POSTed by one process
+// at a time. Its holder renews it every third of its duration and stops
+// delivering when a renewal fails; every outcome it records is checked
+// against it (fencing), so a holder that paused past its expiry records
+// nothing, and the next holder POSTs again: at least once.
+const deliveryLease = "notify/delivery"
+
+// deliverUnderLease delivers while this process holds the delivery lease,
+// and waits for it while another does, until ctx ends.
+func (s *Service) deliverUnderLease(ctx context.Context) error {
+	ttl := s.opts.Lease
+	for {
+		l, held, err := storage.AcquireLease(ctx, s.store, deliveryLease, s.holder, s.wall.Now(), ttl)
+		if err == nil && held {
+			err = s.deliverHolding(ctx, l)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		// Not held, lost, or the store failed: look again a little later
+		// (a held lease cannot be taken before it expires anyway).
+		t := time.NewTimer(ttl / 3)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// deliverHolding delivers until ctx ends or the lease l is lost, renewing
+// it; it releases the lease when ctx ends.
+func (s *Service) deliverHolding(ctx context.Context, l storage.Lease) error {
+	ttl := s.opts.Lease
+	held, lost := context.WithCancel(ctx)
+	defer lost()
+	var current atomic.Pointer[storage.Lease]
+	current.Store(&l)
+	renewed := make(chan struct{})
+	go func() {
+		defer close(renewed)
+		defer lost()
+		t := time.NewTicker(ttl / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-held.Done():
+				return
+			case <-t.C:
+			}
+			next, err := current.Load().Renew(held, s.store, s.wall.Now(), ttl)
+			if err != nil {
+				return
+			}
+			current.Store(&next)
+		}
+	}()
+	err := s.deliver(held, func(tx storage.Tx) error { return current.Load().Check(tx, s.wall.Now()) })
+	lost()
+	<-renewed
+	if ctx.Err() != nil {
+		// Stopped, not lost: let another process take over at once.
+		_ = current.Load().Release(context.WithoutCancel(ctx), s.store, s.wall.Now())
+	}
+	return err
+}
+
+// deliver is the delivery loop: the fan-out, the claims and POSTs, the
+// pruning. fence, when not nil, is checked inside every Update that records
+// an outcome.
+func (s *Service) deliver(ctx context.Context, fence func(storage.Tx) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	s.fence.Store(&fence)
 	s.resetCursors()
 	rec := s.startRecorder()
 	unwatch := watchAppends(s.store, s)
@@ -245,10 +356,7 @@ func (s *Service) Run(ctx context.Context) error {
 		s.workers.Wait()
 		rec.close()
 		s.dropReady()
-		s.mu.Lock()
-		s.stop, s.stopped = nil, nil
-		s.mu.Unlock()
-		close(done)
+		s.fence.Store(nil)
 	}()
 	tick := time.NewTicker(s.opts.PollInterval)
 	defer tick.Stop()
