@@ -85,6 +85,10 @@ type Marketplace struct {
 	ownsStore bool
 	// stopFollow stops the refreshes that follow a manual clock.
 	stopFollow func()
+	// manual is the engine's clock when it is manual, shared with the other
+	// engines on the store (sharedclock.go); stopSharing stops that.
+	manual      *clock.Manual
+	stopSharing func()
 }
 
 // Open starts the engine on a Badger store in dir (created if missing).
@@ -144,6 +148,12 @@ func New(store storage.Store, opts Options) (*Marketplace, error) {
 		m.stopFollow = m.ResponseTimes.FollowManual(manual, func(err error) {
 			m.Logger.Error("response time refresh", "err", err)
 		})
+		stop, err := m.shareManualClock(manual)
+		if err != nil {
+			m.stopFollow()
+			return nil, fmt.Errorf("marketplace: share the manual clock: %w", err)
+		}
+		m.stopSharing = stop
 	}
 	if err := m.loadBuiltinReference(context.Background()); err != nil {
 		return nil, err
@@ -159,6 +169,9 @@ func (m *Marketplace) Store() storage.Store { return m.store }
 func (m *Marketplace) Close() error {
 	if m.stopFollow != nil {
 		m.stopFollow()
+	}
+	if m.stopSharing != nil {
+		m.stopSharing()
 	}
 	// Deliveries in flight end before the store closes; what they did not
 	// record is sent again after the next Start.
