@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -548,5 +549,50 @@ func TestMigrate_NewStoreIsStampedAndRunsNoMigration(t *testing.T) {
 	defer m.Close()
 	if v, ok, err := schema.Version(ctx, st); err != nil || !ok || v != marketplace.SchemaVersion {
 		t.Fatalf("version %d (%v, %v); want %d", v, ok, err, marketplace.SchemaVersion)
+	}
+}
+
+// Servers that open an older store at the same moment (several servers on
+// one database) each run its migrations' chunks; every chunk reads the
+// cursor the last committed chunk left in its own transaction, so the
+// result is the one of a single run, whichever server commits each chunk.
+func TestMigrate_ServersOpeningAnOlderStoreAtOnceAllSucceed(t *testing.T) {
+	for _, backend := range []string{"memory", "badger"} {
+		t.Run(backend, func(t *testing.T) {
+			ctx := context.Background()
+			var st storage.Store = memory.New()
+			if backend == "badger" {
+				b, err := badger.Open(t.TempDir(), badger.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = b.Close() })
+				st = b
+			}
+			data := loadGolden(t, st, "48e1fd1-then-5e40b6e")
+			const servers = 3
+			engines := make([]*marketplace.Marketplace, servers)
+			errs := make([]error, servers)
+			var wg sync.WaitGroup
+			for i := range servers {
+				wg.Go(func() {
+					engines[i], errs[i] = marketplace.New(st, marketplace.Options{Clock: clock.NewManual(time.Date(2026, 4, 1, 12, 0, 0, 0, time.UTC))})
+				})
+			}
+			wg.Wait()
+			for i := range servers {
+				if errs[i] != nil {
+					t.Fatalf("server %d: %v", i, errs[i])
+				}
+				t.Cleanup(func() { _ = engines[i].Close() })
+			}
+			if v, ok, err := schema.Version(ctx, st); err != nil || !ok || v != marketplace.SchemaVersion {
+				t.Fatalf("version %d (%v, %v); want %d", v, ok, err, marketplace.SchemaVersion)
+			}
+			checkNoLegacyKeys(t, st)
+			checkUsersAndTokens(t, engines[servers-1], data)
+			checkQuestions(t, engines[0], data)
+			checkItemsAndSearch(t, engines[1], data)
+		})
 	}
 }

@@ -232,7 +232,11 @@ func state(ctx context.Context, st storage.Store, binaryVersion int, stamp bool)
 // left as it is. On an error, the chunks committed so far stay, and the
 // next Migrate resumes after them.
 //
-// Nothing else may write to st while Migrate runs.
+// Servers that open the store at the same moment may run Migrate together:
+// every chunk reads the version and the cursor in its own transaction, so
+// each chunk is committed once, by one of them, and a migration finished by
+// another is skipped. Nothing else may write to st while Migrate runs (an
+// older binary still serving the store, say).
 func Migrate(ctx context.Context, st storage.Store, list []Migration, opts Options) (Report, error) {
 	rep := Report{To: len(list)}
 	from, stamped, err := state(ctx, st, len(list), true)
@@ -258,12 +262,23 @@ func Migrate(ctx context.Context, st storage.Store, list []Migration, opts Optio
 // exactly where the last committed chunk stopped.
 func run(ctx context.Context, st storage.Store, v int, m Migration, limit int) (Step, error) {
 	step := Step{Version: v, Name: m.Name}
+	doneElsewhere := false
 	err := st.View(ctx, func(tx storage.Tx) error {
+		cur, _, err := readVersion(tx)
+		if err != nil {
+			return err
+		}
+		if cur >= v {
+			// Another server opening the store at the same moment ran it
+			// (and may be under way with the next one).
+			doneElsewhere = true
+			return nil
+		}
 		_, under, err := readProgress(tx, v)
 		step.Resumed = under
 		return err
 	})
-	if err != nil {
+	if err != nil || doneElsewhere {
 		return step, err
 	}
 	if m.Start != nil {
