@@ -162,25 +162,34 @@ func (m *Marketplace) Close() error {
 }
 
 // Start runs the engine's background work (scheduled refreshes, notification
-// delivery) until ctx ends. Embedders that want the work done on their own
-// schedule call the services' methods instead.
+// delivery, undoing reference imports that a crash cut short) until ctx
+// ends. Embedders that want the work done on their own schedule call the
+// services' methods instead.
 //
 // The response times are refreshed at once when the latest daily refresh is
 // missing, then daily at questions.RefreshHour in Buenos Aires.
 func (m *Marketplace) Start(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	errc := make(chan error, 2)
-	go func() {
-		errc <- m.ResponseTimes.Run(ctx, func(err error) {
-			m.Logger.Error("response time refresh", "err", err)
-		})
-	}()
-	go func() { errc <- m.Notify.Run(ctx) }()
-	// The engine's background work is one unit: when either loop stops
-	// (ctx ended, or Close stopped the deliveries), the other stops too.
+	loops := []func(context.Context) error{
+		func(ctx context.Context) error {
+			return m.ResponseTimes.Run(ctx, func(err error) {
+				m.Logger.Error("response time refresh", "err", err)
+			})
+		},
+		m.Notify.Run,
+		m.watchImports,
+	}
+	errc := make(chan error, len(loops))
+	for _, loop := range loops {
+		go func() { errc <- loop(ctx) }()
+	}
+	// The engine's background work is one unit: when any loop stops (ctx
+	// ended, or Close stopped the deliveries), the others stop too.
 	first := <-errc
 	cancel()
-	<-errc
+	for range len(loops) - 1 {
+		<-errc
+	}
 	return first
 }
