@@ -3,7 +3,8 @@
 // response-time statistics, listing fees, catalog, locations and currencies,
 // and webhook notifications.
 //
-// Open starts the engine on a Badger folder; New starts it on any
+// Open starts the engine on a Badger folder, OpenPostgres on a PostgreSQL
+// database that several engines (servers) may share; New starts it on any
 // storage.Store (storage/memory for tests). Each field is a domain service
 // with every rule of its domain; the bundled HTTP server (httpapi,
 // cmd/marketplaced) is a thin adapter over the same services.
@@ -28,6 +29,7 @@ import (
 	"marketplace/stock"
 	"marketplace/storage"
 	"marketplace/storage/badger"
+	"marketplace/storage/postgres"
 )
 
 // Error is a domain error; Kind classifies it.
@@ -106,6 +108,32 @@ func Open(dir string, opts Options) (*Marketplace, error) {
 	return m, nil
 }
 
+// OpenPostgres starts the engine on the PostgreSQL database at url (a
+// postgres:// URL or a key=value connection string; see storage/postgres),
+// creating the backend's tables in an empty database. Close closes the
+// connections.
+//
+// Unlike Open it takes a context: reaching a database is network work that
+// the caller may want to bound or cancel. The pool is tuned by the URL
+// itself (pool_max_conns, connect_timeout), so there are no backend options
+// here; an embedder that needs more (TLS set up in Go, pgx hooks) opens the
+// store with postgres.OpenConfig and passes it to New.
+//
+// Several engines may open one database at once: the schema migrations, the
+// built-in reference data and EnsureDemo are each applied once.
+func OpenPostgres(ctx context.Context, url string, opts Options) (*Marketplace, error) {
+	st, err := postgres.Open(ctx, url, postgres.Options{})
+	if err != nil {
+		return nil, err
+	}
+	m, err := New(st, opts)
+	if err != nil {
+		return nil, errors.Join(err, st.Close())
+	}
+	m.ownsStore = true
+	return m, nil
+}
+
 // New starts the engine on store. The caller keeps ownership of the store:
 // Close does not close it. New first brings the store to this binary's
 // schema version (see Migrate); a store written by a newer binary is
@@ -165,7 +193,7 @@ func New(store storage.Store, opts Options) (*Marketplace, error) {
 func (m *Marketplace) Store() storage.Store { return m.store }
 
 // Close stops the engine's background work and, for an engine started with
-// Open, closes its store.
+// Open or OpenPostgres, closes its store.
 func (m *Marketplace) Close() error {
 	if m.stopFollow != nil {
 		m.stopFollow()
@@ -183,25 +211,34 @@ func (m *Marketplace) Close() error {
 }
 
 // Start runs the engine's background work (scheduled refreshes, notification
-// delivery) until ctx ends. Embedders that want the work done on their own
-// schedule call the services' methods instead.
+// delivery, undoing reference imports that a crash cut short) until ctx
+// ends. Embedders that want the work done on their own schedule call the
+// services' methods instead.
 //
 // The response times are refreshed at once when the latest daily refresh is
 // missing, then daily at questions.RefreshHour in Buenos Aires.
 func (m *Marketplace) Start(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	errc := make(chan error, 2)
-	go func() {
-		errc <- m.ResponseTimes.Run(ctx, func(err error) {
-			m.Logger.Error("response time refresh", "err", err)
-		})
-	}()
-	go func() { errc <- m.Notify.Run(ctx) }()
-	// The engine's background work is one unit: when either loop stops
-	// (ctx ended, or Close stopped the deliveries), the other stops too.
+	loops := []func(context.Context) error{
+		func(ctx context.Context) error {
+			return m.ResponseTimes.Run(ctx, func(err error) {
+				m.Logger.Error("response time refresh", "err", err)
+			})
+		},
+		m.Notify.Run,
+		m.watchImports,
+	}
+	errc := make(chan error, len(loops))
+	for _, loop := range loops {
+		go func() { errc <- loop(ctx) }()
+	}
+	// The engine's background work is one unit: when any loop stops (ctx
+	// ended, or Close stopped the deliveries), the others stop too.
 	first := <-errc
 	cancel()
-	<-errc
+	for range len(loops) - 1 {
+		<-errc
+	}
 	return first
 }

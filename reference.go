@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
+	"time"
 
 	"marketplace/errs"
 	"marketplace/storage"
@@ -63,10 +65,13 @@ type ImportResult struct {
 // that fits in one storage transaction is written in one. A larger one (the
 // Badger backend commits at most about 9.6 MB per transaction) is written in
 // batches, each journaling the values it replaces; when a batch fails, the
-// batches already written are undone from the journal, and a journal left
-// by a crash is undone when the engine next opens. While a batched import
-// runs, readers may see its first batches. Errors: Invalid (unknown kind, bad
-// record), Conflict (another batched import is being applied).
+// batches already written are undone from the journal. An import cut short
+// by a crash is undone by the first engine on the store to find its lease
+// run out (see importLease): at open, when an import starts, or in Start's
+// background work. While a batched import runs, readers may see its first
+// batches. Errors: Invalid (unknown kind, bad record), Conflict (another
+// batched import is being applied, or this one ran out of its lease and
+// another engine undid it).
 func (m *Marketplace) ImportReference(ctx context.Context, doc ReferenceDocument) (ImportResult, error) {
 	if len(doc.Records) == 0 {
 		return ImportResult{}, errs.Invalidf("The fields [records] are required for requested call")
@@ -100,6 +105,9 @@ func (m *Marketplace) importBatch(ctx context.Context, recs []ReferenceRecord, f
 	err := m.store.Update(ctx, func(tx storage.Tx) error {
 		res = ImportResult{Imported: map[string]int{}}
 		if j != nil {
+			if err := renewImportLease(tx, j.lease); err != nil {
+				return err
+			}
 			attempt = j.begin(tx)
 			tx = attempt
 		}
@@ -138,26 +146,29 @@ func (m *Marketplace) importBatch(ctx context.Context, recs []ReferenceRecord, f
 // importInBatches writes recs in batches under a journal (see
 // ImportReference).
 func (m *Marketplace) importInBatches(ctx context.Context, recs []ReferenceRecord) (ImportResult, error) {
+	if _, err := m.undoAbandonedImport(ctx); err != nil {
+		return ImportResult{}, fmt.Errorf("undo an interrupted reference import: %w", err)
+	}
 	importNumber := storage.NewOnceID(m.store, importSequence)
-	var id uint64
+	lease := importLeaseHolder{holder: newLeaseHolder()}
 	if err := m.store.Update(ctx, func(tx storage.Tx) error {
-		if _, err := tx.Get(importPendingKey()); err == nil {
-			return errs.Conflictf("Another reference import is being applied; try again when it ends")
-		} else if !errors.Is(err, storage.ErrNotFound) {
+		if _, found, err := readPendingImport(tx); err != nil {
 			return err
+		} else if found {
+			return errs.Conflictf("Another reference import is being applied; try again when it ends")
 		}
 		var err error
-		if id, err = importNumber.Get(ctx); err != nil {
+		if lease.id, err = importNumber.Get(ctx); err != nil {
 			return err
 		}
-		return tx.Set(importPendingKey(), storage.NewKeyRaw().Uint(id))
+		return writePendingImport(tx, lease)
 	}); err != nil {
 		return ImportResult{}, err
 	}
-	j := &importJournal{id: id, seen: map[string]struct{}{}}
+	j := &importJournal{lease: lease, seen: map[string]struct{}{}}
 	total := ImportResult{Imported: map[string]int{}}
 	fail := func(err error) (ImportResult, error) {
-		if rerr := m.rollbackImport(context.WithoutCancel(ctx), id); rerr != nil {
+		if rerr := m.rollbackImport(context.WithoutCancel(ctx), lease); rerr != nil {
 			return ImportResult{}, errors.Join(err, fmt.Errorf("undo the partial import: %w", rerr))
 		}
 		return ImportResult{}, err
@@ -192,6 +203,9 @@ func (m *Marketplace) importInBatches(ctx context.Context, recs []ReferenceRecor
 	// other left by an earlier import cut short while cleaning up, is then
 	// garbage.
 	if err := m.store.Update(context.WithoutCancel(ctx), func(tx storage.Tx) error {
+		if err := renewImportLease(tx, lease); err != nil {
+			return err
+		}
 		return tx.Delete(importPendingKey())
 	}); err != nil {
 		return fail(err)
@@ -202,7 +216,9 @@ func (m *Marketplace) importInBatches(ctx context.Context, recs []ReferenceRecor
 
 // Keys of the import journal (namespace "ref"):
 //
-//	ref/import/pending          -> id of the batched import being applied, while it is
+//	ref/import/pending          -> while a batched import is applied or undone: its id,
+//	                               the holder of its lease and when the lease runs out
+//	                               (see pendingImport)
 //	ref/import/undo/<id>/<seq>  -> undoEntry: a key import <id> wrote and its value before
 //
 // Import ids come from the store's importSequence.
@@ -225,9 +241,9 @@ type undoEntry struct {
 // keys already journaled (only the value before the first write is kept) and
 // the next journal sequence number.
 type importJournal struct {
-	id   uint64
-	seen map[string]struct{}
-	seq  uint64
+	lease importLeaseHolder
+	seen  map[string]struct{}
+	seq   uint64
 }
 
 // begin wraps tx for one attempt of a batch; an attempt that does not commit
@@ -270,7 +286,7 @@ func (t *journalTx) record(key []byte) error {
 	default:
 		return err
 	}
-	if err := storage.SetJSON(t.Tx, storage.Key(importUndoIDPrefix(t.j.id)).Uint(t.seq), e); err != nil {
+	if err := storage.SetJSON(t.Tx, storage.Key(importUndoIDPrefix(t.j.lease.id)).Uint(t.seq), e); err != nil {
 		return err
 	}
 	t.seq++
@@ -298,11 +314,17 @@ const undoChunk = 2000
 // rollbackImport restores every key journaled by import id, newest entry
 // first, a chunk per transaction (each restore and the removal of its entry
 // commit together, so a rollback cut short resumes where it stopped), then
-// drops the pending mark.
-func (m *Marketplace) rollbackImport(ctx context.Context, id uint64) error {
+// drops the pending mark. It holds the import's lease, renewed with each
+// chunk; when another engine has taken the lease over (this one stalled
+// past it), it leaves the rest to that engine.
+func (m *Marketplace) rollbackImport(ctx context.Context, lease importLeaseHolder) error {
+	id := lease.id
 	for {
 		done := false
 		err := m.store.Update(ctx, func(tx storage.Tx) error {
+			if err := renewImportLease(tx, lease); err != nil {
+				return err
+			}
 			type entry struct {
 				key []byte
 				e   undoEntry
@@ -344,6 +366,9 @@ func (m *Marketplace) rollbackImport(ctx context.Context, id uint64) error {
 			}
 			return nil
 		})
+		if errors.Is(err, errLeaseLost) {
+			return nil
+		}
 		if err != nil {
 			return err
 		}
@@ -385,27 +410,18 @@ func (m *Marketplace) clearImportJournal(ctx context.Context) error {
 	}
 }
 
-// recoverImport undoes a batched import that a crash interrupted.
+// recoverImport undoes, at open, a batched import that a crash
+// interrupted, once its lease has run out. A live lease is another
+// process's import under way (servers sharing a database), or a crash too
+// recent to tell from one: Start's background work undoes it if the lease
+// runs out.
 func (m *Marketplace) recoverImport(ctx context.Context) error {
-	pending, id := false, uint64(0)
-	if err := m.store.View(ctx, func(tx storage.Tx) error {
-		b, err := tx.Get(importPendingKey())
-		if err == nil {
-			r := storage.ReadKey(b)
-			pending, id = true, r.Uint()
-			return r.Err()
-		}
-		if errors.Is(err, storage.ErrNotFound) {
-			return nil
-		}
-		return err
-	}); err != nil {
-		return err
+	live, err := m.undoAbandonedImport(ctx)
+	if live {
+		m.Logger.Info("a reference import is being applied by another process; it is undone if its lease runs out",
+			"lease", importLease)
 	}
-	if !pending {
-		return nil
-	}
-	return m.rollbackImport(ctx, id)
+	return err
 }
 
 // ImportReferenceJSON reads a ReferenceDocument from r and imports it.
@@ -416,4 +432,140 @@ func (m *Marketplace) ImportReferenceJSON(ctx context.Context, r io.Reader) (Imp
 		return ImportResult{}, errs.Invalidf("Malformed reference document: %v", err)
 	}
 	return m.ImportReference(ctx, doc)
+}
+
+// importLease is how long a batched import, or the undoing of one, holds
+// the pending mark without writing to it: the holder renews the lease with
+// each batch or undo chunk, which take far less. An engine that finds the
+// lease run out takes it over and undoes the import; the holder it took it
+// from fails at its next write. A crashed import and one that another
+// process (a server sharing the database, `marketplaced import`) is
+// applying leave the same pending mark: only the lease tells them apart.
+//
+// Leases are measured on the wall clock, not the engine's: they are about
+// processes being alive, which a manual clock (one per process) cannot
+// tell. The servers' clocks must agree to well within the lease.
+var importLease = 30 * time.Second
+
+// errLeaseLost stops an import, or the undoing of one, whose lease another
+// engine took over.
+var errLeaseLost = errs.Conflictf("The reference import stalled past its lease and another process undid it; import the document again")
+
+// importLeaseHolder is a batched import as its holder knows it: the
+// import's id and the random number that the holder wrote into the pending
+// mark, which tells it whether the mark is still its own.
+type importLeaseHolder struct {
+	id, holder uint64
+}
+
+// newLeaseHolder draws a holder: never 0, the holder of the marks written
+// before leases.
+func newLeaseHolder() uint64 { return rand.Uint64() | 1 }
+
+// pendingImport is the value of the pending mark.
+type pendingImport struct {
+	importLeaseHolder
+	expires time.Time
+}
+
+// readPendingImport reads the pending mark. A mark written before leases
+// (the id alone) has a holder of 0 and an expired lease: only one process
+// could open those stores.
+func readPendingImport(tx storage.Tx) (pendingImport, bool, error) {
+	b, err := tx.Get(importPendingKey())
+	if errors.Is(err, storage.ErrNotFound) {
+		return pendingImport{}, false, nil
+	}
+	if err != nil {
+		return pendingImport{}, false, err
+	}
+	r := storage.ReadKey(b)
+	var p pendingImport
+	p.id = r.Uint()
+	if r.Err() == nil && len(r.Rest()) > 0 {
+		p.holder = r.Uint()
+		p.expires = time.Unix(0, r.Int())
+	}
+	if r.Err() != nil {
+		return pendingImport{}, false, fmt.Errorf("corrupt pending import mark")
+	}
+	return p, true, nil
+}
+
+// writePendingImport writes the mark of lease, running importLease from now.
+func writePendingImport(tx storage.Tx, lease importLeaseHolder) error {
+	return tx.Set(importPendingKey(), storage.NewKeyRaw().Uint(lease.id).Uint(lease.holder).
+		Int(time.Now().Add(importLease).UnixNano()))
+}
+
+// renewImportLease checks in tx that lease still holds the pending mark
+// and extends it; errLeaseLost when another engine has taken it over, or
+// has finished undoing the import.
+func renewImportLease(tx storage.Tx, lease importLeaseHolder) error {
+	p, found, err := readPendingImport(tx)
+	if err != nil {
+		return err
+	}
+	if !found || p.importLeaseHolder != lease {
+		return errLeaseLost
+	}
+	return writePendingImport(tx, lease)
+}
+
+// undoAbandonedImport undoes the batched import whose pending mark has an
+// expired lease, after taking the lease over, so that its holder, if it is
+// still alive, stops. It reports whether it found a live lease instead.
+func (m *Marketplace) undoAbandonedImport(ctx context.Context) (live bool, err error) {
+	// Most of the time there is no mark: a read-only look costs less, and
+	// does not conflict with the holder's renewals.
+	var seen pendingImport
+	found := false
+	if err := m.store.View(ctx, func(tx storage.Tx) (err error) {
+		seen, found, err = readPendingImport(tx)
+		return err
+	}); err != nil || !found {
+		return false, err
+	}
+	if time.Now().Before(seen.expires) {
+		return true, nil
+	}
+	lease := importLeaseHolder{id: seen.id, holder: newLeaseHolder()}
+	taken := false
+	err = m.store.Update(ctx, func(tx storage.Tx) error {
+		p, found, err := readPendingImport(tx)
+		taken, live = false, false
+		if err != nil || !found {
+			return err
+		}
+		if p.importLeaseHolder != seen.importLeaseHolder || !p.expires.Equal(seen.expires) {
+			// Renewed or taken over since the look.
+			live = true
+			return nil
+		}
+		taken = true
+		return writePendingImport(tx, lease)
+	})
+	if err != nil || !taken {
+		return live, err
+	}
+	m.Logger.Warn("undoing a reference import interrupted by a crash or stalled past its lease", "import", lease.id)
+	return false, m.rollbackImport(ctx, lease)
+}
+
+// watchImports undoes, until ctx ends, the batched imports whose lease
+// runs out: an importer that dies while this engine runs leaves its first
+// batches visible only for about a lease.
+func (m *Marketplace) watchImports(ctx context.Context) error {
+	t := time.NewTicker(max(importLease/2, time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+		if _, err := m.undoAbandonedImport(ctx); err != nil && ctx.Err() == nil {
+			m.Logger.Error("undo an interrupted reference import", "err", err)
+		}
+	}
 }

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"marketplace/errs"
 	"marketplace/fees"
@@ -32,6 +34,20 @@ func smallBatches(t *testing.T) {
 	force, size := forceImportBatches, importBatchBytes
 	forceImportBatches, importBatchBytes = true, 300
 	t.Cleanup(func() { forceImportBatches, importBatchBytes = force, size })
+}
+
+// withImportLease sets the lease of batched imports for the test.
+func withImportLease(t *testing.T, d time.Duration) {
+	t.Helper()
+	was := importLease
+	importLease = d
+	t.Cleanup(func() { importLease = was })
+}
+
+// importerOn returns an engine whose imports go through st, with the
+// reference services of m0.
+func importerOn(st storage.Store, m0 *Marketplace) *Marketplace {
+	return &Marketplace{store: st, Geo: m0.Geo, Fees: m0.Fees, Catalog: m0.Catalog, Logger: slog.New(slog.DiscardHandler)}
 }
 
 func newEngine(t *testing.T, st storage.Store) *Marketplace {
@@ -142,12 +158,13 @@ func (s *crashingStore) Update(ctx context.Context, fn func(storage.Tx) error) e
 	return s.Store.Update(ctx, fn)
 }
 
-func TestImportReference_ImportInterruptedByACrashIsUndoneOnNextOpen(t *testing.T) {
+func TestImportReference_ImportInterruptedByACrashIsUndoneOnTheFirstOpenAfterItsLeaseRanOut(t *testing.T) {
 	smallBatches(t)
+	withImportLease(t, 0)
 	st := memory.New()
 	m0 := newEngine(t, st)
 	crashing := &crashingStore{Store: st}
-	m := &Marketplace{store: crashing, Geo: m0.Geo, Fees: m0.Fees, Catalog: m0.Catalog}
+	m := importerOn(crashing, m0)
 	// The pending mark, the journal cleanup and three batches commit; then
 	// the process dies.
 	crashing.allowed = 5
@@ -265,11 +282,12 @@ func TestImportReference_DocumentExamplesImportAsCopied(t *testing.T) {
 
 func TestImportReference_CrashUndoesOnlyThePendingImportNotAnEarlierCompletedOne(t *testing.T) {
 	smallBatches(t)
+	withImportLease(t, 0)
 	importBatchBytes = 1 // one record per batch
 	st := memory.New()
 	m0 := newEngine(t, st)
 	crashing := &crashingStore{Store: st}
-	m := &Marketplace{store: crashing, Geo: m0.Geo, Fees: m0.Fees, Catalog: m0.Catalog}
+	m := importerOn(crashing, m0)
 	ctx := context.Background()
 
 	// Import A commits (pending mark, 5 batches, commit) and dies while
@@ -298,4 +316,140 @@ func TestImportReference_CrashUndoesOnlyThePendingImportNotAnEarlierCompletedOne
 	if n := journalLeft(t, st); n != 0 {
 		t.Fatalf("%d journal keys left", n)
 	}
+}
+
+// pausingStore holds its n-th Update (counted from 1) until release is
+// closed, and says so on paused: an importer in another process, caught
+// between two batches.
+type pausingStore struct {
+	storage.Store
+	n               int
+	paused, release chan struct{}
+	calls           int
+}
+
+func newPausingStore(st storage.Store, n int) *pausingStore {
+	return &pausingStore{Store: st, n: n, paused: make(chan struct{}), release: make(chan struct{})}
+}
+
+func (s *pausingStore) Update(ctx context.Context, fn func(storage.Tx) error) error {
+	s.calls++
+	if s.calls == s.n {
+		close(s.paused)
+		<-s.release
+	}
+	return s.Store.Update(ctx, fn)
+}
+
+// pauseImport starts a batched import of recs through a pausingStore on st
+// that stops before its third batch, and waits for the pause. The import's
+// outcome arrives on the returned channel once release is closed.
+func pauseImport(t *testing.T, st storage.Store, m0 *Marketplace, recs []ReferenceRecord) (*pausingStore, <-chan error) {
+	t.Helper()
+	// The pending mark, the journal cleanup, two batches, then the third.
+	pausing := newPausingStore(st, 5)
+	done := make(chan error, 1)
+	go func() {
+		_, err := importerOn(pausing, m0).ImportReference(context.Background(), ReferenceDocument{Records: recs})
+		done <- err
+	}()
+	select {
+	case <-pausing.paused:
+	case err := <-done:
+		t.Fatalf("the import ended before its pause: %v", err)
+	}
+	return pausing, done
+}
+
+func TestImportReference_ImportUnderWayInAnotherProcessIsLeftAloneByAnEngineThatOpens(t *testing.T) {
+	smallBatches(t)
+	importBatchBytes = 1 // one record per batch
+	st := memory.New()
+	m0 := newEngine(t, st)
+	ctx := context.Background()
+	pausing, done := pauseImport(t, st, m0, zipRecords("L", 5))
+
+	// A server that starts on the same database meanwhile.
+	other := newEngine(t, st)
+	if _, err := other.Geo.ZipCode(ctx, "AR", "L000001"); err != nil {
+		t.Fatalf("the batches written so far were undone by an engine that opened: %v", err)
+	}
+	_, err := other.ImportReference(ctx, ReferenceDocument{Records: zipRecords("M", 2)})
+	if !errs.Is(err, errs.Conflict) {
+		t.Fatalf("a second batched import during the first: %v; want a conflict", err)
+	}
+
+	close(pausing.release)
+	if err := <-done; err != nil {
+		t.Fatalf("the import under way: %v", err)
+	}
+	for i := range 5 {
+		if _, err := other.Geo.ZipCode(ctx, "AR", fmt.Sprintf("L%06d", i)); err != nil {
+			t.Fatalf("record %d of the finished import: %v", i, err)
+		}
+	}
+	if n := journalLeft(t, st); n != 0 {
+		t.Fatalf("%d journal keys left", n)
+	}
+}
+
+func TestImportReference_ImporterStalledPastItsLeaseIsUndoneByAnotherEngineAndFails(t *testing.T) {
+	smallBatches(t)
+	importBatchBytes = 1
+	withImportLease(t, 50*time.Millisecond)
+	st := memory.New()
+	m0 := newEngine(t, st)
+	ctx := context.Background()
+	pausing, done := pauseImport(t, st, m0, zipRecords("S", 5))
+
+	time.Sleep(2 * importLease)
+	other := newEngine(t, st)
+	if _, err := other.Geo.ZipCode(ctx, "AR", "S000000"); !errs.Is(err, errs.NotFound) {
+		t.Fatalf("the stalled import's first batch is still there: %v", err)
+	}
+
+	close(pausing.release)
+	if err := <-done; !errors.Is(err, errLeaseLost) {
+		t.Fatalf("the stalled importer went on: %v; want errLeaseLost", err)
+	}
+	for i := range 5 {
+		if _, err := other.Geo.ZipCode(ctx, "AR", fmt.Sprintf("S%06d", i)); !errs.Is(err, errs.NotFound) {
+			t.Fatalf("record %d of the undone import: %v", i, err)
+		}
+	}
+	if n := journalLeft(t, st); n != 0 {
+		t.Fatalf("%d journal keys left", n)
+	}
+}
+
+func TestStart_UndoesAnImportCutShortByACrashOnceItsLeaseRunsOut(t *testing.T) {
+	smallBatches(t)
+	withImportLease(t, 200*time.Millisecond)
+	st := memory.New()
+	m0 := newEngine(t, st)
+	crashing := &crashingStore{Store: st, allowed: 5}
+	if _, err := importerOn(crashing, m0).ImportReference(context.Background(), ReferenceDocument{Records: zipRecords("W", 20)}); err == nil {
+		t.Fatal("import through a crashing store succeeded")
+	}
+
+	// A restart at once: the lease still runs, so this could be another
+	// process's import, and the engine leaves it.
+	m := newEngine(t, st)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if _, err := m.Geo.ZipCode(ctx, "AR", "W000000"); err != nil {
+		t.Fatalf("undone before its lease ran out: %v", err)
+	}
+	started := make(chan error, 1)
+	go func() { started <- m.Start(ctx) }()
+	for deadline := time.Now().Add(10 * importLease); journalLeft(t, st) != 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the background work did not undo the import after its lease ran out")
+		}
+	}
+	if _, err := m.Geo.ZipCode(ctx, "AR", "W000000"); !errs.Is(err, errs.NotFound) {
+		t.Fatalf("zip code of the interrupted import: %v", err)
+	}
+	cancel()
+	<-started
 }

@@ -135,56 +135,70 @@ const maxNameLength = 100
 // defaults to the site's country and must match it when given. Errors:
 // Invalid.
 func (s *Service) CreateUser(ctx context.Context, in NewUser) (User, error) {
-	in.Nickname = strings.TrimSpace(in.Nickname)
-	if in.Nickname == "" {
-		return User{}, errs.Invalidf("The fields [nickname] are required for requested call")
-	}
-	if in.SiteID == "" {
-		return User{}, errs.Invalidf("The fields [site_id] are required for requested call")
-	}
-	for field, v := range map[string]string{"nickname": in.Nickname, "first_name": in.FirstName, "last_name": in.LastName, "gender": in.Gender} {
-		if utf8.RuneCountInString(v) > maxNameLength {
-			return User{}, errs.Invalidf("The field [%s] must be at most %d characters", field, maxNameLength)
-		}
-	}
-	site, err := s.geo.Site(ctx, in.SiteID)
-	if err != nil {
-		if errs.Is(err, errs.NotFound) {
-			return User{}, errs.Invalidf("Invalid site_id: %s", in.SiteID)
-		}
-		return User{}, err
-	}
-	if in.CountryID == "" {
-		in.CountryID = site.CountryID
-	} else if in.CountryID != site.CountryID {
-		return User{}, errs.Invalidf("country_id %s does not match site %s (country %s)", in.CountryID, site.ID, site.CountryID)
-	}
-	tags, err := cleanTags(in.Tags)
+	u, site, err := s.newUser(ctx, in)
 	if err != nil {
 		return User{}, err
-	}
-	if len(tags) == 0 {
-		tags = []string{"normal"}
-	}
-	u := User{
-		Nickname: in.Nickname, FirstName: in.FirstName, LastName: in.LastName, Gender: in.Gender,
-		CountryID: in.CountryID, SiteID: site.ID, Tags: tags,
 	}
 	now := s.clock.Now()
 	userNumber := storage.NewOnceID(s.store, userSequence)
 	err = s.store.Update(ctx, func(tx storage.Tx) error {
-		n, err := userNumber.Get(ctx)
-		if err != nil {
-			return err
-		}
-		u.ID = firstUserID - 1 + int64(n)
-		u.RegistrationDate = s.siteTime(site, now).Format(TimeLayout)
-		return tx.Set(userKey(u.ID), encodeUser(u))
+		return s.putNewUser(ctx, tx, &u, site, now, userNumber)
 	})
 	if err != nil {
 		return User{}, errs.Internalf(err, "create user")
 	}
 	return u, nil
+}
+
+// newUser checks in and returns the user it describes, without an id, and
+// its site. Errors: Invalid.
+func (s *Service) newUser(ctx context.Context, in NewUser) (User, geo.Site, error) {
+	in.Nickname = strings.TrimSpace(in.Nickname)
+	if in.Nickname == "" {
+		return User{}, geo.Site{}, errs.Invalidf("The fields [nickname] are required for requested call")
+	}
+	if in.SiteID == "" {
+		return User{}, geo.Site{}, errs.Invalidf("The fields [site_id] are required for requested call")
+	}
+	for field, v := range map[string]string{"nickname": in.Nickname, "first_name": in.FirstName, "last_name": in.LastName, "gender": in.Gender} {
+		if utf8.RuneCountInString(v) > maxNameLength {
+			return User{}, geo.Site{}, errs.Invalidf("The field [%s] must be at most %d characters", field, maxNameLength)
+		}
+	}
+	site, err := s.geo.Site(ctx, in.SiteID)
+	if err != nil {
+		if errs.Is(err, errs.NotFound) {
+			return User{}, geo.Site{}, errs.Invalidf("Invalid site_id: %s", in.SiteID)
+		}
+		return User{}, geo.Site{}, err
+	}
+	if in.CountryID == "" {
+		in.CountryID = site.CountryID
+	} else if in.CountryID != site.CountryID {
+		return User{}, geo.Site{}, errs.Invalidf("country_id %s does not match site %s (country %s)", in.CountryID, site.ID, site.CountryID)
+	}
+	tags, err := cleanTags(in.Tags)
+	if err != nil {
+		return User{}, geo.Site{}, err
+	}
+	if len(tags) == 0 {
+		tags = []string{"normal"}
+	}
+	return User{
+		Nickname: in.Nickname, FirstName: in.FirstName, LastName: in.LastName, Gender: in.Gender,
+		CountryID: in.CountryID, SiteID: site.ID, Tags: tags,
+	}, site, nil
+}
+
+// putNewUser gives u its id and registration date and writes it in tx.
+func (s *Service) putNewUser(ctx context.Context, tx storage.Tx, u *User, site geo.Site, now time.Time, number *storage.OnceID) error {
+	n, err := number.Get(ctx)
+	if err != nil {
+		return err
+	}
+	u.ID = firstUserID - 1 + int64(n)
+	u.RegistrationDate = s.siteTime(site, now).Format(TimeLayout)
+	return tx.Set(userKey(u.ID), encodeUser(*u))
 }
 
 func (s *Service) siteTime(site geo.Site, t time.Time) time.Time {
@@ -289,6 +303,34 @@ const StoreStatusActive = "active"
 // id and network_node_id are assigned when absent. Errors: NotFound (user),
 // Invalid, Conflict (id taken).
 func (s *Service) CreateStore(ctx context.Context, userID int64, in NewStore) (Store, error) {
+	given, err := newStore(in)
+	if err != nil {
+		return Store{}, err
+	}
+	storeNumbers, err := s.store.Sequence(storeSequence)
+	if err != nil {
+		return Store{}, errs.Internalf(err, "create store")
+	}
+	var st Store
+	err = s.store.Update(ctx, func(tx storage.Tx) error {
+		st = given
+		if _, err := GetUser(tx, userID); err != nil {
+			return err
+		}
+		return putNewStore(ctx, tx, userID, &st, storeNumbers)
+	})
+	if err != nil {
+		if errs.As(err) != nil {
+			return Store{}, err
+		}
+		return Store{}, errs.Internalf(err, "create store")
+	}
+	return st, nil
+}
+
+// newStore checks in and returns the store it describes, without an owner.
+// Errors: Invalid.
+func newStore(in NewStore) (Store, error) {
 	if in.Status == "" {
 		in.Status = StoreStatusActive
 	}
@@ -308,50 +350,38 @@ func (s *Service) CreateStore(ctx context.Context, userID int64, in NewStore) (S
 	if err != nil {
 		return Store{}, err
 	}
-	st := Store{ID: in.ID, UserID: strconv.FormatInt(userID, 10), Description: in.Description,
-		Status: in.Status, Location: in.Location, Tags: tags, NetworkNodeID: in.NetworkNodeID}
-	storeNumbers, err := s.store.Sequence(storeSequence)
-	if err != nil {
-		return Store{}, errs.Internalf(err, "create store")
-	}
-	given := st
-	err = s.store.Update(ctx, func(tx storage.Tx) error {
-		st = given
-		if _, err := GetUser(tx, userID); err != nil {
-			return err
-		}
-		if st.ID == "" {
-			// Ids may have been given by hand; skip those already taken.
-			for {
-				n, err := storeNumbers.Next(ctx)
-				if err != nil {
-					return err
-				}
-				st.ID = strconv.FormatUint(firstStoreID-1+n, 10)
-				if _, err := tx.Get(storeKey(st.ID)); errors.Is(err, storage.ErrNotFound) {
-					break
-				} else if err != nil {
-					return err
-				}
+	return Store{ID: in.ID, Description: in.Description,
+		Status: in.Status, Location: in.Location, Tags: tags, NetworkNodeID: in.NetworkNodeID}, nil
+}
+
+// putNewStore writes st in tx as a store of user userID, with an id from
+// numbers when it has none. Errors: Conflict (id taken).
+func putNewStore(ctx context.Context, tx storage.Tx, userID int64, st *Store, numbers storage.Sequence) error {
+	st.UserID = strconv.FormatInt(userID, 10)
+	if st.ID == "" {
+		// Ids may have been given by hand; skip those already taken.
+		for {
+			n, err := numbers.Next(ctx)
+			if err != nil {
+				return err
 			}
-		} else if _, err := tx.Get(storeKey(st.ID)); err == nil {
-			return errs.Conflictf("Store already exists: %s", st.ID)
+			st.ID = strconv.FormatUint(firstStoreID-1+n, 10)
+			if _, err := tx.Get(storeKey(st.ID)); errors.Is(err, storage.ErrNotFound) {
+				break
+			} else if err != nil {
+				return err
+			}
 		}
-		if st.NetworkNodeID == "" {
-			st.NetworkNodeID = st.ID + "01"
-		}
-		if err := storage.SetJSON(tx, storeKey(st.ID), st); err != nil {
-			return err
-		}
-		return tx.Set(userStoreKey(userID, st.ID), nil)
-	})
-	if err != nil {
-		if errs.As(err) != nil {
-			return Store{}, err
-		}
-		return Store{}, errs.Internalf(err, "create store")
+	} else if _, err := tx.Get(storeKey(st.ID)); err == nil {
+		return errs.Conflictf("Store already exists: %s", st.ID)
 	}
-	return st, nil
+	if st.NetworkNodeID == "" {
+		st.NetworkNodeID = st.ID + "01"
+	}
+	if err := storage.SetJSON(tx, storeKey(st.ID), *st); err != nil {
+		return err
+	}
+	return tx.Set(userStoreKey(userID, st.ID), nil)
 }
 
 // maxStoreText bounds the free-text fields of a store and its location, so
@@ -551,8 +581,8 @@ func (s *Service) IssueToken(ctx context.Context, userID int64) (string, error) 
 // demo tokens) for user id. Adding a token the user already has is a no-op.
 // Errors: NotFound, Invalid (too short, or owned by another user).
 func (s *Service) AddToken(ctx context.Context, userID int64, token string) error {
-	if len(token) < minTokenLength || strings.ContainsAny(token, " \t\r\n") {
-		return errs.Invalidf("A token must be at least %d characters without spaces", minTokenLength)
+	if err := checkChosenToken(token); err != nil {
+		return err
 	}
 	h := hashToken(token)
 	now := s.clock.Now()
@@ -560,21 +590,121 @@ func (s *Service) AddToken(ctx context.Context, userID int64, token string) erro
 		if _, err := GetUser(tx, userID); err != nil {
 			return err
 		}
-		rec, err := getTokenRecord(tx, h)
-		if err == nil {
-			if rec.UserID == userID {
-				return nil
-			}
-			return errs.Invalidf("The token belongs to another user")
-		}
-		if !errors.Is(err, storage.ErrNotFound) {
-			return err
-		}
-		if err := tx.Set(tokenKey(h), encodeTokenRecord(tokenRecord{UserID: userID, Created: now})); err != nil {
-			return err
-		}
-		return tx.Set(userTokenKey(userID, h), nil)
+		return putToken(tx, userID, h, now)
 	})
+}
+
+// checkChosenToken refuses a token chosen by hand that is short enough to
+// guess, or that a header could not carry.
+func checkChosenToken(token string) error {
+	if len(token) < minTokenLength || strings.ContainsAny(token, " \t\r\n") {
+		return errs.Invalidf("A token must be at least %d characters without spaces", minTokenLength)
+	}
+	return nil
+}
+
+// putToken gives the token with hash h to user userID in tx, unless the
+// user has it already. Errors: Invalid (owned by another user).
+func putToken(tx storage.Tx, userID int64, h string, now time.Time) error {
+	rec, err := getTokenRecord(tx, h)
+	if err == nil {
+		if rec.UserID == userID {
+			return nil
+		}
+		return errs.Invalidf("The token belongs to another user")
+	}
+	if !errors.Is(err, storage.ErrNotFound) {
+		return err
+	}
+	if err := tx.Set(tokenKey(h), encodeTokenRecord(tokenRecord{UserID: userID, Created: now})); err != nil {
+		return err
+	}
+	return tx.Set(userTokenKey(userID, h), nil)
+}
+
+// EnsureUser returns the user that token authenticates and its stores.
+// When no user has the token, it creates the user in (as CreateUser) with
+// that token (as AddToken); when the user has no store, it creates stores
+// (as CreateStore). All of it is one transaction, so that processes that
+// ensure the same user at once, such as servers starting together on one
+// database, create it once: the others find it. Errors: Invalid.
+func (s *Service) EnsureUser(ctx context.Context, token string, in NewUser, stores []NewStore) (User, []Store, error) {
+	if err := checkChosenToken(token); err != nil {
+		return User{}, nil, err
+	}
+	fresh, site, err := s.newUser(ctx, in)
+	if err != nil {
+		return User{}, nil, err
+	}
+	givenStores := make([]Store, len(stores))
+	for i, in := range stores {
+		if givenStores[i], err = newStore(in); err != nil {
+			return User{}, nil, err
+		}
+	}
+	storeNumbers, err := s.store.Sequence(storeSequence)
+	if err != nil {
+		return User{}, nil, errs.Internalf(err, "ensure user")
+	}
+	h := hashToken(token)
+	now := s.clock.Now()
+	userNumber := storage.NewOnceID(s.store, userSequence)
+	var u User
+	var have []Store
+	err = s.store.Update(ctx, func(tx storage.Tx) error {
+		have = nil
+		rec, err := getTokenRecord(tx, h)
+		switch {
+		case err == nil:
+			if u, err = GetUser(tx, rec.UserID); err != nil {
+				return err
+			}
+		case errors.Is(err, storage.ErrNotFound):
+			u = fresh
+			if err := s.putNewUser(ctx, tx, &u, site, now, userNumber); err != nil {
+				return err
+			}
+			if err := putToken(tx, u.ID, h, now); err != nil {
+				return err
+			}
+		default:
+			return err
+		}
+		if have, err = userStores(tx, u.ID); err != nil || len(have) > 0 {
+			return err
+		}
+		for _, st := range givenStores {
+			if err := putNewStore(ctx, tx, u.ID, &st, storeNumbers); err != nil {
+				return err
+			}
+			have = append(have, st)
+		}
+		return nil
+	})
+	if err != nil {
+		if errs.As(err) != nil {
+			return User{}, nil, err
+		}
+		return User{}, nil, errs.Internalf(err, "ensure user")
+	}
+	return u, have, nil
+}
+
+// userStores reads every store of user id, in the order SearchStores
+// lists them.
+func userStores(tx storage.Tx, id int64) ([]Store, error) {
+	var out []Store
+	prefix := userStorePrefix(id)
+	it := tx.Iterate(storage.Prefix(prefix))
+	defer it.Close()
+	for ; it.Valid(); it.Next() {
+		st, err := GetStore(tx, storage.ReadKey(it.Key()[len(prefix):]).Str())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	return out, nil
 }
 
 // Authenticate returns the user id that token belongs to. Errors:

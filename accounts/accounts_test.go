@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -194,6 +195,110 @@ func TestAddToken_RefusesShortTokensAndTokensOfAnotherUser(t *testing.T) {
 	is.NoErr(svc.AddToken(ctx, a.ID, "a-fixed-token-for-a"))                         // idempotent
 	is.True(errs.Is(svc.AddToken(ctx, b.ID, "a-fixed-token-for-a"), errs.Invalid))   // owned by a
 	is.True(errs.Is(svc.AddToken(ctx, 12345, "another-fixed-token"), errs.NotFound)) // unknown user
+}
+
+// ensureSeller ensures the seller of token with two stock-location stores.
+func ensureSeller(svc *accounts.Service, token string) (accounts.User, []accounts.Store, error) {
+	return svc.EnsureUser(context.Background(), token, accounts.NewUser{Nickname: "FIXED", SiteID: "MLA", Tags: []string{accounts.TagWarehouseManagement}},
+		[]accounts.NewStore{{Description: "One", Tags: []string{accounts.TagStockLocation}}, {Description: "Two", Tags: []string{accounts.TagStockLocation}}})
+}
+
+func TestEnsureUser_CreatesTheUserWithItsTokenAndStoresOnceThenReturnsThem(t *testing.T) {
+	is := is.New(t)
+	svc, _ := newService(t)
+	ctx := context.Background()
+	const token = "a-fixed-token-of-the-seller"
+	u, stores, err := ensureSeller(svc, token)
+	is.NoErr(err)
+	is.Equal(u.Nickname, "FIXED")                                                              // the user asked for
+	is.Equal(u.Tags, []string{"warehouse_management"})                                         // with its tags
+	is.Equal(len(stores), 2)                                                                   // and its stores
+	is.Equal([]string{stores[0].UserID, stores[1].UserID}, []string{"100000001", "100000001"}) // owned by it
+	id, err := svc.Authenticate(ctx, token)
+	is.NoErr(err)
+	is.Equal(id, u.ID) // the token authenticates it
+
+	again, againStores, err := ensureSeller(svc, token)
+	is.NoErr(err)
+	is.Equal(again, u)            // the same user
+	is.Equal(againStores, stores) // no more stores
+	_, total, err := svc.SearchStores(ctx, u.ID, u.ID, accounts.StoreQuery{Limit: 10})
+	is.NoErr(err)
+	is.Equal(total, 2) // stored once
+}
+
+func TestEnsureUser_CallersAtOnceCreateOneUser(t *testing.T) {
+	svc, _ := newService(t)
+	const token = "a-fixed-token-of-the-seller"
+	const n = 8
+	ids := make(chan int64, n)
+	errc := make(chan error, n)
+	for range n {
+		go func() {
+			u, stores, err := ensureSeller(svc, token)
+			if err == nil && len(stores) != 2 {
+				err = fmt.Errorf("%d stores", len(stores))
+			}
+			errc <- err
+			ids <- u.ID
+		}()
+	}
+	first := int64(0)
+	for range n {
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
+		id := <-ids
+		if first == 0 {
+			first = id
+		}
+		if id != first {
+			t.Fatalf("callers at once got users %d and %d", first, id)
+		}
+	}
+	_, total, err := svc.SearchStores(context.Background(), first, first, accounts.StoreQuery{Limit: 10})
+	if err != nil || total != 2 {
+		t.Fatalf("stores: %d %v; want 2", total, err)
+	}
+}
+
+func TestEnsureUser_GivesStoresToTheUserOfTheTokenWhenItHasNone(t *testing.T) {
+	is := is.New(t)
+	svc, _ := newService(t)
+	const token = "a-fixed-token-of-the-seller"
+	u := mustUser(t, svc, accounts.NewUser{Nickname: "EARLIER", SiteID: "MLA"})
+	is.NoErr(svc.AddToken(context.Background(), u.ID, token))
+	got, stores, err := ensureSeller(svc, token)
+	is.NoErr(err)
+	is.Equal(got, u)         // the token's user, as it is
+	is.Equal(len(stores), 2) // given its stores
+}
+
+func TestEnsureUser_RefusesBadInputBeforeWriting(t *testing.T) {
+	svc, _ := newService(t)
+	ctx := context.Background()
+	for name, call := range map[string]func() error{
+		"ShortToken": func() error {
+			_, _, err := svc.EnsureUser(ctx, "short", accounts.NewUser{Nickname: "X", SiteID: "MLA"}, nil)
+			return err
+		},
+		"UnknownSite": func() error {
+			_, _, err := svc.EnsureUser(ctx, "a-fixed-token-of-the-seller", accounts.NewUser{Nickname: "X", SiteID: "ZZZ"}, nil)
+			return err
+		},
+		"BadStore": func() error {
+			_, _, err := svc.EnsureUser(ctx, "a-fixed-token-of-the-seller", accounts.NewUser{Nickname: "X", SiteID: "MLA"},
+				[]accounts.NewStore{{Status: "closed"}})
+			return err
+		},
+	} {
+		if err := call(); !errs.Is(err, errs.Invalid) {
+			t.Errorf("%s: err = %v; want Invalid", name, err)
+		}
+	}
+	if _, err := svc.Authenticate(ctx, "a-fixed-token-of-the-seller"); !errs.Is(err, errs.Unauthorized) {
+		t.Fatalf("a refused call left a user behind: %v", err)
+	}
 }
 
 func TestStores_CreateFillsEveryFieldOfTheStoreTable(t *testing.T) {

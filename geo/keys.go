@@ -53,6 +53,4 @@ func conversionKey(from, to string) []byte { return storage.NewKey("geo/conv").S
 
 func zipKey(countryID, zip string) []byte { return storage.NewKey("geo/zip").Str(countryID).Str(zip) }
 
-func zipPrefix(countryID string) []byte { return storage.NewKey("geo/zip").Str(countryID) }
-
 func importedKey(kind, id string) []byte { return storage.NewKey("geo/imported").Str(kind).Str(id) }

@@ -64,10 +64,6 @@ func TestDelivery_BodyHasExactlyTheDocumentedFields(t *testing.T) {
 	e.process()
 	var fields map[string]any
 	is.NoErr(json.Unmarshal(rcv.got()[0].Raw, &fields))
-	var names []string
-	for k := range fields {
-		names = append(names, k)
-	}
 	is.Equal(len(fields), 8) // _id, topic, resource, user_id, application_id, attempts, sent, received
 	for _, k := range []string{"_id", "topic", "resource", "user_id", "application_id", "attempts", "sent", "received"} {
 		_, ok := fields[k]

@@ -34,10 +34,23 @@ type server struct {
 	base string
 	out  *bufio.Scanner
 	logs *bytes.Buffer
+	// banner holds what the server printed before it listened (the
+	// operator token, the demo accounts).
+	banner []string
+	lines  chan string
 }
 
 // startServer runs bin with args on a free port and waits until it listens.
 func startServer(t *testing.T, bin string, args ...string) *server {
+	t.Helper()
+	s := launchServer(t, bin, args...)
+	s.waitListening(t)
+	return s
+}
+
+// launchServer runs bin with args on a free port; waitListening waits
+// until it listens. Servers launched together start at the same moment.
+func launchServer(t *testing.T, bin string, args ...string) *server {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"-addr", "127.0.0.1:0"}, args...)...)
 	stdout, err := cmd.StdoutPipe()
@@ -49,35 +62,40 @@ func startServer(t *testing.T, bin string, args ...string) *server {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &server{cmd: cmd, out: bufio.NewScanner(stdout), logs: logs}
+	s := &server{cmd: cmd, out: bufio.NewScanner(stdout), logs: logs, lines: make(chan string)}
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	})
-	deadline := time.After(30 * time.Second)
-	lines := make(chan string)
 	go func() {
 		for s.out.Scan() {
-			lines <- s.out.Text()
+			s.lines <- s.out.Text()
 		}
-		close(lines)
+		close(s.lines)
 	}()
+	return s
+}
+
+func (s *server) waitListening(t *testing.T) {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
 	for {
 		select {
-		case line, ok := <-lines:
+		case line, ok := <-s.lines:
 			if !ok {
-				t.Fatalf("server exited before listening; logs:\n%s", logs)
+				t.Fatalf("server exited before listening; logs:\n%s", s.logs)
 			}
 			if addr, found := strings.CutPrefix(line, "listening on "); found {
 				s.base = addr
 				go func() {
-					for range lines {
+					for range s.lines {
 					}
 				}()
-				return s
+				return
 			}
+			s.banner = append(s.banner, line)
 		case <-deadline:
-			t.Fatalf("server did not start; logs:\n%s", logs)
+			t.Fatalf("server did not start; logs:\n%s", s.logs)
 		}
 	}
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -11,18 +13,21 @@ import (
 )
 
 // runImport implements `marketplaced import [flags] FILE`: it upserts the
-// records of a reference document into the data folder and exits. "-" reads
-// standard input.
+// records of a reference document into the data folder or the PostgreSQL
+// database and exits. "-" reads standard input.
 func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	c, rest, err := parseFlagsWithArgs(args, stderr)
 	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
 		return err
 	}
 	if len(rest) != 1 {
-		return fmt.Errorf("usage: marketplaced import [-data DIR] FILE")
+		return usagef("usage: marketplaced import [-data DIR | -postgres URL] FILE")
 	}
 	if c.memory {
-		return fmt.Errorf("import: -memory would import into a store that ends with the command; use -data")
+		return usagef("import: -memory would import into a store that ends with the command; use -data or -postgres")
 	}
 	var in io.Reader = stdin
 	if rest[0] != "-" {
@@ -33,7 +38,7 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		defer f.Close()
 		in = f
 	}
-	m, err := marketplace.Open(c.data, marketplace.Options{})
+	m, err := openMarketplace(ctx, c, marketplace.Options{})
 	if err != nil {
 		return err
 	}
@@ -42,7 +47,7 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if err != nil {
 		return fmt.Errorf("import %s: %w", rest[0], err)
 	}
-	fmt.Fprintf(stdout, "imported %d records into %s\n", res.Total, c.data)
+	fmt.Fprintf(stdout, "imported %d records into %s\n", res.Total, storeLocation(c))
 	kinds := make([]string, 0, len(res.Imported))
 	for kind := range res.Imported {
 		kinds = append(kinds, kind)

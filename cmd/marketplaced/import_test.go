@@ -11,6 +11,7 @@ import (
 
 	"marketplace"
 	"marketplace/errs"
+	"marketplace/storage/postgres/pgtest"
 )
 
 const importDoc = `{"records": [
@@ -39,6 +40,25 @@ func TestImport_RecordsOfAFileAreInTheDataFolder(t *testing.T) {
 	defer m.Close()
 	c, err := m.Geo.Currency(context.Background(), "XTS")
 	if err != nil || c.Symbol != "T$" {
+		t.Fatalf("imported currency: %+v %v", c, err)
+	}
+}
+
+func TestImport_RecordsOfAFileAreInThePostgresDatabase(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	var out bytes.Buffer
+	if err := runImport(context.Background(), []string{"-postgres", url, "-"}, strings.NewReader(importDoc), &out, io.Discard); err != nil {
+		t.Fatalf("import: %v", err)
+	}
+	if !strings.HasPrefix(out.String(), "imported 3 records into postgres://postgres@127.0.0.1:") {
+		t.Fatalf("output %q", out.String())
+	}
+	m, err := marketplace.OpenPostgres(context.Background(), url, marketplace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if c, err := m.Geo.Currency(context.Background(), "XTS"); err != nil || c.Symbol != "T$" {
 		t.Fatalf("imported currency: %+v %v", c, err)
 	}
 }

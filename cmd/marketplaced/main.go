@@ -1,9 +1,13 @@
 // Command marketplaced serves the marketplace API over HTTP, on a Badger
-// folder (the default) or in memory.
+// folder (the default), in memory, or on a PostgreSQL database that several
+// servers may share.
 //
 // Every flag can also be set by an environment variable MARKETPLACE_<NAME>,
 // the flag's name in upper case with dashes as underscores (-operator-token:
 // MARKETPLACE_OPERATOR_TOKEN). A flag given on the command line wins.
+//
+// A wrong command line or environment exits with status 2, as the flag
+// package does; a failure to serve exits with status 1.
 package main
 
 import (
@@ -15,17 +19,26 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	neturl "net/url"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"marketplace"
 	"marketplace/clock"
 	"marketplace/httpapi"
 	"marketplace/notify"
+	"marketplace/storage"
+	"marketplace/storage/badger"
 	"marketplace/storage/memory"
+	"marketplace/storage/postgres"
 )
 
 func main() {
@@ -41,14 +54,28 @@ func main() {
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "marketplaced:", err)
+		if errors.As(err, new(usageError)) {
+			os.Exit(2)
+		}
 		os.Exit(1)
 	}
 }
+
+// usageError is a mistake in the command line or the environment, which
+// scripts and supervisors should tell apart from a failure to serve: a
+// restart will not fix it.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
 type config struct {
 	addr          string
 	data          string
 	memory        bool
+	postgres      string
 	operatorToken string
 	demo          bool
 	clockMode     string
@@ -63,11 +90,14 @@ type config struct {
 func parseFlags(args []string, stderr io.Writer) (config, error) {
 	c, rest, err := parseFlagsWithArgs(args, stderr)
 	if err == nil && len(rest) > 0 {
-		err = fmt.Errorf("unexpected argument %q (flags start with -)", rest[0])
+		err = usagef("unexpected argument %q (flags start with -)", rest[0])
 	}
 	return c, err
 }
 
+// parseFlagsWithArgs parses the server's flags, which the subcommands share,
+// and returns the arguments after them. Its errors are usageErrors, but for
+// flag.ErrHelp, which asks for the usage text and nothing else.
 func parseFlagsWithArgs(args []string, stderr io.Writer) (config, []string, error) {
 	var c config
 	fs := flag.NewFlagSet("marketplaced", flag.ContinueOnError)
@@ -75,6 +105,7 @@ func parseFlagsWithArgs(args []string, stderr io.Writer) (config, []string, erro
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "address to listen on")
 	fs.StringVar(&c.data, "data", "./marketplace-data", "Badger data folder")
 	fs.BoolVar(&c.memory, "memory", false, "keep everything in memory instead of the data folder (lost on exit)")
+	fs.StringVar(&c.postgres, "postgres", "", "PostgreSQL URL (postgres://user:password@host:5432/db): keep everything in that database instead of the data folder; several servers may share it")
 	fs.StringVar(&c.operatorToken, "operator-token", "", "token of the /operator routes (generated and printed when empty)")
 	fs.BoolVar(&c.demo, "demo", false, "create the demo seller and buyer (idempotent) and print their tokens")
 	fs.StringVar(&c.clockMode, "clock", "wall", "clock: wall, or manual (moves only by PUT /operator/clock)")
@@ -83,22 +114,51 @@ func parseFlagsWithArgs(args []string, stderr io.Writer) (config, []string, erro
 	fs.BoolVar(&c.allowPrivateCallbacks, "allow-private-callbacks", false, "let notification callback URLs reach loopback and private addresses (local receivers)")
 	fs.DurationVar(&c.notifyTimeout, "notification-timeout", notify.DefaultTimeout, "timeout of each notification POST")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: marketplaced [flags]\n       marketplaced import [-data DIR] FILE\n       marketplaced migrate [-dry-run] [-data DIR]\n\nFlags (each also MARKETPLACE_<NAME>):\n")
+		fmt.Fprintf(stderr, "usage: marketplaced [flags]\n       marketplaced import [-data DIR | -postgres URL] FILE\n       marketplaced migrate [-dry-run] [-data DIR | -postgres URL]\n\nFlags (each also MARKETPLACE_<NAME>):\n")
 		fs.PrintDefaults()
 	}
 	if err := applyEnv(fs); err != nil {
-		return c, nil, err
+		return c, nil, usageError{err}
 	}
 	if err := fs.Parse(args); err != nil {
-		return c, nil, err
+		if errors.Is(err, flag.ErrHelp) {
+			return c, nil, err
+		}
+		return c, nil, usageError{err}
 	}
 	if c.notifyTimeout <= 0 {
-		return c, nil, fmt.Errorf("-notification-timeout must be positive, not %s", c.notifyTimeout)
+		return c, nil, usagef("-notification-timeout must be positive, not %s", c.notifyTimeout)
 	}
 	if c.clockMode != "wall" && c.clockMode != "manual" {
-		return c, nil, fmt.Errorf("-clock must be wall or manual, not %q", c.clockMode)
+		return c, nil, usagef("-clock must be wall or manual, not %q", c.clockMode)
+	}
+	if err := checkStorageFlags(fs, c); err != nil {
+		return c, nil, err
 	}
 	return c, fs.Args(), nil
+}
+
+// checkStorageFlags refuses -postgres beside a data folder or -memory that
+// was asked for, on the command line or in the environment: which store
+// would be served is then a guess, and a wrong guess serves an empty store
+// or leaves the intended one unused. -data's default does not count.
+func checkStorageFlags(fs *flag.FlagSet, c config) error {
+	if c.postgres == "" {
+		return nil
+	}
+	dataSet := false
+	fs.Visit(func(f *flag.Flag) { dataSet = dataSet || f.Name == "data" })
+	switch {
+	case dataSet:
+		return usagef("-postgres cannot be combined with -data (or MARKETPLACE_DATA): choose one store")
+	case c.memory:
+		return usagef("-postgres cannot be combined with -memory (or MARKETPLACE_MEMORY): choose one store")
+	}
+	// pgx's message shows the URL with its password masked.
+	if _, err := pgxpool.ParseConfig(c.postgres); err != nil {
+		return usagef("-postgres: %w", err)
+	}
+	return nil
 }
 
 // applyEnv sets each flag from MARKETPLACE_<NAME> before the command line is
@@ -126,7 +186,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
-		return fmt.Errorf("-log-level: %w", err)
+		return usagef("-log-level: %w", err)
 	}
 	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
 
@@ -139,12 +199,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		manual = clock.NewManual(time.Now())
 		opts.Clock = manual
 	}
-	var m *marketplace.Marketplace
-	if c.memory {
-		m, err = marketplace.New(memory.New(), opts)
-	} else {
-		m, err = marketplace.Open(c.data, opts)
-	}
+	m, err := openMarketplace(ctx, c, opts)
 	if err != nil {
 		return err
 	}
@@ -185,11 +240,75 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return err
 }
 
+// openMarketplace starts the engine on the store the flags name; Close
+// closes the store.
+func openMarketplace(ctx context.Context, c config, opts marketplace.Options) (*marketplace.Marketplace, error) {
+	switch {
+	case c.postgres != "":
+		m, err := marketplace.OpenPostgres(ctx, c.postgres, opts)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", redactPostgres(c.postgres), err)
+		}
+		return m, nil
+	case c.memory:
+		return marketplace.New(memory.New(), opts)
+	default:
+		return marketplace.Open(c.data, opts)
+	}
+}
+
+// openStore opens the durable store the flags name, for the subcommands
+// that work on the store itself (they refuse -memory: a store that ends
+// with the command has nothing to keep); the caller closes it.
+func openStore(ctx context.Context, c config) (storage.Store, error) {
+	if c.postgres != "" {
+		st, err := postgres.Open(ctx, c.postgres, postgres.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", redactPostgres(c.postgres), err)
+		}
+		return st, nil
+	}
+	return badger.Open(c.data, badger.Options{})
+}
+
+// storeLocation names the durable store in a subcommand's report: the data
+// folder, or the database without its password.
+func storeLocation(c config) string {
+	if c.postgres != "" {
+		return redactPostgres(c.postgres)
+	}
+	return c.data
+}
+
+// storageName names the store in logs and messages. A PostgreSQL URL may
+// hold a password, and logs travel further than the command line.
 func storageName(c config) string {
-	if c.memory {
+	switch {
+	case c.postgres != "":
+		return "postgres:" + redactPostgres(c.postgres)
+	case c.memory:
 		return "memory"
 	}
 	return "badger:" + c.data
+}
+
+// redactPostgres returns the server, user and database that url names,
+// without its password: as a postgres:// URL, whichever form (URL or
+// key=value) url has, since a password may hide in either, and in a URL's
+// query too.
+func redactPostgres(url string) string {
+	cfg, err := pgconn.ParseConfig(url)
+	if err != nil {
+		return "(unreadable URL)"
+	}
+	u := neturl.URL{Scheme: "postgres", User: neturl.User(cfg.User), Path: "/" + cfg.Database}
+	if strings.HasPrefix(cfg.Host, "/") {
+		// A Unix socket folder: no host part, as libpq writes it.
+		u.RawQuery = neturl.Values{"host": {cfg.Host}}.Encode()
+	} else {
+		u.Host = net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))
+	}
+	return u.String()
 }
 
 func generateToken() string {

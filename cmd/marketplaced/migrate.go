@@ -11,12 +11,12 @@ import (
 	"strings"
 
 	"marketplace"
-	"marketplace/storage/badger"
 	"marketplace/storage/schema"
 )
 
 // runMigrate implements `marketplaced migrate [-dry-run] [flags]`: it brings
-// the data folder to this binary's schema version and exits, printing each
+// the data folder or the PostgreSQL database to this binary's schema version
+// and exits, printing each
 // migration run; with -dry-run it prints each pending migration and how many
 // keys it would write and delete, and changes nothing. It takes the
 // server's storage flags.
@@ -34,7 +34,7 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if hasVal {
 			var err error
 			if dryRun, err = strconv.ParseBool(val); err != nil {
-				return fmt.Errorf("-dry-run: %w", err)
+				return usagef("-dry-run: %w", err)
 			}
 		}
 	}
@@ -46,12 +46,12 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	if len(extra) > 0 {
-		return fmt.Errorf("usage: marketplaced migrate [-dry-run] [-data DIR]")
+		return usagef("usage: marketplaced migrate [-dry-run] [-data DIR | -postgres URL]")
 	}
 	if c.memory {
-		return fmt.Errorf("migrate: -memory holds no data to migrate; use -data")
+		return usagef("migrate: -memory holds no data to migrate; use -data or -postgres")
 	}
-	st, err := badger.Open(c.data, badger.Options{})
+	st, err := openStore(ctx, c)
 	if err != nil {
 		return err
 	}
@@ -63,11 +63,11 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	} else {
 		rep, err = marketplace.Migrate(ctx, st, opts)
 	}
-	printReport(stdout, c.data, rep, dryRun)
+	printReport(stdout, storeLocation(c), rep, dryRun)
 	return err
 }
 
-func printReport(w io.Writer, dir string, rep schema.Report, dryRun bool) {
+func printReport(w io.Writer, where string, rep schema.Report, dryRun bool) {
 	would := func(done, planned string) string {
 		if dryRun {
 			return planned
@@ -76,13 +76,13 @@ func printReport(w io.Writer, dir string, rep schema.Report, dryRun bool) {
 	}
 	switch {
 	case rep.Stamped:
-		fmt.Fprintf(w, "%s: new store, %s schema version %d\n", dir, would("stamped with", "would be stamped with"), rep.To)
+		fmt.Fprintf(w, "%s: new store, %s schema version %d\n", where, would("stamped with", "would be stamped with"), rep.To)
 		return
 	case rep.From == rep.To:
-		fmt.Fprintf(w, "%s: at schema version %d, nothing to do\n", dir, rep.To)
+		fmt.Fprintf(w, "%s: at schema version %d, nothing to do\n", where, rep.To)
 		return
 	}
-	fmt.Fprintf(w, "%s: schema version %d, this binary's %d\n", dir, rep.From, rep.To)
+	fmt.Fprintf(w, "%s: schema version %d, this binary's %d\n", where, rep.From, rep.To)
 	for _, s := range rep.Steps {
 		resumed := ""
 		if s.Resumed {

@@ -13,6 +13,8 @@ import (
 	"marketplace"
 	"marketplace/storage"
 	"marketplace/storage/badger"
+	"marketplace/storage/postgres"
+	"marketplace/storage/postgres/pgtest"
 	"marketplace/storage/schema"
 )
 
@@ -20,16 +22,36 @@ import (
 // repository's root) into a new data folder.
 func goldenFolder(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile("../../testdata/schema/48e1fd1-then-5e40b6e.dump")
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
 	st, err := badger.Open(dir, badger.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
+	writeGolden(t, st)
+	return dir
+}
+
+// goldenDatabase writes the same store into a new PostgreSQL database and
+// returns its URL.
+func goldenDatabase(t *testing.T) string {
+	t.Helper()
+	url := pgtest.NewDatabase(t)
+	st, err := postgres.Open(context.Background(), url, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	writeGolden(t, st)
+	return url
+}
+
+func writeGolden(t *testing.T, st storage.Store) {
+	t.Helper()
+	b, err := os.ReadFile("../../testdata/schema/48e1fd1-then-5e40b6e.dump")
+	if err != nil {
+		t.Fatal(err)
+	}
 	err = st.Update(context.Background(), func(tx storage.Tx) error {
 		for line := range strings.Lines(string(b)) {
 			if line[0] == '#' {
@@ -47,7 +69,6 @@ func goldenFolder(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return dir
 }
 
 func folderVersion(t *testing.T, dir string) (int, bool) {
@@ -102,6 +123,40 @@ func TestMigrateCommand_MigratesTheFolderAndASecondRunHasNothingToDo(t *testing.
 	}
 	if !strings.Contains(out.String(), "nothing to do") {
 		t.Fatalf("second run printed:\n%s", out.String())
+	}
+}
+
+func TestMigrateCommand_MigratesAPostgresDatabase(t *testing.T) {
+	url := goldenDatabase(t)
+	version := func() int {
+		t.Helper()
+		st, err := postgres.Open(context.Background(), url, postgres.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		v, _, err := schema.Version(context.Background(), st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	var out bytes.Buffer
+	if err := runMigrate(context.Background(), []string{"-dry-run", "-postgres", url}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "would write") || version() != 0 {
+		t.Fatalf("dry run printed:\n%s\nand left version %d", out.String(), version())
+	}
+	if !strings.HasPrefix(out.String(), "postgres://postgres@127.0.0.1:") {
+		t.Fatalf("the report does not name the database:\n%s", out.String())
+	}
+	out.Reset()
+	if err := runMigrate(context.Background(), []string{"-postgres", url}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if v := version(); v != marketplace.SchemaVersion {
+		t.Fatalf("version %d after migrate; want %d; printed:\n%s", v, marketplace.SchemaVersion, out.String())
 	}
 }
 
