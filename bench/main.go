@@ -6,9 +6,11 @@
 //	go run ./bench -duration 3s -concurrency 16
 //
 // With -write it measures durable writes instead (see write.go and
-// docs/benchmarks.md):
+// docs/benchmarks.md), and with -phases pg,pgread the PostgreSQL backend
+// (postgres.go):
 //
 //	go run ./bench -write -duration 5s -preload-dir ~/.cache/marketplace-bench
+//	go run ./bench -write -duration 5s -phases pg,pgread
 package main
 
 import (
@@ -30,6 +32,7 @@ import (
 
 	"marketplace"
 	"marketplace/httpapi"
+	"marketplace/questions"
 	"marketplace/stock"
 	"marketplace/storage/memory"
 )
@@ -46,6 +49,7 @@ func main() {
 	}
 	if *write {
 		wc.duration = *duration
+		wc.readClients = *concurrency
 		runWrite(wc)
 		return
 	}
@@ -67,6 +71,10 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	q, err := m.Questions.Ask(ctx, d.Buyer.ID, questions.AskInput{Text: "Does it come with a case?", ItemID: item.ID})
+	if err != nil {
+		log.Fatal(err)
+	}
 	full := serve(httpapi.New(m, httpapi.Config{}))
 	defer full.Close()
 
@@ -74,6 +82,7 @@ func main() {
 		{"GET /users/{id}", "/users/:user_id", fmt.Sprintf("/users/%d", d.Seller.ID)},
 		{"GET /user-products/{id}/stock", "/user-products/:id/stock", "/user-products/" + item.UserProductID + "/stock"},
 		{"GET /items/{id}", "/items/:id", "/items/" + item.ID},
+		{"GET /questions/{id}", "/questions/:question_id", fmt.Sprintf("/questions/%d", q.ID)},
 		{"GET /sites/MLA/listing_prices", "/sites/:site_id/listing_prices", "/sites/MLA/listing_prices?price=10630"},
 		{"GET /currencies/ARS", "/currencies/:id", "/currencies/ARS"},
 	}

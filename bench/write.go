@@ -12,7 +12,10 @@ package main
 //   - ask on a preloaded store (1,000,000 questions, 100,000 items) beside
 //     the ask on an empty one, and likewise publish, PUT stock and answer,
 //     each on an empty store and on a fresh copy of the preloaded one;
-//   - grow: consecutive ask runs on one server, to see the rate as data grows.
+//   - grow: consecutive ask runs on one server, to see the rate as data grows;
+//   - pg and pgread: the ask on PostgreSQL, on one server and on two, beside
+//     pgbench, and a read on PostgreSQL beside the memory backend
+//     (postgres.go).
 //
 // Every phase is bounded in time, traffic stays on 127.0.0.1, and the
 // temporary folders are removed at the end (the preloaded store is cached in
@@ -67,12 +70,15 @@ type writeConfig struct {
 	stats            bool
 	cpuProfile       string
 	blockProfile     string
+	postgres         string
+	pgConns          int
+	readClients      int // the read benchmark's -concurrency, for pgread
 }
 
 func (c *writeConfig) flags() {
 	flag.IntVar(&c.clients, "clients", 64, "-write: concurrent HTTP clients, and goroutines of the Badger baseline")
 	flag.StringVar(&c.dir, "dir", "", "-write: where the temporary Badger folders go (default: the system's temporary folder); the baseline's and the server's share this disk")
-	flag.StringVar(&c.phases, "phases", "ask,stock,memory,preload,grow", "-write: the phases to run, comma-separated")
+	flag.StringVar(&c.phases, "phases", "ask,stock,memory,preload,grow", "-write: the phases to run, comma-separated; pg and pgread (PostgreSQL, see -postgres) are not in the default")
 	flag.StringVar(&c.preloadDir, "preload-dir", "", "-write: folder that caches the preloaded store of the preload phase, built on first use (without it the phase is skipped)")
 	flag.IntVar(&c.preloadQuestions, "preload-questions", 1_000_000, "-write: questions in the preloaded store")
 	flag.IntVar(&c.preloadItems, "preload-items", 100_000, "-write: items in the preloaded store")
@@ -81,6 +87,8 @@ func (c *writeConfig) flags() {
 	flag.BoolVar(&c.stats, "stats", false, "-write: print Badger's levels and sizes after each Badger phase")
 	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "-write: write a CPU profile of the whole run to this file")
 	flag.StringVar(&c.blockProfile, "blockprofile", "", "-write: write a blocking profile of the whole run to this file")
+	flag.StringVar(&c.postgres, "postgres", "", "-write: URL of the PostgreSQL database of the pg and pgread phases, which they fill (the backend's tables; pgbench -i drops and creates pgbench's); default: a throwaway server in a temporary folder")
+	flag.IntVar(&c.pgConns, "pg-conns", 4, "-write: connections in the pool of each server on PostgreSQL (0: pool_max_conns of the URL, else pgx's default)")
 }
 
 // row is one line of the table.
@@ -164,7 +172,7 @@ func runWrite(c writeConfig) {
 	phases := map[string]bool{}
 	for _, p := range strings.Split(c.phases, ",") {
 		switch p = strings.TrimSpace(p); p {
-		case "ask", "stock", "memory", "preload", "grow":
+		case "ask", "stock", "memory", "preload", "grow", "pg", "pgread":
 			phases[p] = true
 		case "":
 		default:
@@ -203,6 +211,12 @@ func runWrite(c writeConfig) {
 	if phases["memory"] {
 		rows = append(rows, b.askMemory())
 	}
+	if phases["pg"] {
+		rows = append(rows, b.askPostgres()...)
+	}
+	if phases["pgread"] {
+		rows = append(rows, b.readPostgres())
+	}
 	if phases["preload"] {
 		if c.preloadDir == "" {
 			fmt.Println("preload: skipped (pass -preload-dir DIR; the preloaded store is built there once and reused)")
@@ -221,7 +235,11 @@ func runWrite(c writeConfig) {
 		w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(w, "phase\tfull/s\tbaseline/s\tratio\ttarget\tconflicts\t")
 		for _, r := range rows {
-			fmt.Fprintf(w, "%s\t%.0f\t%.0f\t%.2f\t>= %.2f\t%s\t\n", r.name, r.full, r.base, r.full/r.base, r.target, r.conflicts)
+			target := "-"
+			if r.target > 0 {
+				target = fmt.Sprintf(">= %.2f", r.target)
+			}
+			fmt.Fprintf(w, "%s\t%.0f\t%.0f\t%.2f\t%s\t%s\t\n", r.name, r.full, r.base, r.full/r.base, target, r.conflicts)
 		}
 		w.Flush()
 		for _, r := range rows {
@@ -239,6 +257,7 @@ type writeBench struct {
 	cfg writeConfig
 	tmp string
 	n   atomic.Int64 // numbers the temporary folders
+	pg  *pgTarget    // the database of the PostgreSQL phases, once set up
 }
 
 // folder returns a new folder under the run's temporary folder.
@@ -367,11 +386,13 @@ func (b *writeBench) startBadger(name string) *engine {
 	return b.start(st)
 }
 
+// conflicts returns how many transactions the store has run again after a
+// conflict (Badger, PostgreSQL); 0 on memory.
 func (e *engine) conflicts() uint64 {
-	if e.badger == nil {
-		return 0
+	if c, ok := e.store.(interface{ Conflicts() uint64 }); ok {
+		return c.Conflicts()
 	}
-	return e.badger.Conflicts()
+	return 0
 }
 
 // askWorld is what the ask clients need: a seller's active items and one
@@ -538,11 +559,17 @@ func askRequest(url, token, item string, n int) *http.Request {
 // askLoad drives POST /questions from one client per token, each asking on
 // the items in turn.
 func (b *writeBench) askLoad(url string, w askWorld, d time.Duration) result {
+	return b.askLoadOn([]string{url}, w, d)
+}
+
+// askLoadOn is askLoad on several servers sharing a store: client c asks
+// through urls[c % len(urls)].
+func (b *writeBench) askLoadOn(urls []string, w askWorld, d time.Duration) result {
 	n := make([]int, b.cfg.clients)
 	return load(b.cfg.clients, d, func(c int, hc *http.Client) error {
 		n[c]++
 		item := w.Items[(c+n[c])%len(w.Items)]
-		_, _, err := send(hc, askRequest(url, w.Tokens[c%len(w.Tokens)], item, n[c]), http.StatusCreated)
+		_, _, err := send(hc, askRequest(urls[c%len(urls)], w.Tokens[c%len(w.Tokens)], item, n[c]), http.StatusCreated)
 		return err
 	})
 }

@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
+	"marketplace/storage/postgres/pgtest/pgserver"
 )
 
 func TestMain(m *testing.M) { Main(m) }
@@ -49,12 +48,12 @@ func outcome(err error) *recorder {
 
 func TestMissingBinaries_SkipWithOneLineOutsideCIAndFailInCI(t *testing.T) {
 	t.Setenv("CI", "")
-	r := outcome(errNoBinaries)
+	r := outcome(pgserver.ErrNoBinaries)
 	if r.skipped == "" || r.failed != "" || strings.Contains(r.skipped, "\n") {
 		t.Fatalf("outside CI: skipped %q, failed %q; want a one-line skip", r.skipped, r.failed)
 	}
 	t.Setenv("CI", "true")
-	if r := outcome(errNoBinaries); r.failed == "" || r.skipped != "" {
+	if r := outcome(pgserver.ErrNoBinaries); r.failed == "" || r.skipped != "" {
 		t.Fatalf("in CI: skipped %q, failed %q; want a failure", r.skipped, r.failed)
 	}
 	t.Setenv("CI", "")
@@ -116,43 +115,5 @@ func TestShared_OneServerForThePackage(t *testing.T) {
 	a, b := NewDatabase(t), NewDatabase(t)
 	if a == b {
 		t.Fatal("NewDatabase returned one database twice")
-	}
-}
-
-func TestOrphan_ServerOfADeadTestProcessIsReaped(t *testing.T) {
-	if os.Getenv("PGTEST_LEAK") == "1" {
-		// The child: start a server and die without stopping it.
-		s, err := start()
-		if err != nil {
-			t.Fatal(err)
-		}
-		fmt.Println("DIR", s.dir)
-		os.Exit(0)
-	}
-	if _, _, err := findBinaries(); err != nil {
-		fail(t, err)
-	}
-	cmd := exec.Command(os.Args[0], "-test.run", "^TestOrphan_ServerOfADeadTestProcessIsReaped$")
-	cmd.Env = append(os.Environ(), "PGTEST_LEAK=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("child: %v\n%s", err, out)
-	}
-	_, after, ok := strings.Cut(string(out), "DIR ")
-	if !ok {
-		t.Fatalf("child said nothing of its server:\n%s", out)
-	}
-	dir := strings.TrimSpace(strings.SplitN(after, "\n", 2)[0])
-	if _, err := os.Stat(filepath.Join(dir, "data", "postmaster.pid")); err != nil {
-		t.Fatalf("the child's server is not running: %v", err)
-	}
-	s := &Server{}
-	s.initdb, s.pgctl, _ = findBinaries()
-	if os.Geteuid() == 0 {
-		s.runAs, _ = postgresUser()
-	}
-	reapOrphans(s)
-	if _, err := os.Stat(dir); !os.IsNotExist(err) {
-		t.Fatalf("the folder of a dead process's server is still there: %v", err)
 	}
 }
