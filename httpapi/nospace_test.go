@@ -52,24 +52,45 @@ func (q *fullDiskSequence) Next(ctx context.Context) (uint64, error) {
 	return q.Sequence.Next(ctx)
 }
 
-// noSpaceBody is the whole answer to a write refused for want of disk space.
-const noSpaceBody = `{"message":"Not enough disk space to store the change","error":"insufficient_storage","status":507,"cause":[]}` + "\n"
+// faultWorld is a server on a store that a test makes fail, with a question
+// asked and a multi-origin item published while it still works.
+type faultWorld struct {
+	ts     *testServer
+	w      *qWorld
+	log    *errorLog
+	asked  int64
+	seller user
+	stores []string
+	up     string
+}
 
-func TestWriteError_WriteRefusedForDiskSpaceIs507WithTheExactBodyAndReadsGoOn(t *testing.T) {
-	is := is.New(t)
-	st := &fullDiskStore{Store: memory.New()}
+func newFaultWorld(t *testing.T, st storage.Store) faultWorld {
+	t.Helper()
 	clk := clock.NewManual(testStart)
 	m, err := marketplace.New(st, marketplace.Options{Clock: clk})
-	is.NoErr(err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() { _ = m.Close() })
 	log := &errorLog{}
 	ts := &testServer{t: t, m: m, clock: clk, handler: httpapi.New(m, httpapi.Config{
 		OperatorToken: testOperatorToken, ManualClock: clk, Logger: slog.New(log)})}
 	w := &qWorld{testServer: ts, seller: ts.mustUser("MLA"), buyer: ts.mustUser("MLA")}
 	w.item = w.mustItem(w.seller.ID)
-	asked := w.mustAsk(w.buyer, w.item, "Does it come with a case?")
-	seller, stores := ts.mustSeller(1)
-	_, up := ts.mustMultiItem(seller.Token, stores[0], 2)
+	f := faultWorld{ts: ts, w: w, log: log, asked: w.mustAsk(w.buyer, w.item, "Does it come with a case?")}
+	f.seller, f.stores = ts.mustSeller(1)
+	_, f.up = ts.mustMultiItem(f.seller.Token, f.stores[0], 2)
+	return f
+}
+
+// noSpaceBody is the whole answer to a write refused for want of disk space.
+const noSpaceBody = `{"message":"Not enough disk space to store the change","error":"insufficient_storage","status":507,"cause":[]}` + "\n"
+
+func TestWriteError_WriteRefusedForDiskSpaceIs507WithTheExactBodyAndReadsGoOn(t *testing.T) {
+	is := is.New(t)
+	st := &fullDiskStore{Store: memory.New()}
+	f := newFaultWorld(t, st)
+	ts, w, log, asked, seller, stores, up := f.ts, f.w, f.log, f.asked, f.seller, f.stores, f.up
 
 	st.full.Store(true)
 	for _, c := range []struct {

@@ -3,16 +3,12 @@ package httpapi_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"sync/atomic"
 	"testing"
 
 	"github.com/matryer/is"
 
-	"marketplace"
-	"marketplace/clock"
-	"marketplace/httpapi"
 	"marketplace/storage"
 	"marketplace/storage/memory"
 )
@@ -68,18 +64,8 @@ const unavailableBody = `{"message":"The service is temporarily unavailable, try
 func TestWriteError_UnreachableStoreIs503WithTheExactBodyAndServesAgainOnceBack(t *testing.T) {
 	is := is.New(t)
 	st := &downStore{Store: memory.New()}
-	clk := clock.NewManual(testStart)
-	m, err := marketplace.New(st, marketplace.Options{Clock: clk})
-	is.NoErr(err)
-	t.Cleanup(func() { _ = m.Close() })
-	log := &errorLog{}
-	ts := &testServer{t: t, m: m, clock: clk, handler: httpapi.New(m, httpapi.Config{
-		OperatorToken: testOperatorToken, ManualClock: clk, Logger: slog.New(log)})}
-	w := &qWorld{testServer: ts, seller: ts.mustUser("MLA"), buyer: ts.mustUser("MLA")}
-	w.item = w.mustItem(w.seller.ID)
-	asked := w.mustAsk(w.buyer, w.item, "Does it come with a case?")
-	seller, stores := ts.mustSeller(1)
-	_, up := ts.mustMultiItem(seller.Token, stores[0], 2)
+	f := newFaultWorld(t, st)
+	ts, w, log, asked, seller, stores, up := f.ts, f.w, f.log, f.asked, f.seller, f.stores, f.up
 
 	st.down.Store(true)
 	for _, c := range []struct {
