@@ -74,6 +74,28 @@ func (c Counter) Add(tx Tx, delta int64) error {
 	return tx.Set(key, binary.BigEndian.AppendUint64(nil, uint64(cur+delta)))
 }
 
+// ShardKey returns the key of the shard that AddAt(tx, delta, spread)
+// changes, for Prefetch.
+func (c Counter) ShardKey(spread uint64) []byte {
+	return c.shardKey(int(spread % uint64(c.shards)))
+}
+
+// AddAt changes the count by delta on the shard that spread picks: writers
+// that pass different consecutive numbers (the ids of the records they
+// count, drawn from one sequence) change different shards, in every process
+// that shares the store, and the shard is known before the Update reads it.
+func (c Counter) AddAt(tx Tx, delta int64, spread uint64) error {
+	if delta == 0 {
+		return nil
+	}
+	key := c.ShardKey(spread)
+	cur, err := readShard(tx, key)
+	if err != nil {
+		return err
+	}
+	return tx.Set(key, binary.BigEndian.AppendUint64(nil, uint64(cur+delta)))
+}
+
 // Read returns the count: the sum of the shards.
 func (c Counter) Read(tx Tx) (int64, error) {
 	var n int64

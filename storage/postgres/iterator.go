@@ -90,7 +90,7 @@ func (it *iterator) fetch() {
 		sql = pageQueries[reverse][1]
 		args = append(args, it.hi)
 	}
-	err := it.t.exchange(&query{sql: sql, args: args, scan: func(rows pgx.Rows) error {
+	err := it.t.exchange(it.t.write, false, query{sql: sql, args: args, scan: func(rows pgx.Rows) error {
 		for rows.Next() {
 			var e entry
 			if err := rows.Scan(&e.k, &e.v); err != nil {
@@ -99,7 +99,7 @@ func (it *iterator) fetch() {
 			it.page = append(it.page, e)
 		}
 		return rows.Err()
-	}}, it.t.write, false)
+	}})
 	if err != nil {
 		// The transaction has failed: the function's caller hears of it
 		// from View or Update whatever the function returns.

@@ -3,9 +3,13 @@
 //
 // Layout. One table holds every key: kv (k bytea PRIMARY KEY, v bytea NOT
 // NULL). bytea compares bytewise, with no collation, which is the contract's
-// key order. kv_meta records the version of this layout; Open creates both
-// tables, or checks the version, under a transaction-scoped advisory lock,
-// so that servers starting together do not race on CREATE TABLE, and it
+// key order: range reads use the primary key's btree. Point reads use a hash
+// index on k (kv_k_hash), so that a read of a missing key does not conflict
+// with writes of its neighbours (see createPointIndex), and the connections
+// never scan the table sequentially. kv_meta records the version of this
+// layout; Open creates both tables, or checks the version and brings an
+// older layout up to date, under a transaction-scoped advisory lock, so
+// that servers starting together do not race on CREATE TABLE, and it
 // refuses a database whose layout is newer than the binary.
 //
 // Keys are at most MaxKeySize (2048) bytes: a btree index entry must fit in
@@ -51,6 +55,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -145,6 +150,16 @@ func OpenConfig(ctx context.Context, cfg *pgxpool.Config, opts Options) (*Store,
 	case cfg.ConnConfig.ConnectTimeout == 0:
 		cfg.ConnConfig.ConnectTimeout = defaultConnectTimeout
 	}
+	// The table is only ever read by key or by key range. A sequential
+	// scan, which the planner prefers while the table is small, takes a
+	// predicate lock on the whole table, and every concurrent Update
+	// that writes anything then conflicts with the reader.
+	cfg.ConnConfig.RuntimeParams = maps.Clone(cfg.ConnConfig.RuntimeParams)
+	if cfg.ConnConfig.RuntimeParams == nil {
+		cfg.ConnConfig.RuntimeParams = map[string]string{}
+	}
+	cfg.ConnConfig.RuntimeParams["enable_seqscan"] = "off"
+	cfg.ConnConfig.RuntimeParams["enable_bitmapscan"] = "off"
 	// pgx's default answer to a canceled context is to drop the
 	// connection, which leaves the statement running on the server.
 	cfg.ConnConfig.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
@@ -170,11 +185,22 @@ func OpenConfig(ctx context.Context, cfg *pgxpool.Config, opts Options) (*Store,
 }
 
 // layoutVersion is the version of the tables this package reads and
-// writes, recorded in kv_meta.
-const layoutVersion = 1
+// writes, recorded in kv_meta. Version 2 added kv_k_hash.
+const layoutVersion = 2
+
+// createPointIndex creates the hash index that point reads use. A read of
+// a key takes a predicate lock on the index page where the key is or would
+// be, and a write of another key on that page then counts as a
+// serialization conflict. On the primary key's btree, the page of a missing
+// key is the one where its neighbours are, and neighbours are often keys
+// that every writer appends (an outbox, a by-date index): every Update that
+// looked up a missing key then conflicted with every other. In a hash index
+// the page is the key's hash bucket, which other writers hit only by
+// chance. Range reads keep the btree.
+const createPointIndex = "CREATE INDEX kv_k_hash ON kv USING hash (k) WITH (fillfactor = 10)"
 
 // prepareLayout creates the tables of an empty database, or checks the
-// version of those it finds.
+// version of those it finds and brings an older layout up to date.
 func (s *Store) prepareLayout(ctx context.Context) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		// Concurrent CREATE TABLE IF NOT EXISTS can still fail on the
@@ -191,7 +217,10 @@ func (s *Store) prepareLayout(ctx context.Context) error {
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
 			// No IF NOT EXISTS: a kv table that is not ours is refused.
-			if _, err := tx.Exec(ctx, "CREATE TABLE kv (k bytea PRIMARY KEY, v bytea NOT NULL)"); err != nil {
+			if _, err := tx.Exec(ctx, "CREATE TABLE kv (k bytea PRIMARY KEY, v bytea NOT NULL) WITH (fillfactor = 70)"); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, createPointIndex); err != nil {
 				return err
 			}
 			_, err := tx.Exec(ctx, "INSERT INTO kv_meta (name, value) VALUES ('layout', $1)", layoutVersion)
@@ -200,6 +229,14 @@ func (s *Store) prepareLayout(ctx context.Context) error {
 			return err
 		case version > layoutVersion:
 			return fmt.Errorf("the database has layout version %d, newer than this binary's %d", version, layoutVersion)
+		case version == 1:
+			// Writes wait while the index is built: once, at the first
+			// start of a newer binary.
+			if _, err := tx.Exec(ctx, createPointIndex); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, "UPDATE kv_meta SET value = $1 WHERE name = 'layout'", layoutVersion)
+			return err
 		}
 		return nil
 	})

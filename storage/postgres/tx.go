@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -28,7 +30,10 @@ const (
 // back too.
 const rollbackTimeout = 5 * time.Second
 
-var _ storage.Tx = (*tx)(nil)
+var (
+	_ storage.Tx         = (*tx)(nil)
+	_ storage.Prefetcher = (*tx)(nil)
+)
 
 // tx is one attempt of a View or an Update. Its connection is taken from
 // the pool at its first statement, and BEGIN is sent with that statement.
@@ -43,6 +48,8 @@ type tx struct {
 	// delete.
 	pending      map[string][]byte
 	pendingBytes int
+	// fetched holds what Prefetch read, by key; Get answers from it.
+	fetched map[string]fetched
 	// failed is the first database error: the transaction is then
 	// aborted, and every later call returns it.
 	failed error
@@ -74,7 +81,7 @@ func (t *tx) run(fn func(storage.Tx) error) error {
 	if !t.begun && len(t.pending) == 0 {
 		return nil
 	}
-	return t.exchange(nil, true, true)
+	return t.exchange(true, true)
 }
 
 // end rolls back whatever is left open and gives the connection back.
@@ -111,8 +118,8 @@ type query struct {
 }
 
 // exchange sends, in one round trip, BEGIN if the transaction has not begun,
-// the pending writes if flush, q if not nil, and COMMIT if commit.
-func (t *tx) exchange(q *query, flush, commit bool) error {
+// the pending writes if flush, the queries, and COMMIT if commit.
+func (t *tx) exchange(flush, commit bool, queries ...query) error {
 	if t.failed != nil {
 		return translate(t.failed)
 	}
@@ -141,7 +148,7 @@ func (t *tx) exchange(q *query, flush, commit bool) error {
 			b.Queue(deleteKeys, delKeys).Exec(done)
 		}
 	}
-	if q != nil {
+	for _, q := range queries {
 		b.Queue(q.sql, q.args...).Query(q.scan)
 	}
 	if commit {
@@ -189,26 +196,81 @@ func (t *tx) Get(key []byte) ([]byte, error) {
 		}
 		return append([]byte{}, v...), nil
 	}
-	var value []byte
-	found := false
-	err := t.exchange(&query{sql: selectValue, args: []any{key}, scan: func(rows pgx.Rows) error {
+	f, ok := t.fetched[string(key)]
+	if !ok {
+		var err error
+		if f, err = t.read(key); err != nil {
+			return nil, err
+		}
+	}
+	if !f.found {
+		return nil, storage.ErrNotFound
+	}
+	return append([]byte{}, f.value...), nil
+}
+
+// fetched is what a read found at a key.
+type fetched struct {
+	value []byte
+	found bool
+}
+
+// readQuery reads key into *f.
+func readQuery(key []byte, f *fetched) query {
+	return query{sql: selectValue, args: []any{key}, scan: func(rows pgx.Rows) error {
 		for rows.Next() {
-			found = true
-			if err := rows.Scan(&value); err != nil {
+			f.found = true
+			if err := rows.Scan(&f.value); err != nil {
 				return err
 			}
 		}
 		return rows.Err()
-	}}, false, false)
-	switch {
-	case err != nil:
-		return nil, err
-	case !found:
-		return nil, storage.ErrNotFound
-	case value == nil:
-		value = []byte{}
+	}}
+}
+
+func (t *tx) read(key []byte) (fetched, error) {
+	var f fetched
+	if err := t.exchange(false, false, readQuery(key, &f)); err != nil {
+		return fetched{}, err
 	}
-	return value, nil
+	return f, nil
+}
+
+// Prefetch reads the keys that are neither written nor read yet in one
+// round trip, and keeps what it found for the Gets that follow: the
+// transaction reads one snapshot, so a key read twice has one value. Each
+// key is its own statement, so that each read goes through the point
+// index (see createPointIndex).
+func (t *tx) Prefetch(keys [][]byte) error {
+	results := make([]fetched, len(keys))
+	var queries []query
+	var wanted []int
+	for i, key := range keys {
+		if err := checkKey(key); err != nil {
+			return err
+		}
+		if _, ok := t.pending[string(key)]; ok {
+			continue
+		}
+		if _, ok := t.fetched[string(key)]; ok || slices.ContainsFunc(wanted, func(j int) bool { return string(keys[j]) == string(key) }) {
+			continue
+		}
+		wanted = append(wanted, i)
+		queries = append(queries, readQuery(key, &results[i]))
+	}
+	if len(queries) == 0 {
+		return nil
+	}
+	if err := t.exchange(false, false, queries...); err != nil {
+		return err
+	}
+	if t.fetched == nil {
+		t.fetched = make(map[string]fetched, len(wanted))
+	}
+	for _, i := range wanted {
+		t.fetched[string(keys[i])] = results[i]
+	}
+	return nil
 }
 
 func (t *tx) Set(key, value []byte) error {
@@ -234,7 +296,44 @@ func (t *tx) put(key, value []byte) error {
 	if t.pending == nil {
 		t.pending = map[string][]byte{}
 	}
+	// A range read sends the pending writes and forgets them; the Gets
+	// after it must then read the write, not what was prefetched.
+	delete(t.fetched, string(key))
 	t.pending[string(key)] = value
 	t.pendingBytes += len(key) + len(value)
 	return nil
+}
+
+var _ storage.SingleGetter = (*Store)(nil)
+
+// GetOne reads key in one statement outside any transaction: a single
+// statement sees one snapshot, so it needs neither BEGIN nor ROLLBACK.
+func (s *Store) GetOne(ctx context.Context, key []byte) ([]byte, error) {
+	if s.closed.Load() {
+		return nil, storage.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := checkKey(key); err != nil {
+		return nil, err
+	}
+	var value []byte
+	err := s.pool.QueryRow(ctx, selectValue, key).Scan(&value)
+	switch {
+	case err == nil:
+		if value == nil {
+			value = []byte{}
+		}
+		return value, nil
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil, storage.ErrNotFound
+	case s.closed.Load():
+		return nil, storage.ErrClosed
+	case ctx.Err() != nil:
+		return nil, fmt.Errorf("%w: %w", ctx.Err(), err)
+	case connectionLost(err):
+		return nil, s.unavailable(err)
+	}
+	return nil, translate(err)
 }

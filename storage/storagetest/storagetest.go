@@ -57,6 +57,8 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store, opts Options) {
 	t.Run("OversizedUpdateCommitsAllOrReportsErrTooBig", s.testTooBig)
 	t.Run("CanceledContextRunsNothing", s.testCanceledContext)
 	t.Run("ContextCanceledDuringUpdateCommitsNothing", s.testCanceledDuringUpdate)
+	t.Run("GetOneReadsTheLatestCommitLikeAView", s.testGetOne)
+	t.Run("PrefetchChangesNoGetsAnswer", s.testPrefetch)
 	t.Run("UseAfterCloseReturnsErrClosed", s.testAfterClose)
 	t.Run("SequenceStartsAtOneAndIncreases", s.testSequenceStartsAtOneAndIncreases)
 	t.Run("SequencesAreIndependent", s.testSequencesAreIndependent)
@@ -1178,6 +1180,99 @@ func (s *suite) testCanceledDuringUpdate(t *testing.T) {
 		t.Fatalf("Update = %v; want context.Canceled", err)
 	}
 	equalPairs(t, "store", scan(t, st, storage.Range{}), nil)
+}
+
+func (s *suite) testPrefetch(t *testing.T) {
+	st := s.store(t)
+	put(t, st, "a", "1", "b", "2", "c", "3")
+	want := func(tx storage.Tx, key, value string) {
+		t.Helper()
+		got, err := tx.Get(raw(key))
+		switch {
+		case value == "" && !errors.Is(err, storage.ErrNotFound):
+			t.Fatalf("Get(%s) = %q, %v; want ErrNotFound", key, got, err)
+		case value != "" && (err != nil || string(got) != value):
+			t.Fatalf("Get(%s) = %q, %v; want %s", key, got, err, value)
+		}
+	}
+	update(t, st, func(tx storage.Tx) error {
+		if err := tx.Set(raw("c"), raw("30")); err != nil {
+			return err
+		}
+		if err := storage.Prefetch(tx, raw("a"), raw("b"), raw("c"), raw("missing"), raw("a")); err != nil {
+			return err
+		}
+		want(tx, "a", "1")
+		want(tx, "c", "30") // written before the prefetch
+		want(tx, "missing", "")
+		if err := tx.Set(raw("a"), raw("10")); err != nil {
+			return err
+		}
+		if err := tx.Delete(raw("b")); err != nil {
+			return err
+		}
+		if err := tx.Set(raw("missing"), raw("found")); err != nil {
+			return err
+		}
+		want(tx, "a", "10")
+		want(tx, "b", "")
+		want(tx, "missing", "found")
+		// A range read in between (which a backend may use to send the
+		// writes so far) changes nothing either.
+		if _, err := scanTx(tx, storage.Range{}); err != nil {
+			return err
+		}
+		want(tx, "a", "10")
+		want(tx, "b", "")
+		want(tx, "missing", "found")
+		return nil
+	})
+	view(t, st, func(tx storage.Tx) error {
+		if err := storage.Prefetch(tx, raw("a"), raw("b")); err != nil {
+			return err
+		}
+		// A commit after the prefetch is not in the View's snapshot.
+		put(t, st, "a", "100")
+		want(tx, "a", "10")
+		want(tx, "b", "")
+		return nil
+	})
+}
+
+func (s *suite) testGetOne(t *testing.T) {
+	st := s.store(t)
+	ctx := context.Background()
+	put(t, st, "k", "v1")
+	update(t, st, func(tx storage.Tx) error { return tx.Set(raw("empty"), nil) })
+	got, err := storage.GetOne(ctx, st, raw("k"))
+	if err != nil || string(got) != "v1" {
+		t.Fatalf("GetOne(k) = %q, %v; want v1", got, err)
+	}
+	got[0] = 'X' // the slice is the caller's
+	put(t, st, "k", "v2")
+	if got, err := storage.GetOne(ctx, st, raw("k")); err != nil || string(got) != "v2" {
+		t.Fatalf("GetOne(k) after a commit = %q, %v; want v2", got, err)
+	}
+	if got, err := storage.GetOne(ctx, st, raw("empty")); err != nil || len(got) != 0 {
+		t.Fatalf("GetOne(empty) = %q, %v; want an empty value", got, err)
+	}
+	if _, err := storage.GetOne(ctx, st, raw("missing")); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("GetOne(missing) = %v; want ErrNotFound", err)
+	}
+	if _, err := storage.GetOne(ctx, st, nil); !errors.Is(err, storage.ErrEmptyKey) {
+		t.Fatalf("GetOne(nil) = %v; want ErrEmptyKey", err)
+	}
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := storage.GetOne(canceled, st, raw("k")); !errors.Is(err, context.Canceled) {
+		t.Fatalf("GetOne with a canceled context = %v; want context.Canceled", err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if _, err := storage.GetOne(ctx, st, raw("k")); !errors.Is(err, storage.ErrClosed) {
+		t.Fatalf("GetOne after Close = %v; want ErrClosed", err)
+	}
 }
 
 func (s *suite) testAfterClose(t *testing.T) {
