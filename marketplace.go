@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -134,6 +135,12 @@ func OpenPostgres(ctx context.Context, url string, opts Options) (*Marketplace, 
 	return m, nil
 }
 
+// SharedPollInterval is how often, by default, the delivery of
+// notifications looks for events and due retries on PostgreSQL, where other
+// servers may write them (notify.Options.PollInterval; 5 ms on the stores of
+// one process).
+const SharedPollInterval = 50 * time.Millisecond
+
 // New starts the engine on store. The caller keeps ownership of the store:
 // Close does not close it. New first brings the store to this binary's
 // schema version (see Migrate); a store written by a newer binary is
@@ -156,12 +163,18 @@ func New(store storage.Store, opts Options) (*Marketplace, error) {
 	m := &Marketplace{Clock: opts.Clock, Logger: opts.Logger, store: store}
 	m.Geo = geo.New(store)
 	m.Accounts = accounts.New(store, opts.Clock, m.Geo)
+	if _, shared := store.(*postgres.Store); shared && opts.Notifications.PollInterval == 0 {
+		// Every poll is a transaction on the database, from every server;
+		// the events of this process wake its delivery at once anyway, so
+		// only events written through another server wait for a poll.
+		opts.Notifications.PollInterval = SharedPollInterval
+	}
 	m.Notify = notify.New(store, opts.Clock, opts.Notifications)
 	m.Fees = fees.New(store, m.Geo)
 	m.Catalog = catalog.New(store)
 	m.Catalog.UseClock(opts.Clock)
 	m.Stock = stock.New(store, opts.Clock, m.Geo)
-	m.Questions = questions.New(store, opts.Clock, m.Accounts, m.Stock, m.Geo)
+	m.Questions = questions.New(store, opts.Clock, m.Accounts, m.Stock)
 	m.ResponseTimes = questions.NewResponseTimes(store, opts.Clock, m.Geo, m.Questions)
 	// Several servers may share the store (PostgreSQL): the scheduled
 	// refresh and the delivery of notifications run in the one that holds

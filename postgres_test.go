@@ -9,10 +9,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"marketplace"
 	"marketplace/accounts"
 	"marketplace/errs"
+	"marketplace/questions"
+	"marketplace/stock"
 	"marketplace/storage"
 	"marketplace/storage/postgres/pgtest"
 )
@@ -144,5 +147,58 @@ func TestOpenPostgres_UnreachableServerIsAnErrorThatNamesIt(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "secret") {
 		t.Fatalf("the error shows the password: %v", err)
+	}
+}
+
+// A pool of one connection: a transaction that opens another while it holds
+// the connection waits for itself forever. Every request's work must read
+// through the transaction it runs in.
+func TestOpenPostgres_RequestsWorkOnAPoolOfOneConnection(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	m, err := marketplace.OpenPostgres(ctx, url+"&pool_max_conns=1", marketplace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	go func() { _ = m.Start(ctx) }()
+
+	done := make(chan error, 1)
+	go func() {
+		done <- func() error {
+			seller, _, err := m.CreateUser(ctx, accounts.NewUser{Nickname: "SELLER", SiteID: "MLA"})
+			if err != nil {
+				return fmt.Errorf("seller: %w", err)
+			}
+			buyer, _, err := m.CreateUser(ctx, accounts.NewUser{Nickname: "BUYER", SiteID: "MLA"})
+			if err != nil {
+				return fmt.Errorf("buyer: %w", err)
+			}
+			qty := int64(3)
+			item, err := m.Stock.Publish(ctx, seller.ID, stock.NewItem{
+				Title: "Auriculares", CategoryID: "MLA1055", Price: "1500", ListingTypeID: "gold_special",
+				CurrencyID: "ARS", Condition: "new", Channels: []string{"marketplace"}, AvailableQuantity: &qty,
+			})
+			if err != nil {
+				return fmt.Errorf("publish: %w", err)
+			}
+			q, err := m.Questions.Ask(ctx, buyer.ID, questions.AskInput{Text: "Does it come with a case?", ItemID: item.ID})
+			if err != nil {
+				return fmt.Errorf("ask: %w", err)
+			}
+			if _, err := m.Questions.Answer(ctx, seller.ID, questions.AnswerInput{QuestionID: q.ID, Text: "Yes."}); err != nil {
+				return fmt.Errorf("answer: %w", err)
+			}
+			return nil
+		}()
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("requests on a pool of one connection did not finish: a transaction waits for a second connection")
 	}
 }

@@ -41,7 +41,7 @@ func newEnv(tb fataler) *env {
 	acc := accounts.New(st, clk, g)
 	sk := stock.New(st, clk, g)
 	return &env{ctx: context.Background(), store: st, clock: clk, acc: acc, stock: sk,
-		q: questions.New(st, clk, acc, sk, g)}
+		q: questions.New(st, clk, acc, sk)}
 }
 
 func (e *env) mustUser(tb fataler) int64 {

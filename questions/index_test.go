@@ -63,7 +63,7 @@ func TestSearch_SellerPageReadsOnlyThePageNotEveryQuestion(t *testing.T) {
 	g := geo.New(cs)
 	acc := accounts.New(cs, clk, g)
 	sk := stock.New(cs, clk, g)
-	e := &env{ctx: context.Background(), store: cs, clock: clk, acc: acc, stock: sk, q: questions.New(cs, clk, acc, sk, g)}
+	e := &env{ctx: context.Background(), store: cs, clock: clk, acc: acc, stock: sk, q: questions.New(cs, clk, acc, sk)}
 	seller, buyer := e.mustUser(t), e.mustUser(t)
 	item := e.mustItem(t, seller)
 	const n = 2000

@@ -136,55 +136,54 @@ type Service struct {
 	clock    clock.Clock
 	accounts *accounts.Service
 	stock    *stock.Service
-	geo      *geo.Service
 
 	zones sync.Map // site id -> *time.Location
 }
 
 // New returns the questions service. It registers a hook on stock so that
 // item changes (closing) reach the item's questions in the same transaction.
-func New(store storage.Store, clk clock.Clock, acc *accounts.Service, st *stock.Service, g *geo.Service) *Service {
-	s := &Service{store: store, clock: clk, accounts: acc, stock: st, geo: g}
+func New(store storage.Store, clk clock.Clock, acc *accounts.Service, st *stock.Service) *Service {
+	s := &Service{store: store, clock: clk, accounts: acc, stock: st}
 	if st != nil {
 		st.OnItemChange(s.onItemChange)
 	}
 	return s
 }
 
-// zone returns the time zone of a site, UTC when unknown.
-func (s *Service) zone(siteID string) *time.Location {
+// zone returns the time zone of a site, UTC when unknown. It reads the site
+// inside the caller's tx, which may be an Update: a View of its own would
+// need a second connection while the Update holds one.
+func (s *Service) zone(tx storage.Tx, siteID string) *time.Location {
 	if z, ok := s.zones.Load(siteID); ok {
 		return z.(*time.Location)
 	}
 	loc := time.UTC
-	if s.geo != nil {
-		if site, err := s.geo.Site(context.Background(), siteID); err == nil {
-			if l, err := time.LoadLocation(site.TimeZone); err == nil {
-				loc = l
-			}
+	if site, err := geo.GetSite(tx, siteID); err == nil {
+		if l, err := time.LoadLocation(site.TimeZone); err == nil {
+			loc = l
 		}
 	}
 	s.zones.Store(siteID, loc)
 	return loc
 }
 
-func (s *Service) format(r record, t time.Time) string {
-	return t.In(s.zone(r.SiteID)).Format(TimeLayout)
+func (s *Service) format(tx storage.Tx, r record, t time.Time) string {
+	return t.In(s.zone(tx, r.SiteID)).Format(TimeLayout)
 }
 
 // view renders r. answered is the asker's answered-question count, or nil
 // for the search form.
-func (s *Service) view(r record, answered *int64) Question {
+func (s *Service) view(tx storage.Tx, r record, answered *int64) Question {
 	q := Question{
 		ID: r.ID, SellerID: r.SellerID, ItemID: r.ItemID, Text: r.Text, Status: r.Status,
-		DateCreated: s.format(r, r.Created), DeletedFromListing: r.DeletedFromListing, Hold: r.Hold,
+		DateCreated: s.format(tx, r, r.Created), DeletedFromListing: r.DeletedFromListing, Hold: r.Hold,
 		From: From{ID: r.BuyerID, AnsweredQuestions: answered},
 	}
 	if r.Status == StatusBanned {
 		q.Text = ""
 	}
 	if r.Answer != nil {
-		a := &Answer{Text: r.Answer.Text, Status: r.Answer.Status, DateCreated: s.format(r, r.Answer.Created)}
+		a := &Answer{Text: r.Answer.Text, Status: r.Answer.Status, DateCreated: s.format(tx, r, r.Answer.Created)}
 		if a.Status == AnswerBanned {
 			a.Text = ""
 		}
@@ -200,12 +199,12 @@ func (s *Service) detailView(tx storage.Tx, r record, v4 bool) (Question, error)
 	if err != nil {
 		return Question{}, err
 	}
-	q := s.view(r, &answered)
+	q := s.view(tx, r, &answered)
 	if v4 {
 		spam := r.SuspectedSpam
 		q.SuspectedSpam = &spam
 	}
-	q.Details = &Details{BuyerID: r.BuyerID, LastUpdated: s.format(r, r.Updated)}
+	q.Details = &Details{BuyerID: r.BuyerID, LastUpdated: s.format(tx, r, r.Updated)}
 	return q, nil
 }
 
@@ -248,7 +247,7 @@ func put(tx storage.Tx, before *record, r record) error {
 		if err := tx.Set(dateKey(r.Created, r.ID), storage.NewKeyRaw().Int(r.SellerID)); err != nil {
 			return err
 		}
-		if err := sellerCounter(r.SellerID).Add(tx, 1); err != nil {
+		if err := sellerCounter(r.SellerID).AddAt(tx, 1, uint64(r.ID)); err != nil {
 			return err
 		}
 	}
@@ -263,11 +262,11 @@ func put(tx storage.Tx, before *record, r record) error {
 			if err := tx.Delete(sellerStatusFromKey(r.SellerID, before.Status, r.BuyerID, r.Created, r.ID)); err != nil {
 				return err
 			}
-			if err := sellerStatusCounter(r.SellerID, before.Status).Add(tx, -1); err != nil {
+			if err := sellerStatusCounter(r.SellerID, before.Status).AddAt(tx, -1, uint64(r.ID)); err != nil {
 				return err
 			}
 			if before.Status == StatusAnswered {
-				if err := answeredCounter(r.BuyerID).Add(tx, -1); err != nil {
+				if err := answeredCounter(r.BuyerID).AddAt(tx, -1, uint64(r.ID)); err != nil {
 					return err
 				}
 			}
@@ -281,11 +280,11 @@ func put(tx storage.Tx, before *record, r record) error {
 		if err := tx.Set(sellerStatusFromKey(r.SellerID, r.Status, r.BuyerID, r.Created, r.ID), nil); err != nil {
 			return err
 		}
-		if err := sellerStatusCounter(r.SellerID, r.Status).Add(tx, 1); err != nil {
+		if err := sellerStatusCounter(r.SellerID, r.Status).AddAt(tx, 1, uint64(r.ID)); err != nil {
 			return err
 		}
 		if r.Status == StatusAnswered {
-			if err := answeredCounter(r.BuyerID).Add(tx, 1); err != nil {
+			if err := answeredCounter(r.BuyerID).AddAt(tx, 1, uint64(r.ID)); err != nil {
 				return err
 			}
 		}
@@ -366,16 +365,24 @@ func (s *Service) Ask(ctx context.Context, buyer int64, in AskInput) (Question, 
 		if item.SellerID == buyer {
 			return errs.Forbiddenf("A seller cannot ask questions on its own item %s", item.ID)
 		}
-		if _, err := tx.Get(blacklistKey(item.SellerID, buyer)); err == nil {
-			return errs.Forbiddenf("User %d is blocked from asking questions to seller %d", buyer, item.SellerID)
-		} else if !errors.Is(err, storage.ErrNotFound) {
-			return err
-		}
+		// The number is drawn before the blacklist is read so that every
+		// key the rest reads is known: one round trip reads them all
+		// where the store can (storage.Prefetch). A refused ask leaves a
+		// gap in the ids, as a retried one may.
 		n, err := questionNumber.Get(ctx)
 		if err != nil {
 			return err
 		}
 		id := firstQuestionID - 1 + int64(n)
+		if err := storage.Prefetch(tx, blacklistKey(item.SellerID, buyer), answeredCounter(buyer).ShardKey(0),
+			sellerCounter(item.SellerID).ShardKey(uint64(id)), sellerStatusCounter(item.SellerID, StatusUnanswered).ShardKey(uint64(id))); err != nil {
+			return err
+		}
+		if _, err := tx.Get(blacklistKey(item.SellerID, buyer)); err == nil {
+			return errs.Forbiddenf("User %d is blocked from asking questions to seller %d", buyer, item.SellerID)
+		} else if !errors.Is(err, storage.ErrNotFound) {
+			return err
+		}
 		r := record{ID: id, SellerID: item.SellerID, BuyerID: buyer, ItemID: item.ID, SiteID: item.SiteID,
 			Text: text, Status: StatusUnanswered, Created: now, Updated: now}
 		if err := put(tx, nil, r); err != nil {

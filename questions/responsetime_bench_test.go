@@ -86,7 +86,7 @@ func newRealWorld(b *testing.B, sellers, perSeller, buyers int) realWorld {
 	g := geo.New(st)
 	acc := accounts.New(st, clk, g)
 	stk := stock.New(st, clk, g)
-	qs := questions.New(st, clk, acc, stk, g)
+	qs := questions.New(st, clk, acc, stk)
 	mkUser := func() int64 {
 		u, err := acc.CreateUser(ctx, accounts.NewUser{Nickname: "USER", SiteID: "MLA"})
 		if err != nil {

@@ -268,13 +268,13 @@ func (s *Service) searchSellerIndex(tx storage.Tx, q SearchQuery, prefix []byte,
 		if err != nil {
 			return SearchResult{}, err
 		}
-		out.Questions = append(out.Questions, s.searchView(r, q.V4))
+		out.Questions = append(out.Questions, s.searchView(tx, r, q.V4))
 	}
 	return out, nil
 }
 
-func (s *Service) searchView(r record, v4 bool) Question {
-	v := s.view(r, nil)
+func (s *Service) searchView(tx storage.Tx, r record, v4 bool) Question {
+	v := s.view(tx, r, nil)
 	if v4 {
 		spam := r.SuspectedSpam
 		v.SuspectedSpam = &spam
@@ -317,7 +317,7 @@ func (s *Service) searchScan(tx storage.Tx, caller int64, q SearchQuery, sorts [
 	slices.SortStableFunc(recs, func(a, b record) int { return compare(a, b, sorts) })
 	out := SearchResult{Total: len(recs), Questions: []Question{}}
 	for i := q.Offset; i < len(recs) && len(out.Questions) < q.Limit; i++ {
-		out.Questions = append(out.Questions, s.searchView(recs[i], q.V4))
+		out.Questions = append(out.Questions, s.searchView(tx, recs[i], q.V4))
 	}
 	return out, nil
 }

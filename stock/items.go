@@ -373,8 +373,11 @@ func applyLocations(tx storage.Tx, up *UserProduct, sellerID int64, locs []Stock
 // Uruguay, where real estate and vehicles are listed in them.
 var siteCurrencies = map[string][]string{"MLA": {"USD"}, "MLU": {"USD"}}
 
-func (s *Service) checkCurrency(ctx context.Context, siteID string, in *NewItem) error {
-	site, err := s.geo.Site(ctx, siteID)
+// checkCurrency reads the site inside the Update's tx: a View of its own
+// would need a second connection while the Update holds one, which a pool
+// of one never has.
+func checkCurrency(tx storage.Tx, siteID string, in *NewItem) error {
+	site, err := geo.GetSite(tx, siteID)
 	if err != nil {
 		return err
 	}
@@ -465,7 +468,7 @@ func (s *Service) publish(ctx context.Context, sellerID int64, in NewItem, multi
 		if err := checkCatalogProduct(tx, seller.SiteID, in); err != nil {
 			return err
 		}
-		if err := s.checkCurrency(ctx, seller.SiteID, &in); err != nil {
+		if err := checkCurrency(tx, seller.SiteID, &in); err != nil {
 			return err
 		}
 		up, err := s.userProductFor(ctx, tx, seller, in.UserProductID, multiOrigin, userProductNumber)
