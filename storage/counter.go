@@ -66,12 +66,7 @@ func (c Counter) Add(tx Tx, delta int64) error {
 	if delta == 0 {
 		return nil
 	}
-	key := c.shardKey(c.nextShard())
-	cur, err := readShard(tx, key)
-	if err != nil {
-		return err
-	}
-	return tx.Set(key, binary.BigEndian.AppendUint64(nil, uint64(cur+delta)))
+	return addToShard(tx, c.shardKey(c.nextShard()), delta)
 }
 
 // ShardKey returns the key of the shard that AddAt(tx, delta, spread)
@@ -88,7 +83,10 @@ func (c Counter) AddAt(tx Tx, delta int64, spread uint64) error {
 	if delta == 0 {
 		return nil
 	}
-	key := c.ShardKey(spread)
+	return addToShard(tx, c.ShardKey(spread), delta)
+}
+
+func addToShard(tx Tx, key []byte, delta int64) error {
 	cur, err := readShard(tx, key)
 	if err != nil {
 		return err

@@ -245,6 +245,7 @@ func (t *tx) Prefetch(keys [][]byte) error {
 	results := make([]fetched, len(keys))
 	var queries []query
 	var wanted []int
+	asked := make(map[string]bool, len(keys))
 	for i, key := range keys {
 		if err := checkKey(key); err != nil {
 			return err
@@ -252,9 +253,10 @@ func (t *tx) Prefetch(keys [][]byte) error {
 		if _, ok := t.pending[string(key)]; ok {
 			continue
 		}
-		if _, ok := t.fetched[string(key)]; ok || slices.ContainsFunc(wanted, func(j int) bool { return string(keys[j]) == string(key) }) {
+		if _, ok := t.fetched[string(key)]; ok || asked[string(key)] {
 			continue
 		}
+		asked[string(key)] = true
 		wanted = append(wanted, i)
 		queries = append(queries, readQuery(key, &results[i]))
 	}
