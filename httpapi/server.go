@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,7 +45,19 @@ type Server struct {
 	logger  *slog.Logger
 	router  *httprouter.Router
 	handler http.Handler
+	// registered is every route in registration order, for Routes.
+	registered []Route
 }
+
+// Route is one registered route: its method and its path in httprouter's
+// syntax (/items/:item_id).
+type Route struct {
+	Method, Path string
+}
+
+// Routes returns every route the server registers, in registration order,
+// so that tests and documents can be checked against the router itself.
+func (s *Server) Routes() []Route { return slices.Clone(s.registered) }
 
 // New returns a server over m.
 func New(m *marketplace.Marketplace, cfg Config) *Server {
@@ -99,6 +112,7 @@ type authedFunc func(w http.ResponseWriter, r *http.Request, p httprouter.Params
 
 // handle registers h for method and path, with one log line per request.
 func (s *Server) handle(method, path string, h handlerFunc) {
+	s.registered = append(s.registered, Route{Method: method, Path: path})
 	s.router.Handle(method, path, func(w http.ResponseWriter, r *http.Request, p httprouter.Params) {
 		s.logged(w, r, path, func(w http.ResponseWriter) {
 			if s.cfg.ManualClock != nil {

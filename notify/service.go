@@ -281,7 +281,9 @@ func (s *Service) deliverUnderLease(ctx context.Context) error {
 	for {
 		l, held, err := storage.AcquireLease(ctx, s.store, deliveryLease, s.holder, s.wall.Now(), ttl)
 		if err == nil && held {
-			err = s.deliverHolding(ctx, l)
+			// Losing the lease or the store ends this turn; either way the
+			// answer is the same: look again a little later.
+			_ = s.deliverHolding(ctx, l)
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
