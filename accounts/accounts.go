@@ -160,9 +160,13 @@ func (s *Service) newUser(ctx context.Context, in NewUser) (User, geo.Site, erro
 	if in.SiteID == "" {
 		return User{}, geo.Site{}, errs.Invalidf("The fields [site_id] are required for requested call")
 	}
-	for field, v := range map[string]string{"nickname": in.Nickname, "first_name": in.FirstName, "last_name": in.LastName, "gender": in.Gender} {
-		if utf8.RuneCountInString(v) > maxNameLength {
-			return User{}, geo.Site{}, errs.Invalidf("The field [%s] must be at most %d characters", field, maxNameLength)
+	// A slice, not a map: the first field at fault is named, the same one
+	// on every call.
+	for _, f := range []struct{ name, value string }{
+		{"nickname", in.Nickname}, {"first_name", in.FirstName}, {"last_name", in.LastName}, {"gender", in.Gender},
+	} {
+		if utf8.RuneCountInString(f.value) > maxNameLength {
+			return User{}, geo.Site{}, errs.Invalidf("The field [%s] must be at most %d characters", f.name, maxNameLength)
 		}
 	}
 	site, err := s.geo.Site(ctx, in.SiteID)
@@ -405,13 +409,13 @@ func validateStoreFields(in NewStore) error {
 	if loc.AddressID < 0 {
 		return errs.Invalidf("Invalid location.address_id: %d. It must not be negative", loc.AddressID)
 	}
-	for field, v := range map[string]string{
-		"network_node_id": in.NetworkNodeID, "location.address_line": loc.AddressLine,
-		"location.street_name": loc.StreetName, "location.city": loc.City, "location.state": loc.State,
-		"location.country": loc.Country, "location.zip_code": loc.ZipCode,
+	for _, f := range []struct{ name, value string }{
+		{"network_node_id", in.NetworkNodeID}, {"location.address_line", loc.AddressLine},
+		{"location.street_name", loc.StreetName}, {"location.city", loc.City}, {"location.state", loc.State},
+		{"location.country", loc.Country}, {"location.zip_code", loc.ZipCode},
 	} {
-		if utf8.RuneCountInString(v) > maxStoreText {
-			return errs.Invalidf("The field [%s] must be at most %d characters", field, maxStoreText)
+		if utf8.RuneCountInString(f.value) > maxStoreText {
+			return errs.Invalidf("The field [%s] must be at most %d characters", f.name, maxStoreText)
 		}
 	}
 	return nil

@@ -416,3 +416,24 @@ func TestSetTags_ReplacesTags(t *testing.T) {
 	_, err = svc.SetTags(ctx, 999, nil)
 	is.True(errs.Is(err, errs.NotFound))
 }
+
+// TestValidation_TwoLongFieldsNameTheFirstOneEveryTime: user and store
+// fields are checked in their documented order, so the same field is named
+// on every call.
+func TestValidation_TwoLongFieldsNameTheFirstOneEveryTime(t *testing.T) {
+	svc, _ := newService(t)
+	ctx := context.Background()
+	owner := mustUser(t, svc, accounts.NewUser{Nickname: "S", SiteID: "MLA"})
+	long := strings.Repeat("x", 201)
+	for range 50 {
+		_, err := svc.CreateUser(ctx, accounts.NewUser{Nickname: long, SiteID: "MLA", Gender: long, LastName: long})
+		if !errs.Is(err, errs.Invalid) || errs.As(err).Message != "The field [nickname] must be at most 100 characters" {
+			t.Fatalf("user: err = %v", err)
+		}
+		_, err = svc.CreateStore(ctx, owner.ID, accounts.NewStore{Description: "Main", NetworkNodeID: long,
+			Location: accounts.Location{City: long, ZipCode: long}})
+		if !errs.Is(err, errs.Invalid) || errs.As(err).Message != "The field [network_node_id] must be at most 200 characters" {
+			t.Fatalf("store: err = %v", err)
+		}
+	}
+}

@@ -284,3 +284,16 @@ func TestSaleFee_IsPricePercentagePlusFixedRounded(t *testing.T) {
 		}
 	})
 }
+
+// TestValidation_TwoNegativeFeesNameTheFirstOneEveryTime: the fee fields
+// are checked in their documented order, so the same field is named on
+// every call.
+func TestValidation_TwoNegativeFeesNameTheFirstOneEveryTime(t *testing.T) {
+	e := newEnv(t)
+	for range 50 {
+		err := e.importRec(t, fees.KindRule, `{"site_id":"MLA","listing_type_id":"gold","listing_fee":-2,"fixed_fee":-1,"meli_percentage_fee":-3}`)
+		if !errs.Is(err, errs.Invalid) || errs.As(err).Message != "Invalid meli_percentage_fee: -3. It must not be negative" {
+			t.Fatalf("err = %v", err)
+		}
+	}
+}

@@ -257,10 +257,15 @@ func validateRule(tx storage.Tx, v Rule) (Rule, error) {
 		}
 		return v, err
 	}
-	for field, d := range map[string]money.Dec{"meli_percentage_fee": v.MeliPercentageFee, "financing_add_on_fee": v.FinancingAddOnFee,
-		"fixed_fee": v.FixedFee, "fixed_fee_below": v.FixedFeeBelow, "listing_fee": v.ListingFee} {
-		if d.Sign() < 0 {
-			return v, errs.Invalidf("Invalid %s: %s. It must not be negative", field, d)
+	for _, f := range []struct {
+		name string
+		fee  money.Dec
+	}{
+		{"meli_percentage_fee", v.MeliPercentageFee}, {"financing_add_on_fee", v.FinancingAddOnFee},
+		{"fixed_fee", v.FixedFee}, {"fixed_fee_below", v.FixedFeeBelow}, {"listing_fee", v.ListingFee},
+	} {
+		if f.fee.Sign() < 0 {
+			return v, errs.Invalidf("Invalid %s: %s. It must not be negative", f.name, f.fee)
 		}
 	}
 	if v.MeliPercentageFee.Add(v.FinancingAddOnFee).Cmp(money.FromInt(100)) > 0 {

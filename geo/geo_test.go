@@ -234,3 +234,33 @@ func TestConversion_SameCurrencyIsOne(t *testing.T) {
 	is.Equal(c.Rate.String(), "1")
 	is.Equal(c.InvRate.String(), "1")
 }
+
+// TestValidation_TwoBadFieldsNameTheFirstOneEveryTime: when several fields
+// are at fault, the message names the first in the documented order, the
+// same one on every call.
+func TestValidation_TwoBadFieldsNameTheFirstOneEveryTime(t *testing.T) {
+	g, st := newLoaded(t)
+	for _, c := range []struct {
+		name string
+		try  func() error
+		msg  string
+	}{
+		{"ZipCodesBetween", func() error {
+			_, err := g.ZipCodesBetween(context.Background(), "AR", "a-1", "b-2", 0, 10)
+			return err
+		}, "Invalid zip_code_from: a-1. It must be 1 to 10 digits or capital letters"},
+		{"Conversion", func() error {
+			return importRec(t, g, st, KindConversion, `{"from":"ars","to":"usd","rate":1}`)
+		}, "Invalid from: ars. It must be an ISO 4217 code"},
+		{"CountrySeparators", func() error {
+			return importRec(t, g, st, KindCountry, `{"id":"AR","name":"Argentina","locale":"es_AR","currency_id":"ARS","decimal_separator":"x","thousands_separator":"y","time_zone":"GMT-03:00"}`)
+		}, `Invalid decimal_separator: "x". It must be one of ".", ",", " " or "'"`},
+	} {
+		for range 50 {
+			err := c.try()
+			if !errs.Is(err, errs.Invalid) || errs.As(err).Message != c.msg {
+				t.Fatalf("%s: err = %v, want %q", c.name, err, c.msg)
+			}
+		}
+	}
+}

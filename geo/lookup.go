@@ -379,9 +379,9 @@ func (s *Service) ZipCodesBetween(ctx context.Context, countryID, from, to strin
 	if to == "" {
 		return ZipCodePage{}, errs.Invalidf("The parameter [zip_code_to] is required")
 	}
-	for name, z := range map[string]string{"zip_code_from": from, "zip_code_to": to} {
-		if !zipPattern.MatchString(z) {
-			return ZipCodePage{}, errs.Invalidf("Invalid %s: %s. It must be 1 to 10 digits or capital letters", name, z)
+	for _, f := range []struct{ name, zip string }{{"zip_code_from", from}, {"zip_code_to", to}} {
+		if !zipPattern.MatchString(f.zip) {
+			return ZipCodePage{}, errs.Invalidf("Invalid %s: %s. It must be 1 to 10 digits or capital letters", f.name, f.zip)
 		}
 	}
 	if from > to {

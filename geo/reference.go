@@ -257,9 +257,9 @@ func validateCountry(tx storage.Tx, v Country) error {
 	if err := exists(tx, currencyKey(v.CurrencyID), "Currency not found: %s", v.CurrencyID); err != nil {
 		return err
 	}
-	for field, sep := range map[string]string{"decimal_separator": v.DecimalSeparator, "thousands_separator": v.ThousandsSeparator} {
-		if sep != "." && sep != "," && sep != " " && sep != "'" {
-			return errs.Invalidf("Invalid %s: %q. It must be one of \".\", \",\", \" \" or \"'\"", field, sep)
+	for _, f := range []struct{ name, sep string }{{"decimal_separator", v.DecimalSeparator}, {"thousands_separator", v.ThousandsSeparator}} {
+		if f.sep != "." && f.sep != "," && f.sep != " " && f.sep != "'" {
+			return errs.Invalidf("Invalid %s: %q. It must be one of \".\", \",\", \" \" or \"'\"", f.name, f.sep)
 		}
 	}
 	if v.DecimalSeparator == v.ThousandsSeparator {
@@ -326,11 +326,11 @@ var (
 )
 
 func validateConversion(tx storage.Tx, v Conversion) error {
-	for field, id := range map[string]string{"from": v.From, "to": v.To} {
-		if err := requireMatch(field, id, currencyPattern, "an ISO 4217 code"); err != nil {
+	for _, f := range []struct{ name, id string }{{"from", v.From}, {"to", v.To}} {
+		if err := requireMatch(f.name, f.id, currencyPattern, "an ISO 4217 code"); err != nil {
 			return err
 		}
-		if err := exists(tx, currencyKey(id), "Currency not found: %s", id); err != nil {
+		if err := exists(tx, currencyKey(f.id), "Currency not found: %s", f.id); err != nil {
 			return err
 		}
 	}
