@@ -3,6 +3,7 @@ module marketplace
 go 1.26
 
 require (
+	code.dny.dev/ssrf v0.3.0
 	github.com/dgraph-io/badger/v4 v4.9.6
 	github.com/google/uuid v1.6.0
 	github.com/jackc/pgx/v5 v5.12.0

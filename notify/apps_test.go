@@ -116,6 +116,55 @@ func TestCallbackURL_LinkLocalAndMetadataAreAlwaysRefused(t *testing.T) {
 	}
 }
 
+// TestCallbackURL_SpecialPurposeRangesAreAlwaysRefused: the IANA
+// special-purpose ranges that are neither private nor loopback reach no
+// real receiver, with or without -allow-private-callbacks.
+func TestCallbackURL_SpecialPurposeRangesAreAlwaysRefused(t *testing.T) {
+	strict := strictEnv(t)
+	loose := newEnv(t, notify.Options{})
+	s1, s2 := strict.mustUser(), loose.mustUser()
+	for _, u := range []string{
+		"http://198.18.0.1/",             // benchmarking
+		"http://198.19.255.254/",         // benchmarking, upper half
+		"http://240.0.0.1/",              // reserved
+		"http://192.0.0.8/",              // IETF protocol assignments
+		"http://192.0.2.10/",             // TEST-NET-1
+		"http://198.51.100.7/",           // TEST-NET-2
+		"http://203.0.113.5/",            // TEST-NET-3
+		"http://[2001:db8::1]/",          // IPv6 documentation
+		"http://[2001:0:4136:e378::1]/",  // Teredo
+		"http://[64:ff9b::c000:20a]/",    // NAT64 of 192.0.2.10
+		"http://[2002:cb00:7105::1]/",    // 6to4 of 203.0.113.5
+		"http://[::ffff:198.18.0.1]/",    // IPv4-mapped benchmarking
+		"http://[3fff::1]/",              // IPv6 documentation (RFC 9637)
+		"http://[2620:4f:8000::1]/",      // AS112
+		"http://[2001:2::1]/",            // IPv6 benchmarking
+		"http://[100::1]/",               // discard-only, outside global unicast
+		"http://192.88.99.1/",            // 6to4 relay anycast
+		"http://192.31.196.1/",           // AS112-v4
+		"http://[2001:10::1]/",           // ORCHID
+		"http://[2001:20::1]/",           // ORCHIDv2
+		"http://192.175.48.1/",           // AS112 direct delegation
+		"http://192.52.193.1/",           // AMT
+		"http://[5f00::1]/",              // SRv6 SIDs
+		"http://[2001:4:112::1]/",        // AS112-v6
+		"http://[2001:1::1]/",            // port control protocol anycast
+		"http://[2001:3::1]/",            // AMT
+		"http://[ff02::1]/",              // multicast
+		"http://[::ffff:240.0.0.1]/",     // IPv4-mapped reserved
+		"http://[64:ff9b:1::c633:6407]/", // local NAT64 of 198.51.100.7
+	} {
+		t.Run(u, func(t *testing.T) {
+			is := is.New(t)
+			_, err := strict.m.Notify.CreateApplication(strict.ctx, notify.NewApplication{Name: "a", OwnerUserID: s1, CallbackURL: u})
+			is.Equal(errs.KindOf(err), errs.Invalid)
+			is.True(strings.HasPrefix(errs.As(err).Message, "Callback URL not allowed: "))
+			_, err = loose.m.Notify.CreateApplication(loose.ctx, notify.NewApplication{Name: "a", OwnerUserID: s2, CallbackURL: u})
+			is.Equal(errs.KindOf(err), errs.Invalid) // refused with the option too
+		})
+	}
+}
+
 func TestCallbackURL_PrivateAndLoopbackNeedTheOption(t *testing.T) {
 	strict := strictEnv(t)
 	loose := newEnv(t, notify.Options{})

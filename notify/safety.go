@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"code.dny.dev/ssrf"
+
 	"marketplace/errs"
 )
 
@@ -41,6 +43,20 @@ var (
 	sixToFour      = netip.MustParsePrefix("2002::/16")
 	// fec0::/10, deprecated site-local: private in all but name.
 	siteLocal = netip.MustParsePrefix("fec0::/10")
+)
+
+// The IANA special-purpose registries (documentation, benchmarking,
+// reserved and protocol ranges, Teredo and the rest), kept current by a
+// maintained list rather than by hand. The private-callback guard also lets
+// through the ranges that -allow-private-callbacks is about.
+var (
+	publicOnly = ssrf.New(ssrf.WithAnyPort())
+	orPrivate  = ssrf.New(ssrf.WithAnyPort(),
+		ssrf.WithAllowedV4Prefixes(
+			netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("10.0.0.0/8"),
+			netip.MustParsePrefix("172.16.0.0/12"), netip.MustParsePrefix("192.168.0.0/16"), sharedSpace),
+		ssrf.WithAllowedV6Prefixes(
+			netip.MustParsePrefix("::1/128"), netip.MustParsePrefix("fc00::/7"), siteLocal))
 )
 
 // embeddedIPv4 returns the IPv4 address an IPv6 address carries, if any.
@@ -85,14 +101,18 @@ func refusal(addr netip.Addr, allowPrivate bool) string {
 	case addr.IsMulticast() || addr == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
 		return "a multicast or broadcast address"
 	}
-	if allowPrivate {
-		return ""
+	guard := orPrivate
+	if !allowPrivate {
+		switch {
+		case addr.IsLoopback():
+			return "a loopback address (allowed only with -allow-private-callbacks)"
+		case addr.IsPrivate() || sharedSpace.Contains(addr) || siteLocal.Contains(addr):
+			return "a private address (allowed only with -allow-private-callbacks)"
+		}
+		guard = publicOnly
 	}
-	switch {
-	case addr.IsLoopback():
-		return "a loopback address (allowed only with -allow-private-callbacks)"
-	case addr.IsPrivate() || sharedSpace.Contains(addr) || siteLocal.Contains(addr):
-		return "a private address (allowed only with -allow-private-callbacks)"
+	if guard.SafeAddr(addr) != nil {
+		return "a special-purpose address"
 	}
 	return ""
 }
