@@ -26,6 +26,7 @@ func Migrations() []schema.Migration {
 		stock.SearchIndexMigration(),      // 5
 		idCountersMigration(),             // 6
 		notify.OutboxMigration(),          // 7
+		stock.SearchFoldMigration(),       // 8
 	}
 }
 

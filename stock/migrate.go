@@ -9,6 +9,9 @@ import (
 	"strings"
 	"unicode"
 
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
+
 	"marketplace/storage"
 	"marketplace/storage/schema"
 )
@@ -68,6 +71,55 @@ func SearchIndexMigration() schema.Migration {
 		),
 	}
 }
+
+// SearchFoldMigration rebuilds the ordered site-search index (stk/ord) and
+// its list counts (stk/cnt) with Unicode folding (compatibility
+// decomposition, marks removed, case folding): the index built before it
+// split a title at a combining mark and kept letters such as Š unfolded, so
+// a query folded the new way would miss those items.
+func SearchFoldMigration() schema.Migration {
+	del := func(tx storage.Tx, key, _ []byte) error { return tx.Delete(key) }
+	return schema.Migration{
+		Name: "stock: site-search index rebuilt with Unicode folding",
+		Chunk: schema.Phases(
+			schema.Phase{Range: storage.Prefix(storage.NewKey("stk/cnt")), Each: del},
+			schema.Phase{Range: storage.Prefix(storage.NewKey("stk/ord")), Each: del},
+			schema.Phase{Range: storage.Prefix(storage.NewKey("stk/item")), Each: indexItemWith(titleWordsV3)},
+		),
+	}
+}
+
+// titleWordsV3 returns the distinct words of a title, sorted, folded as
+// SearchFoldMigration's index is: NFKD, nonspacing marks removed, Unicode
+// case folding, and the stroked letters of baseLettersV3.
+func titleWordsV3(s string) []string {
+	s = cases.Fold().String(norm.NFKD.String(s))
+	var out []string
+	var b strings.Builder
+	flush := func() {
+		if b.Len() > 0 {
+			out = append(out, b.String())
+			b.Reset()
+		}
+	}
+	for _, r := range s {
+		switch {
+		case unicode.Is(unicode.Mn, r):
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			if base, ok := baseLettersV3[r]; ok {
+				r = base
+			}
+			b.WriteRune(unicode.ToLower(r))
+		default:
+			flush()
+		}
+	}
+	flush()
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+var baseLettersV3 = map[rune]rune{'ø': 'o', 'ł': 'l', 'đ': 'd', 'ħ': 'h', 'ŧ': 't', 'ı': 'i'}
 
 // LegacyCounters are the keys that held the last item and user product
 // numbers before they came from sequences.
@@ -184,7 +236,18 @@ func encodeItemV2(it itemV2) []byte {
 // title word, one entry per sort tag ("r": distinct word count; "a": price
 // in hundredths), each followed by the id's length and the id; and adds the
 // item to each list's count.
-func indexItemV2(tx storage.Tx, _, value []byte) error {
+func indexItemV2(tx storage.Tx, key, value []byte) error {
+	return indexItemWith(titleWordsV2)(tx, key, value)
+}
+
+// indexItemWith is indexItemV2 with the title's words made by words.
+func indexItemWith(titleWords func(string) []string) func(tx storage.Tx, _, value []byte) error {
+	return func(tx storage.Tx, _, value []byte) error {
+		return indexItem(tx, value, titleWords)
+	}
+}
+
+func indexItem(tx storage.Tx, value []byte, titleWords func(string) []string) error {
 	it, err := decodeItemV1or2(value)
 	if err != nil {
 		return err
@@ -192,7 +255,7 @@ func indexItemV2(tx storage.Tx, _, value []byte) error {
 	if it.status() != "active" {
 		return nil
 	}
-	words := titleWordsV2(it.title())
+	words := titleWords(it.title())
 	cents, err := priceCentsV2(it.price())
 	if err != nil {
 		return fmt.Errorf("item %s: %w", it.id(), err)

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
-	"unicode"
 
 	"marketplace/errs"
 	"marketplace/storage"
@@ -31,43 +29,6 @@ var SortNames = []struct{ ID, Name string }{
 // MaxQueryWords bounds the words of a query, so that one request cannot ask
 // for an unbounded number of posting lists to join.
 const MaxQueryWords = 20
-
-// foldTable maps the accented Latin letters of the sites' languages
-// (Spanish, Portuguese) to their base letter.
-var foldTable = map[rune]rune{
-	'á': 'a', 'à': 'a', 'â': 'a', 'ã': 'a', 'ä': 'a', 'å': 'a', 'ā': 'a',
-	'é': 'e', 'è': 'e', 'ê': 'e', 'ë': 'e', 'ē': 'e',
-	'í': 'i', 'ì': 'i', 'î': 'i', 'ï': 'i', 'ī': 'i',
-	'ó': 'o', 'ò': 'o', 'ô': 'o', 'õ': 'o', 'ö': 'o', 'ø': 'o', 'ō': 'o',
-	'ú': 'u', 'ù': 'u', 'û': 'u', 'ü': 'u', 'ū': 'u',
-	'ý': 'y', 'ÿ': 'y', 'ñ': 'n', 'ç': 'c',
-}
-
-// tokens splits s into lowercase, accent-free words, in order: a word is a
-// run of letters and digits.
-func tokens(s string) []string {
-	var out []string
-	var b strings.Builder
-	flush := func() {
-		if b.Len() > 0 {
-			out = append(out, b.String())
-			b.Reset()
-		}
-	}
-	for _, r := range s {
-		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-			flush()
-			continue
-		}
-		r = unicode.ToLower(r)
-		if f, ok := foldTable[r]; ok {
-			r = f
-		}
-		b.WriteRune(r)
-	}
-	flush()
-	return out
-}
 
 // words returns the distinct tokens of s, sorted.
 func words(s string) []string {

@@ -64,6 +64,35 @@ func TestSearch_MatchesEveryWordIgnoringCaseAndAccents(t *testing.T) {
 	}
 }
 
+// TestSearch_TitlesAndQueriesAreFoldedTheSameUnicodeWay: composed or
+// decomposed marks, carons, stroked letters, full-width forms and ß fold to
+// the plain word on both sides, and a mark never splits a word.
+func TestSearch_TitlesAndQueriesAreFoldedTheSameUnicodeWay(t *testing.T) {
+	e := newEnv(t)
+	seller := e.mustUser("MLA")
+	skoda := e.mustPublish(seller, plainItem("Škoda Fabia espejo", "100", 1)).ID
+	nino := e.mustPublish(seller, plainItem("Mochila nin\u0303o", "100", 1)).ID
+	wide := e.mustPublish(seller, plainItem("Ｃａｍｉｓｅｔａ azul", "100", 1)).ID
+	street := e.mustPublish(seller, plainItem("Mapa Straße", "100", 1)).ID
+	oslo := e.mustPublish(seller, plainItem("Guía Øslo", "100", 1)).ID
+	for q, want := range map[string]string{
+		"skoda": skoda, "ŠKODA": skoda, "S\u030ckoda": skoda,
+		"nino": nino, "niño": nino, "NIÑO": nino, "nin\u0303o": nino,
+		"camiseta": wide, "ＣＡＭＩＳＥＴＡ": wide,
+		"strasse": street, "STRASSE": street, "straße": street,
+		"oslo": oslo, "guia": oslo,
+	} {
+		got := searchIDs(t, e, stock.SearchQuery{SiteID: "MLA", Q: q})
+		if !slices.Equal(got, []string{want}) {
+			t.Errorf("search %q found %v, want only %s", q, got, want)
+		}
+	}
+	// "nin" is not a word of "nin\u0303o": the mark does not split it.
+	if got := searchIDs(t, e, stock.SearchQuery{SiteID: "MLA", Q: "nin"}); len(got) != 0 {
+		t.Errorf("search %q found %v, want nothing", "nin", got)
+	}
+}
+
 func TestSearch_OnlyActiveItemsOfTheSiteAreFound(t *testing.T) {
 	is := is.New(t)
 	e := newEnv(t)

@@ -6,6 +6,7 @@
 //	go run ./gen -stage first  -out A.dump              # at 48e1fd1
 //	go run ./gen -stage later  -in A.dump -out C.dump   # at 5e40b6e, continuing A
 //	go run ./gen -stage first  -out B.dump              # at 5e40b6e, a new store
+//	go run ./gen -stage first  -unicode -out D.dump     # at 79e8a45, titles that need Unicode folding
 package main
 
 import (
@@ -38,6 +39,7 @@ func main() {
 	stage := flag.String("stage", "first", "first (a new store) or later (continue -in)")
 	in := flag.String("in", "", "dump to start from")
 	out := flag.String("out", "", "dump to write")
+	unicodeTitles := flag.Bool("unicode", false, "also publish items whose titles need Unicode folding to be found")
 	flag.Parse()
 	ctx := context.Background()
 	st := memory.New()
@@ -85,6 +87,14 @@ func main() {
 		publish(prefix+" Bicicleta plegable", "99999.5", 1),
 		publish(prefix+" Casco de bicicleta", "25000", 10),
 		publish(prefix+" Inflador de pie", "8000.25", 0),
+	}
+	if *unicodeTitles {
+		// A decomposed ñ, a caron, full-width letters and ß: what the index
+		// built by accented-letter table split or kept unfolded.
+		publish(prefix+" Škoda Fabia espejo", "43000", 2)
+		publish(prefix+" Mochila nin\u0303o escolar", "18000", 4)
+		publish(prefix+" Ｃａｍｉｓｅｔａ deportiva", "9000", 6)
+		publish(prefix+" Straße mapa plegado", "3000", 1)
 	}
 	paused := "paused"
 	_, err = m.Stock.UpdateItem(ctx, seller.ID, items[3].ID, stock.ItemUpdate{Status: &paused})
