@@ -16,14 +16,14 @@ import (
 	"marketplace/errs"
 	"marketplace/geo"
 	"marketplace/storage"
-	"marketplace/storage/memory"
+	"marketplace/storage/teststore"
 )
 
 var start = time.Date(2026, 3, 4, 15, 0, 0, 0, time.UTC)
 
 func newService(t *testing.T) (*accounts.Service, storage.Store) {
 	t.Helper()
-	st := memory.New()
+	st := teststore.New(t)
 	return accounts.New(st, clock.NewManual(start), geo.New(st)), st
 }
 

@@ -9,22 +9,30 @@ import (
 	"time"
 
 	"github.com/matryer/is"
+	"pgregory.net/rapid"
 
 	"marketplace/catalog"
 	"marketplace/clock"
 	"marketplace/errs"
 	"marketplace/geo"
 	"marketplace/storage"
-	"marketplace/storage/memory"
+	"marketplace/storage/teststore"
 )
 
 var ctx = context.Background()
 
-// newService returns a catalog over an empty memory store.
-func newService(t interface{ Helper() }) (*catalog.Service, storage.Store) {
+// newService returns a catalog over an empty store.
+func newService(t testing.TB) (*catalog.Service, storage.Store) {
 	t.Helper()
-	st := memory.New()
+	st := teststore.New(t)
 	return catalog.New(st), st
+}
+
+// newPropertyService is newService for one iteration of a property test:
+// the iteration closes it with the returned function before it ends.
+func newPropertyService(t *rapid.T, owner testing.TB) (*catalog.Service, storage.Store, func()) {
+	st, done := teststore.Open(t, owner)
+	return catalog.New(st), st, done
 }
 
 // newLoaded returns a catalog with the embedded dataset loaded.
@@ -306,7 +314,7 @@ func TestDomains_UnknownSiteIsNotFoundAndKnownSiteWithoutDomainsIsEmpty(t *testi
 	is.Equal(errs.As(err).Message, "Site not found: XXX")
 	_, err = s.Domains(ctx, "mla")
 	is.True(errs.Is(err, errs.NotFound)) // site ids are upper case
-	site := siteWithoutDomains(t, geo.New(memory.New()))
+	site := siteWithoutDomains(t, geo.New(teststore.New(t)))
 	ds, err := s.Domains(ctx, site) // a site geo knows, with no domain in the dataset
 	is.NoErr(err)
 	is.Equal(ds, []catalog.Domain{})

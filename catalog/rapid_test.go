@@ -16,8 +16,10 @@ import (
 // domain with a drawn limit and checks that the pages, joined, are every
 // product exactly once in id order, and that any window is the model's slice.
 func TestDomainProducts_AnyLimitAndOffsetWalkEveryProductOnceInOrder(t *testing.T) {
+	owner := t
 	rapid.Check(t, func(t *rapid.T) {
-		s, st := newService(t)
+		s, st, done := newPropertyService(t, owner)
+		defer done()
 		recs := []catalog.DatasetRecord{domainRec("MLA-CELLPHONES", "Celulares"), domainRec("MLA-TABLETS", "Tablets")}
 		nums := rapid.SliceOfDistinct(rapid.IntRange(1, 5000), rapid.ID[int]).Draw(t, "product_numbers")
 		var want []string
@@ -216,8 +218,10 @@ func (m *catalogMachine) Check(t *rapid.T) {
 }
 
 func TestCatalog_ImportsAndNewerDatasetsKeepIndexesAndImportedRecords(t *testing.T) {
+	owner := t
 	rapid.Check(t, func(t *rapid.T) {
-		s, st := newService(t)
+		s, st, done := newPropertyService(t, owner)
+		defer done()
 		if err := importRecords(s, st, domainRec("MLA-CELLPHONES", "Celulares"), domainRec("MLA-TABLETS", "Tablets")); err != nil {
 			t.Fatalf("domains: %v", err)
 		}

@@ -15,7 +15,7 @@ import (
 	"marketplace/geo"
 	"marketplace/geo/money"
 	"marketplace/storage"
-	"marketplace/storage/memory"
+	"marketplace/storage/teststore"
 )
 
 var testNow = time.Date(2026, 3, 4, 15, 0, 0, 0, time.UTC)
@@ -28,7 +28,7 @@ type env struct {
 
 func newEnv(t testing.TB) env {
 	t.Helper()
-	st := memory.New()
+	st := teststore.New(t)
 	clk := clock.NewManual(testNow)
 	g := geo.New(st)
 	g.UseClock(clk)

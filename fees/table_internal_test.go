@@ -16,7 +16,7 @@ import (
 	"marketplace/errs"
 	"marketplace/geo"
 	"marketplace/storage"
-	"marketplace/storage/memory"
+	"marketplace/storage/teststore"
 )
 
 // priceMachine imports random reference records, undoes imports as an
@@ -39,12 +39,12 @@ var (
 	machineCategories = map[string][]string{"MLA": {"MLA1051", "MLA1648", "MLA7"}, "MLU": {"MLU1234"}, "MLC": {"MLC9"}, "MLB": {"MLB1055"}}
 )
 
-func newPriceMachine(t *rapid.T) *priceMachine {
+func newPriceMachine(t *rapid.T, st storage.Store) *priceMachine {
 	loc, err := time.LoadLocation("America/New_York") // a zone with daylight saving time
 	if err != nil {
 		loc = time.FixedZone("UTC-5", -5*3600)
 	}
-	m := &priceMachine{ctx: context.Background(), st: memory.New(),
+	m := &priceMachine{ctx: context.Background(), st: st,
 		now: time.Date(2026, 3, 4, 15, 0, 0, 123_456_789, loc)}
 	m.geo = geo.New(m.st)
 	m.fees = New(m.st, m.geo)
@@ -352,8 +352,11 @@ func (m *priceMachine) Check(*rapid.T) {}
 // the machine: whatever was imported or undone last, every answer is the one
 // computed from storage on the spot.
 func TestListingPrices_AnswerAsTheFirstImplementationOverImportsAndUndos(t *testing.T) {
+	owner := t
 	rapid.Check(t, func(t *rapid.T) {
-		m := newPriceMachine(t)
+		st, done := teststore.Open(t, owner)
+		defer done()
+		m := newPriceMachine(t, st)
 		actions := rapid.StateMachineActions(m)
 		// Lookups are most of the steps, so that a change is usually
 		// followed by lookups that a stale table would answer wrongly.
@@ -368,7 +371,7 @@ func TestListingPrices_AnswerAsTheFirstImplementationOverImportsAndUndos(t *test
 // answered at once by a service that had already priced the old one.
 func TestListingPrice_NewerEmbeddedDatasetIsAnsweredAtOnce(t *testing.T) {
 	ctx := context.Background()
-	st := memory.New()
+	st := teststore.New(t)
 	g := geo.New(st)
 	f := New(st, g)
 	f.UseClock(clock.NewManual(time.Date(2026, 3, 4, 15, 0, 0, 0, time.UTC)))

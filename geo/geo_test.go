@@ -11,14 +11,14 @@ import (
 	"marketplace/clock"
 	"marketplace/errs"
 	"marketplace/storage"
-	"marketplace/storage/memory"
+	"marketplace/storage/teststore"
 )
 
 var testNow = time.Date(2026, 3, 4, 15, 0, 0, 0, time.UTC)
 
 func newLoaded(t *testing.T) (*Service, storage.Store) {
 	t.Helper()
-	st := memory.New()
+	st := teststore.New(t)
 	g := New(st)
 	g.UseClock(clock.NewManual(testNow))
 	if err := g.LoadBuiltin(context.Background()); err != nil {
@@ -54,7 +54,7 @@ func TestLoadBuiltin_ShipsTheRequiredSites(t *testing.T) {
 
 func TestSite_FreshStoreStillKnowsEmbeddedSites(t *testing.T) {
 	is := is.New(t)
-	g := New(memory.New())
+	g := New(teststore.New(t))
 	s, err := g.Site(context.Background(), "MLB")
 	is.NoErr(err)
 	is.Equal(s.DefaultCurrencyID, "BRL")

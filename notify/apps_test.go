@@ -14,7 +14,7 @@ import (
 	"marketplace/errs"
 	"marketplace/notify"
 	"marketplace/storage/badger"
-	"marketplace/storage/memory"
+	"marketplace/storage/teststore"
 )
 
 // strictEnv is an engine that refuses private and loopback callbacks, the
@@ -22,7 +22,7 @@ import (
 func strictEnv(t *testing.T) *env {
 	t.Helper()
 	clk := clock.NewManual(start)
-	m, err := marketplace.New(memory.New(), marketplace.Options{Clock: clk})
+	m, err := marketplace.New(teststore.New(t), marketplace.Options{Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,12 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"pgregory.net/rapid"
+
 	"marketplace"
 	"marketplace/accounts"
 	"marketplace/clock"
 	"marketplace/notify"
 	"marketplace/storage"
-	"marketplace/storage/memory"
+	"marketplace/storage/teststore"
 )
 
 // start is the manual clock's start in every test.
@@ -32,6 +34,21 @@ type env struct {
 
 func newEnv(t testing.TB, opts notify.Options) *env {
 	t.Helper()
+	e := newEnvOn(t, teststore.New(t), opts)
+	t.Cleanup(func() { _ = e.m.Close() })
+	return e
+}
+
+// newPropertyEnv is newEnv for one iteration of a property test: the
+// iteration closes it with the returned function before it ends.
+func newPropertyEnv(rt *rapid.T, t testing.TB, opts notify.Options) (*env, func()) {
+	t.Helper()
+	st, done := teststore.Open(rt, t)
+	e := newEnvOn(t, st, opts)
+	return e, func() { _ = e.m.Close(); done() }
+}
+
+func newEnvOn(t testing.TB, st storage.Store, opts notify.Options) *env {
 	opts.AllowPrivateCallbacks = true
 	if opts.Timeout == 0 {
 		// A loaded machine (the race detector, two cores) can take longer
@@ -40,11 +57,10 @@ func newEnv(t testing.TB, opts notify.Options) *env {
 		opts.Timeout = 10 * time.Second
 	}
 	clk := clock.NewManual(start)
-	m, err := marketplace.New(memory.New(), marketplace.Options{Clock: clk, Notifications: opts})
+	m, err := marketplace.New(st, marketplace.Options{Clock: clk, Notifications: opts})
 	if err != nil {
 		t.Fatalf("new marketplace: %v", err)
 	}
-	t.Cleanup(func() { _ = m.Close() })
 	return &env{t: t, ctx: context.Background(), m: m, clock: clk}
 }
 

@@ -15,7 +15,7 @@ import (
 	"marketplace/notify"
 	"marketplace/storage"
 	"marketplace/storage/badger"
-	"marketplace/storage/memory"
+	"marketplace/storage/teststore"
 )
 
 // countingStore counts the Updates run through it.
@@ -36,7 +36,7 @@ func TestRun_IdleLoopWritesNothing(t *testing.T) {
 	for _, backend := range []string{"memory", "badger"} {
 		t.Run(backend, func(t *testing.T) {
 			is := is.New(t)
-			var inner storage.Store = memory.New()
+			var inner storage.Store = teststore.New(t)
 			if backend == "badger" {
 				st, err := badger.Open(t.TempDir(), badger.Options{})
 				is.NoErr(err)

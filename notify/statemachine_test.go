@@ -126,7 +126,8 @@ func (m *deliveryMachine) Check(t *rapid.T) {
 
 func TestDelivery_RetryScheduleStateMachine(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		e := newEnv(t, notify.Options{})
+		e, done := newPropertyEnv(rt, t, notify.Options{})
+		defer done()
 		notify.SetJitter(e.m.Notify, func() float64 { return 0.5 })
 		m := &deliveryMachine{e: e, now: e.clock.Now(), byRes: map[string]*deliveryModel{}}
 		m.rcv = newReceiver(t, func(int) int {

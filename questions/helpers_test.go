@@ -3,7 +3,10 @@ package questions_test
 import (
 	"context"
 	"encoding/json"
+	"testing"
 	"time"
+
+	"pgregory.net/rapid"
 
 	"marketplace/accounts"
 	"marketplace/clock"
@@ -11,7 +14,7 @@ import (
 	"marketplace/questions"
 	"marketplace/stock"
 	"marketplace/storage"
-	"marketplace/storage/memory"
+	"marketplace/storage/teststore"
 )
 
 // start is the tests' clock start: a Wednesday, 12:00 in Buenos Aires.
@@ -33,9 +36,19 @@ type env struct {
 	q     *questions.Service
 }
 
-func newEnv(tb fataler) *env {
+func newEnv(tb testing.TB) *env {
 	tb.Helper()
-	st := memory.New()
+	return newEnvOn(teststore.New(tb))
+}
+
+// newPropertyEnv is newEnv for one iteration of a property test: the
+// iteration closes it with the returned function before it ends.
+func newPropertyEnv(t *rapid.T, owner testing.TB) (*env, func()) {
+	st, done := teststore.Open(t, owner)
+	return newEnvOn(st), done
+}
+
+func newEnvOn(st storage.Store) *env {
 	clk := clock.NewManual(start)
 	g := geo.New(st)
 	acc := accounts.New(st, clk, g)

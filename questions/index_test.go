@@ -12,7 +12,7 @@ import (
 	"marketplace/questions"
 	"marketplace/stock"
 	"marketplace/storage"
-	"marketplace/storage/memory"
+	"marketplace/storage/teststore"
 )
 
 // countingStore counts the keys a transaction reads (Get calls and
@@ -58,7 +58,7 @@ func (it countingIt) Valid() bool {
 }
 
 func TestSearch_SellerPageReadsOnlyThePageNotEveryQuestion(t *testing.T) {
-	cs := &countingStore{Store: memory.New()}
+	cs := &countingStore{Store: teststore.New(t)}
 	clk := clock.NewManual(start)
 	g := geo.New(cs)
 	acc := accounts.New(cs, clk, g)

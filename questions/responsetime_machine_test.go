@@ -115,9 +115,12 @@ func (m *rtMachine) Check(t *rapid.T) {
 }
 
 func TestResponseTimes_StateMachineFollowsTheLatestDailyRefresh(t *testing.T) {
+	owner := t
 	rapid.Check(t, func(t *rapid.T) {
-		e := newRTEnv(t, rtNow)
-		e.rts.FollowManual(e.clock, func(err error) { t.Fatalf("refresh: %v", err) })
+		e, done := newPropertyRTEnv(t, owner, rtNow)
+		defer done()
+		stop := e.rts.FollowManual(e.clock, func(err error) { t.Fatalf("refresh: %v", err) })
+		defer stop()
 		m := &rtMachine{e: e, locs: map[int64]*time.Location{}}
 		for _, site := range []string{"MLA", "MLM"} {
 			id := e.mustSeller(t, site)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/matryer/is"
+	"pgregory.net/rapid"
 
 	"marketplace/accounts"
 	"marketplace/clock"
@@ -16,7 +17,7 @@ import (
 	"marketplace/geo"
 	"marketplace/questions"
 	"marketplace/storage"
-	"marketplace/storage/memory"
+	"marketplace/storage/teststore"
 )
 
 // fakeSource is an in-memory SampleSource.
@@ -83,12 +84,19 @@ type rtFataler interface {
 	Fatalf(format string, args ...any)
 }
 
-func newRTEnv(t rtFataler, start time.Time) *rtEnv {
+func newRTEnv(t testing.TB, start time.Time) *rtEnv {
 	t.Helper()
-	st := memory.New()
-	if c, ok := t.(interface{ Cleanup(func()) }); ok {
-		c.Cleanup(func() { _ = st.Close() })
-	}
+	return newRTEnvOn(teststore.New(t), start)
+}
+
+// newPropertyRTEnv is newRTEnv for one iteration of a property test: the
+// iteration closes it with the returned function before it ends.
+func newPropertyRTEnv(t *rapid.T, owner testing.TB, start time.Time) (*rtEnv, func()) {
+	st, done := teststore.Open(t, owner)
+	return newRTEnvOn(st, start), done
+}
+
+func newRTEnvOn(st storage.Store, start time.Time) *rtEnv {
 	clk := clock.NewManual(start)
 	g := geo.New(st)
 	e := &rtEnv{store: st, clock: clk, acc: accounts.New(st, clk, g), src: &fakeSource{}}

@@ -18,8 +18,10 @@ import (
 // loads and sorts every question: the index-backed pages must be the same
 // questions in the same order with the same total, ties on the date included.
 func TestSearch_SellerIndexPagesEqualTheSortedScan(t *testing.T) {
+	owner := t
 	rapid.Check(t, func(t *rapid.T) {
-		e := newEnv(t)
+		e, done := newPropertyEnv(t, owner)
+		defer done()
 		seller := e.mustUser(t)
 		buyers := []int64{e.mustUser(t), e.mustUser(t), e.mustUser(t)}
 		items := []string{e.mustItem(t, seller), e.mustItem(t, seller), e.mustItem(t, seller)}

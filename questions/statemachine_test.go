@@ -35,8 +35,7 @@ type lifecycleMachine struct {
 	qs      []*modelQuestion
 }
 
-func newLifecycleMachine(t *rapid.T) *lifecycleMachine {
-	e := newEnv(t)
+func newLifecycleMachine(t *rapid.T, e *env) *lifecycleMachine {
 	m := &lifecycleMachine{e: e, sellers: map[string]int64{}, closed: map[string]bool{}, blocked: map[[2]int64]bool{}}
 	for range 4 {
 		m.users = append(m.users, e.mustUser(t))
@@ -250,8 +249,11 @@ func ids(res questions.SearchResult) []int64 {
 }
 
 func TestLifecycle_StateMachineMatchesModel(t *testing.T) {
+	owner := t
 	rapid.Check(t, func(t *rapid.T) {
-		m := newLifecycleMachine(t)
+		e, done := newPropertyEnv(t, owner)
+		defer done()
+		m := newLifecycleMachine(t, e)
 		t.Repeat(rapid.StateMachineActions(m))
 	})
 }

@@ -7,13 +7,15 @@ import (
 	"testing"
 	"time"
 
+	"pgregory.net/rapid"
+
 	"marketplace/accounts"
 	"marketplace/clock"
 	"marketplace/geo"
 	"marketplace/stock"
 	"marketplace/storage"
 	"marketplace/storage/badger"
-	"marketplace/storage/memory"
+	"marketplace/storage/teststore"
 )
 
 // env is the stock service with the accounts it needs, over one store.
@@ -41,7 +43,14 @@ func newEnvOn(tb fataler, st storage.Store) *env {
 	return &env{tb: tb, store: st, clock: clk, acc: accounts.New(st, clk, g), svc: stock.New(st, clk, g)}
 }
 
-func newEnv(tb fataler) *env { return newEnvOn(tb, memory.New()) }
+func newEnv(tb testing.TB) *env { return newEnvOn(tb, teststore.New(tb)) }
+
+// newPropertyEnv is newEnv for one iteration of a property test: the
+// iteration closes it with the returned function before it ends.
+func newPropertyEnv(t *rapid.T, owner testing.TB) (*env, func()) {
+	st, done := teststore.Open(t, owner)
+	return newEnvOn(t, st), done
+}
 
 func newBadgerEnv(tb testing.TB) *env {
 	tb.Helper()

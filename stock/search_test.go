@@ -16,8 +16,8 @@ import (
 	"marketplace/errs"
 	"marketplace/stock"
 	"marketplace/storage"
-	"marketplace/storage/memory"
 	"marketplace/storage/schema"
+	"marketplace/storage/teststore"
 )
 
 func searchIDs(t testing.TB, e *env, q stock.SearchQuery) []string {
@@ -213,7 +213,7 @@ func (t countingTx) Iterate(r storage.Range) storage.Iterator {
 }
 
 func TestSearch_ReadsPostingListsNotEveryItem(t *testing.T) {
-	cs := &countingStore{Store: memory.New()}
+	cs := &countingStore{Store: teststore.New(t)}
 	e := newEnvOn(t, cs)
 	seller := e.mustUser("MLA")
 	for i := 0; i < 200; i++ {
@@ -238,8 +238,10 @@ func TestSearch_ReadsPostingListsNotEveryItem(t *testing.T) {
 // once, in order, and any offset gives the matching slice of it.
 func TestSearch_PagingWalksEveryResultOnceInOrder(t *testing.T) {
 	vocab := []string{"mesa", "Mesá", "silla", "roble", "PINO", "niño", "luz"}
+	owner := t
 	rapid.Check(t, func(t *rapid.T) {
-		e := newEnv(t)
+		e, done := newPropertyEnv(t, owner)
+		defer done()
 		seller := e.mustUser("MLA")
 		type modelItem struct {
 			id    string
@@ -486,8 +488,10 @@ func applyRandomChanges(t *rapid.T, e *env, items []refItem, vocab []string, sel
 // item.
 func TestSearch_AgreesWithPlainReferenceOverRandomChanges(t *testing.T) {
 	vocab := []string{"mesa", "Mesá", "silla", "roble", "PINO", "niño", "luz", "Ñandú"}
+	owner := t
 	rapid.Check(t, func(t *rapid.T) {
-		e := newEnv(t)
+		e, done := newPropertyEnv(t, owner)
+		defer done()
 		sellers := map[string]int64{"MLA": e.mustUser("MLA"), "MLB": e.mustUser("MLB")}
 		items := applyRandomChanges(t, e, nil, vocab, sellers, "a")
 		checkAgainstReference(t, e, items, vocab, "a")
@@ -556,8 +560,10 @@ func makeLegacy(t fataler, e *env, ids []string) {
 // reference does, before and after further changes.
 func TestSearch_StoreWrittenBeforeTheOrderedIndexAnswersTheSameAfterItsMigration(t *testing.T) {
 	vocab := []string{"mesa", "silla", "roble", "pino", "luz"}
+	owner := t
 	rapid.Check(t, func(t *rapid.T) {
-		e := newEnv(t)
+		e, done := newPropertyEnv(t, owner)
+		defer done()
 		sellers := map[string]int64{"MLA": e.mustUser("MLA"), "MLB": e.mustUser("MLB")}
 		items := applyRandomChanges(t, e, nil, vocab, sellers, "a")
 		var ids []string

@@ -33,8 +33,7 @@ type stockMachine struct {
 	upIDs    []string
 }
 
-func newStockMachine(t *rapid.T) *stockMachine {
-	e := newEnv(t)
+func newStockMachine(t *rapid.T, e *env) *stockMachine {
 	seller, stores := e.mustSeller(3)
 	_, otherStores := e.mustSeller(1)
 	return &stockMachine{e: e, seller: seller, stores: stores, untagged: e.mustStore(seller),
@@ -176,7 +175,10 @@ func wantErr(t *rapid.T, err error, kind errs.Kind, msg string) {
 }
 
 func TestStockStateMachine_QuantitiesAndVersionsFollowTheModel(t *testing.T) {
+	owner := t
 	rapid.Check(t, func(t *rapid.T) {
-		t.Repeat(rapid.StateMachineActions(newStockMachine(t)))
+		e, done := newPropertyEnv(t, owner)
+		defer done()
+		t.Repeat(rapid.StateMachineActions(newStockMachine(t, e)))
 	})
 }
