@@ -307,11 +307,12 @@ func (s *Service) Delete(ctx context.Context, id int64) error {
 	return nil
 }
 
-// DeleteAll removes every rule. Errors: Internal.
-func (s *Service) DeleteAll(ctx context.Context) error {
+// DeleteAll removes every rule and returns how many there were. Errors:
+// Internal.
+func (s *Service) DeleteAll(ctx context.Context) (int, error) {
 	rules, err := s.read(ctx)
 	if err != nil {
-		return wrapInternal(err, "delete fault rules")
+		return 0, wrapInternal(err, "delete fault rules")
 	}
 	err = s.store.Update(ctx, func(tx storage.Tx) error {
 		for _, r := range rules {
@@ -322,10 +323,10 @@ func (s *Service) DeleteAll(ctx context.Context) error {
 		return nil
 	})
 	if err != nil {
-		return wrapInternal(err, "delete fault rules")
+		return 0, wrapInternal(err, "delete fault rules")
 	}
 	s.cache.Store(nil)
-	return nil
+	return len(rules), nil
 }
 
 func deleteRule(tx storage.Tx, id int64) error {

@@ -131,16 +131,19 @@ func (j *Journal) List(q Query) ([]Entry, int) {
 	return out, total
 }
 
-// Clear forgets every entry; ids go on from where they were, so that a
-// client never sees one id name two requests.
-func (j *Journal) Clear() {
+// Clear forgets every entry and returns how many there were; ids go on
+// from where they were, so that a client never sees one id name two
+// requests.
+func (j *Journal) Clear() int {
 	if !j.Enabled() {
-		return
+		return 0
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	n := len(j.entries)
 	j.entries = j.entries[:0]
 	j.next = 0
+	return n
 }
 
 // Redacted replaces a token or a secret in a kept query.
