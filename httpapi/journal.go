@@ -28,14 +28,15 @@ func (s *Server) record(r *http.Request, rec *statusRecorder, at time.Time, elap
 		Status:    rec.status,
 		LatencyMS: float64(elapsed.Microseconds()) / 1000,
 	}
-	if rec.user != 0 {
-		e.UserID = &rec.user
+	// Copies: the recorder goes back to its pool.
+	if user := rec.user; user != 0 {
+		e.UserID = &user
 	}
-	if rec.app != 0 {
-		e.ApplicationID = &rec.app
+	if app := rec.app; app != 0 {
+		e.ApplicationID = &app
 	}
-	if rec.fault != 0 {
-		e.FaultID = &rec.fault
+	if fault := rec.fault; fault != 0 {
+		e.FaultID = &fault
 	}
 	s.journal.Add(e)
 }
