@@ -1,9 +1,12 @@
 package httpapi_test
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,6 +14,12 @@ import (
 	"time"
 
 	"github.com/matryer/is"
+
+	"marketplace"
+	"marketplace/clock"
+	"marketplace/httpapi"
+	"marketplace/journal"
+	"marketplace/storage/memory"
 )
 
 func (ts *testServer) mustFault(rule map[string]any) map[string]any {
@@ -265,4 +274,72 @@ func TestJournal_FiltersPagingAndClear(t *testing.T) {
 	cleared := ts.do("DELETE", "/operator/requests", testOperatorToken, nil)
 	is.Equal(cleared.Obj(), map[string]any{"deleted": float64(6)})
 	is.Equal(count(""), float64(0))
+}
+
+func TestRedeliverAPI(t *testing.T) {
+	is := is.New(t)
+	ts := newNotifyServer(t)
+	recv, n := countingReceiver(t, http.StatusOK)
+	owner := ts.mustUser("MLA")
+	app := int64(ts.mustApplication(owner.ID, recv.URL)["id"].(float64))
+	ts.emitQuestion(owner.ID, "/questions/1")
+	_, err := ts.m.Notify.Process(context.Background())
+	is.NoErr(err)
+	list := ts.do("GET", fmt.Sprintf("/operator/applications/%d/deliveries", app), testOperatorToken, nil)
+	first := list.Obj()["results"].([]any)[0].(map[string]any)
+	delivery := int64(first["delivery_id"].(float64))
+
+	res := ts.do("POST", fmt.Sprintf("/operator/applications/%d/deliveries/%d/redeliver", app, delivery), testOperatorToken, nil)
+	is.Equal(res.Status, http.StatusCreated)
+	is.Equal(res.Obj()["attempt"], float64(2))
+	is.Equal(res.Obj()["outcome"], "acknowledged")
+	is.Equal(res.Obj()["redelivery"], true)
+	is.Equal(res.Obj()["_id"], first["_id"])
+	is.Equal(n.Load(), int64(2)) // sent again
+	list = ts.do("GET", fmt.Sprintf("/operator/applications/%d/deliveries", app), testOperatorToken, nil)
+	is.Equal(list.Obj()["paging"].(map[string]any)["total"], float64(2)) // recorded like the others
+
+	wantError(t, ts.do("POST", fmt.Sprintf("/operator/applications/%d/deliveries/%d/redeliver", app, delivery+50), testOperatorToken, nil),
+		404, fmt.Sprintf("Delivery %d of application %d not found", delivery+50, app))
+	wantError(t, ts.do("POST", fmt.Sprintf("/operator/applications/%d/deliveries/x/redeliver", app), testOperatorToken, nil),
+		400, "Invalid delivery_id: x. It must be a positive integer")
+	wantError(t, ts.do("POST", fmt.Sprintf("/operator/applications/%d/deliveries/%d/redeliver", app, delivery), owner.Token, nil),
+		403, "Operator routes need the operator token")
+}
+
+func TestLogLines_CarryThePathWithoutTheQueryAndADurationWithItsUnit(t *testing.T) {
+	is := is.New(t)
+	var buf bytes.Buffer
+	m, err := marketplace.New(memory.New(), marketplace.Options{Clock: clock.NewManual(testStart)})
+	is.NoErr(err)
+	t.Cleanup(func() { _ = m.Close() })
+	h := httpapi.New(m, httpapi.Config{OperatorToken: testOperatorToken, Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/health?access_token=APP_USR-secret-token", nil))
+	var line struct {
+		Path     string `json:"path"`
+		Route    string `json:"route"`
+		Duration string `json:"duration"`
+	}
+	is.NoErr(json.Unmarshal(buf.Bytes(), &line))
+	is.Equal(line.Path, "/health")
+	is.Equal(line.Route, "/health")
+	d, err := time.ParseDuration(line.Duration)
+	is.NoErr(err) // a duration with its unit, such as "152.3µs"
+	is.True(d > 0)
+	is.True(!strings.Contains(buf.String(), "APP_USR-secret-token")) // never the query's token
+}
+
+func TestJournal_OffKeepsNothing(t *testing.T) {
+	is := is.New(t)
+	m, err := marketplace.New(memory.New(), marketplace.Options{Clock: clock.NewManual(testStart)})
+	is.NoErr(err)
+	t.Cleanup(func() { _ = m.Close() })
+	srv := httpapi.New(m, httpapi.Config{OperatorToken: testOperatorToken, Journal: journal.New(0)})
+	ts := &testServer{t: t, m: m, handler: srv}
+	ts.do("GET", "/health", "", nil)
+	res := ts.do("GET", "/operator/requests", testOperatorToken, nil)
+	is.Equal(res.Obj()["results"], []any{})
+	_, total := srv.Journal().List(journal.Query{})
+	is.Equal(total, 0)
 }
