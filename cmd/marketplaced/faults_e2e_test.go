@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -73,6 +74,10 @@ func TestEndToEnd_FaultRulesAreSharedAndTimesAreExactAcrossServers(t *testing.T)
 		if strings.Contains(string(j.raw), marketplace.DemoSellerToken) {
 			t.Errorf("server %d journal holds a token: %s", i, j.raw)
 		}
+	}
+	// The logs are read once the servers have stopped writing them.
+	for i, s := range servers {
+		stopCleanly(t, s, fmt.Sprintf("server %d", i))
 		if !strings.Contains(s.logs.String(), `"path":"/currencies/ARS"`) {
 			t.Errorf("server %d log lines carry no path", i)
 		}
