@@ -23,6 +23,7 @@ import (
 	"marketplace/catalog"
 	"marketplace/clock"
 	"marketplace/errs"
+	"marketplace/faults"
 	"marketplace/fees"
 	"marketplace/geo"
 	"marketplace/notify"
@@ -66,6 +67,8 @@ type Options struct {
 	// Notifications configure the delivery of notifications (callback
 	// address policy, POST timeout, concurrency).
 	Notifications notify.Options
+	// Faults configure fault injection (the seed of probability draws).
+	Faults faults.Options
 }
 
 // Marketplace is the engine: one service per domain over one store.
@@ -77,6 +80,9 @@ type Marketplace struct {
 	Fees      *fees.Service
 	Catalog   *catalog.Service
 	Notify    *notify.Service
+	// Faults holds the fault rules that the HTTP server applies before a
+	// request reaches any other service.
+	Faults *faults.Service
 
 	// ResponseTimes keeps the sellers' response times, refreshed daily.
 	ResponseTimes *questions.ResponseTimes
@@ -141,6 +147,10 @@ func OpenPostgres(ctx context.Context, url string, opts Options) (*Marketplace, 
 // one process).
 const SharedPollInterval = 50 * time.Millisecond
 
+// FaultPollInterval is how often, on PostgreSQL, an engine reads the fault
+// rules again to see those made through another server.
+const FaultPollInterval = 100 * time.Millisecond
+
 // New starts the engine on store. The caller keeps ownership of the store:
 // Close does not close it. New first brings the store to this binary's
 // schema version (see Migrate); a store written by a newer binary is
@@ -170,6 +180,7 @@ func New(store storage.Store, opts Options) (*Marketplace, error) {
 		opts.Notifications.PollInterval = SharedPollInterval
 	}
 	m.Notify = notify.New(store, opts.Clock, opts.Notifications)
+	m.Faults = faults.New(store, opts.Clock, opts.Faults)
 	m.Fees = fees.New(store, m.Geo)
 	m.Catalog = catalog.New(store)
 	m.Catalog.UseClock(opts.Clock)
@@ -241,6 +252,11 @@ func (m *Marketplace) Start(ctx context.Context) error {
 		},
 		m.Notify.Run,
 		m.watchImports,
+	}
+	if _, shared := m.store.(*postgres.Store); shared {
+		// Rules made through another server reach this one's cache by
+		// this poll; a store of one process sees its own at once.
+		loops = append(loops, func(ctx context.Context) error { return m.Faults.Watch(ctx, FaultPollInterval) })
 	}
 	errc := make(chan error, len(loops))
 	for _, loop := range loops {

@@ -180,6 +180,17 @@ var allRoutes = []route{
 	// clock
 	{"GET", "/operator/clock", nil, nil},
 	{"PUT", "/operator/clock", nil, []string{"now"}},
+	// faults, journal, redelivery. The rule fields are left out, so that
+	// the random bodies never make a rule that faults the answers checked
+	// next.
+	{"POST", "/operator/faults", nil, nil},
+	{"GET", "/operator/faults", nil, nil},
+	{"DELETE", "/operator/faults", nil, nil},
+	{"GET", "/operator/faults/:fault_id", nil, nil},
+	{"DELETE", "/operator/faults/:fault_id", nil, nil},
+	{"GET", "/operator/requests", []string{"method", "route", "status", "user_id", "limit", "offset"}, nil},
+	{"DELETE", "/operator/requests", nil, nil},
+	{"POST", "/operator/applications/:app_id/deliveries/:delivery_id/redeliver", nil, nil},
 }
 
 var newItemFields = []string{"title", "category_id", "price", "listing_type_id", "currency_id", "condition", "channels",

@@ -19,6 +19,7 @@ import (
 
 	"marketplace"
 	"marketplace/errs"
+	"marketplace/journal"
 )
 
 // Config configures a Server.
@@ -30,6 +31,9 @@ type Config struct {
 	// ManualClock, when the engine runs on a manual clock, lets the operator
 	// read and move it.
 	ManualClock ManualClock
+	// Journal keeps the last requests for GET /operator/requests; nil
+	// means a journal of journal.DefaultSize, journal.New(0) keeps none.
+	Journal *journal.Journal
 }
 
 // ManualClock is the part of clock.Manual the operator routes use.
@@ -47,6 +51,10 @@ type Server struct {
 	handler http.Handler
 	// registered is every route in registration order, for Routes.
 	registered []Route
+	journal    *journal.Journal
+	// routeKeys holds the route template of every route that fault rules
+	// may name, its parameter names dropped (faults.TemplateKey).
+	routeKeys map[string]bool
 }
 
 // Route is one registered route: its method and its path in httprouter's
@@ -61,7 +69,10 @@ func (s *Server) Routes() []Route { return slices.Clone(s.registered) }
 
 // New returns a server over m.
 func New(m *marketplace.Marketplace, cfg Config) *Server {
-	s := &Server{m: m, cfg: cfg, logger: cfg.Logger}
+	s := &Server{m: m, cfg: cfg, logger: cfg.Logger, journal: cfg.Journal, routeKeys: map[string]bool{}}
+	if s.journal == nil {
+		s.journal = journal.New(journal.DefaultSize)
+	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
@@ -113,13 +124,21 @@ type authedFunc func(w http.ResponseWriter, r *http.Request, p httprouter.Params
 // handle registers h for method and path, with one log line per request.
 func (s *Server) handle(method, path string, h handlerFunc) {
 	s.registered = append(s.registered, Route{Method: method, Path: path})
+	tmpl, statics, faultable := s.routeTemplate(method, path)
 	s.router.Handle(method, path, func(w http.ResponseWriter, r *http.Request, p httprouter.Params) {
 		s.logged(w, r, path, func(w http.ResponseWriter) {
+			rec := w.(*statusRecorder)
+			rec.route = requestTemplate(tmpl, statics, r.URL.Path)
 			if s.cfg.ManualClock != nil {
 				// Another server on the store may have moved the shared
 				// manual clock; a failure here is the request's own to
 				// meet, with the storage's error.
 				_ = s.m.SyncClock(r.Context())
+			}
+			// Operator routes are never faulted, so that a test can always
+			// take its faults away.
+			if faultable && s.m.Faults.Active() && s.fault(rec, r) {
+				return
 			}
 			if err := h(w, r, p); err != nil {
 				s.writeError(w, r, err)
@@ -133,6 +152,11 @@ func (s *Server) handle(method, path string, h handlerFunc) {
 type statusRecorder struct {
 	http.ResponseWriter
 	status int
+	// route is the spec-style route template, for the journal; user and
+	// app the caller's ids once known; fault the fault rule that acted.
+	route     string
+	user, app int64
+	fault     int64
 }
 
 func (w *statusRecorder) WriteHeader(status int) {
@@ -157,9 +181,16 @@ func (s *Server) logged(w http.ResponseWriter, r *http.Request, route string, se
 	// The log line costs allocations (its attributes); a discarding logger
 	// should not pay for them, nor for reading the clock.
 	logOn := s.logger.Enabled(r.Context(), slog.LevelInfo)
+	// The operator's own requests are left out of the journal, so that a
+	// test reading it does not find its reads there.
+	journalOn := s.journal.Enabled() && !strings.HasPrefix(r.URL.Path, "/operator/")
 	var start time.Time
-	if logOn {
+	var at time.Time
+	if logOn || journalOn {
 		start = time.Now()
+	}
+	if journalOn {
+		at = s.m.Clock.Now()
 	}
 	rec := recorderPool.Get().(*statusRecorder)
 	*rec = statusRecorder{ResponseWriter: w}
@@ -170,10 +201,18 @@ func (s *Server) logged(w http.ResponseWriter, r *http.Request, route string, se
 				s.writeError(rec, r, &httpError{status: http.StatusInternalServerError, code: "internal_error", message: "Internal server error"})
 			}
 		}
-		if logOn {
-			s.logger.LogAttrs(r.Context(), slog.LevelInfo, "request", slog.String("method", r.Method),
-				slog.String("route", route), slog.Int("status", rec.status),
-				slog.Duration("duration", time.Since(start)))
+		if logOn || journalOn {
+			elapsed := time.Since(start)
+			if logOn {
+				// The path without the query, which may carry a token; the
+				// duration as text with its unit ("1.52ms").
+				s.logger.LogAttrs(r.Context(), slog.LevelInfo, "request", slog.String("method", r.Method),
+					slog.String("path", r.URL.Path), slog.String("route", route), slog.Int("status", rec.status),
+					slog.String("duration", elapsed.String()))
+			}
+			if journalOn {
+				s.record(r, rec, at, elapsed)
+			}
 		}
 		*rec = statusRecorder{}
 		recorderPool.Put(rec)
@@ -210,6 +249,7 @@ func (s *Server) user(h authedFunc) handlerFunc {
 		if err != nil {
 			return err
 		}
+		noteCaller(w, r, caller)
 		return h(w, r, p, caller)
 	}
 }
@@ -225,6 +265,7 @@ func (s *Server) optionalUser(h authedFunc) handlerFunc {
 		if err != nil {
 			return err
 		}
+		noteCaller(w, r, caller)
 		return h(w, r, p, caller)
 	}
 }

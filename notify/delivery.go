@@ -87,6 +87,8 @@ type Attempt struct {
 	// Outcome is acknowledged, retry or missed.
 	Outcome     string `json:"outcome"`
 	NextAttempt string `json:"next_attempt,omitempty"`
+	// Redelivery marks an attempt the operator asked for (Redeliver).
+	Redelivery bool `json:"redelivery,omitempty"`
 }
 
 // Attempt outcomes.

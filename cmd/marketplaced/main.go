@@ -33,7 +33,9 @@ import (
 
 	"marketplace"
 	"marketplace/clock"
+	"marketplace/faults"
 	"marketplace/httpapi"
+	"marketplace/journal"
 	"marketplace/notify"
 	"marketplace/storage"
 	"marketplace/storage/badger"
@@ -85,6 +87,10 @@ type config struct {
 	// delivery (notify.Options).
 	allowPrivateCallbacks bool
 	notifyTimeout         time.Duration
+	// journal is the number of requests the request journal keeps (0:
+	// none); faultSeed seeds the probability draws of fault rules.
+	journal   int
+	faultSeed uint64
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -113,6 +119,8 @@ func parseFlagsWithArgs(args []string, stderr io.Writer) (config, []string, erro
 	fs.DurationVar(&c.drain, "shutdown-timeout", 10*time.Second, "how long in-flight requests may finish on shutdown")
 	fs.BoolVar(&c.allowPrivateCallbacks, "allow-private-callbacks", false, "let notification callback URLs reach loopback and private addresses (local receivers)")
 	fs.DurationVar(&c.notifyTimeout, "notification-timeout", notify.DefaultTimeout, "timeout of each notification POST")
+	fs.IntVar(&c.journal, "journal", journal.DefaultSize, "number of recent requests kept for GET /operator/requests (0 keeps none)")
+	fs.Uint64Var(&c.faultSeed, "fault-seed", 0, "seed of the random draws of fault rules with a probability (the same seed repeats the same faults)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: marketplaced [flags]\n       marketplaced import [-data DIR | -postgres URL] FILE\n       marketplaced migrate [-dry-run] [-data DIR | -postgres URL]\n\nFlags (each also MARKETPLACE_<NAME>):\n")
 		fs.PrintDefaults()
@@ -128,6 +136,9 @@ func parseFlagsWithArgs(args []string, stderr io.Writer) (config, []string, erro
 	}
 	if c.notifyTimeout <= 0 {
 		return c, nil, usagef("-notification-timeout must be positive, not %s", c.notifyTimeout)
+	}
+	if c.journal < 0 {
+		return c, nil, usagef("-journal must be 0 or more, not %d", c.journal)
 	}
 	if c.clockMode != "wall" && c.clockMode != "manual" {
 		return c, nil, usagef("-clock must be wall or manual, not %q", c.clockMode)
@@ -193,7 +204,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	opts := marketplace.Options{Logger: logger, Notifications: notify.Options{
 		AllowPrivateCallbacks: c.allowPrivateCallbacks,
 		Timeout:               c.notifyTimeout,
-	}}
+	}, Faults: faults.Options{Seed: c.faultSeed}}
 	var manual *clock.Manual
 	if c.clockMode == "manual" {
 		manual = clock.NewManual(time.Now())
@@ -220,7 +231,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cfg := httpapi.Config{OperatorToken: c.operatorToken, Logger: logger}
+	cfg := httpapi.Config{OperatorToken: c.operatorToken, Logger: logger, Journal: journal.New(c.journal)}
 	if manual != nil {
 		cfg.ManualClock = manual
 	}

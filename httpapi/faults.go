@@ -1,0 +1,232 @@
+package httpapi
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/julienschmidt/httprouter"
+
+	"marketplace/errs"
+	"marketplace/faults"
+)
+
+// testingRoutes registers the routes that tests use to shape and inspect
+// the server: fault rules, the request journal and redelivery of
+// notifications.
+func (s *Server) testingRoutes() {
+	s.handle(http.MethodPost, "/operator/faults", s.operator(s.handleCreateFault))
+	s.handle(http.MethodGet, "/operator/faults", s.operator(s.handleListFaults))
+	s.handle(http.MethodDelete, "/operator/faults", s.operator(s.handleDeleteFaults))
+	s.handle(http.MethodGet, "/operator/faults/:fault_id", s.operator(s.handleGetFault))
+	s.handle(http.MethodDelete, "/operator/faults/:fault_id", s.operator(s.handleDeleteFault))
+	s.handle(http.MethodGet, "/operator/requests", s.operator(s.handleListRequests))
+	s.handle(http.MethodDelete, "/operator/requests", s.operator(s.handleClearRequests))
+	s.handle(http.MethodPost, "/operator/applications/:app_id/deliveries/:delivery_id/redeliver", s.operator(s.handleRedeliver))
+}
+
+// staticInParam lists the spec routes that the router serves through a
+// parameter route at the same position (routes.go): their template is
+// their own path, not the parameter route's.
+var staticInParam = []string{"/questions/search"}
+
+// routeTemplate returns the spec-style template of the router's path
+// (/questions/:question_id -> /questions/{question_id}), the spec routes
+// served through it (staticInParam), and whether fault rules may act on
+// it. It records the templates that rules may name.
+func (s *Server) routeTemplate(method, path string) (tmpl string, statics []string, faultable bool) {
+	parts := strings.Split(path, "/")
+	for i, p := range parts {
+		if strings.HasPrefix(p, ":") || strings.HasPrefix(p, "*") {
+			parts[i] = "{" + p[1:] + "}"
+		}
+	}
+	tmpl = strings.Join(parts, "/")
+	faultable = path != "/operator" && !strings.HasPrefix(path, "/operator/")
+	if tmpl != path && method == http.MethodGet {
+		for _, st := range staticInParam {
+			if matchTemplate(st, tmpl) == tmpl {
+				statics = append(statics, st)
+			}
+		}
+	}
+	if faultable {
+		s.routeKeys[faults.TemplateKey(tmpl)] = true
+		for _, st := range statics {
+			s.routeKeys[st] = true
+		}
+	}
+	return tmpl, statics, faultable
+}
+
+// matchTemplate returns tmpl when path is one of its concrete paths, else
+// path itself.
+func matchTemplate(path, tmpl string) string {
+	ps, ts := strings.Split(path, "/"), strings.Split(tmpl, "/")
+	if len(ps) != len(ts) {
+		return path
+	}
+	for i := range ps {
+		if ps[i] != ts[i] && !strings.HasPrefix(ts[i], "{") {
+			return path
+		}
+	}
+	return tmpl
+}
+
+// requestTemplate is the template of a request to path on a route of
+// template tmpl.
+func requestTemplate(tmpl string, statics []string, path string) string {
+	for _, st := range statics {
+		if path == st {
+			return st
+		}
+	}
+	return tmpl
+}
+
+// fault applies the first fault rule that fires on r, if any: it waits the
+// rule's latency, then answers the rule's status and body, or lets the
+// request be served. It reports whether r was answered.
+func (s *Server) fault(rec *statusRecorder, r *http.Request) bool {
+	act, ok, err := s.m.Faults.Decide(r.Context(), faults.Request{Method: r.Method, Route: rec.route,
+		Caller: func() (int64, int64) {
+			if !hasCredentials(r) {
+				return 0, 0
+			}
+			// An invalid token has no caller; the route itself answers it,
+			// unless a rule answers first.
+			user, err := s.m.Accounts.Authenticate(r.Context(), token(r))
+			if err != nil {
+				return 0, 0
+			}
+			rec.user, rec.app = user, tokenApp(token(r))
+			return rec.user, rec.app
+		}})
+	if err != nil {
+		s.writeError(rec, r, err)
+		return true
+	}
+	if !ok {
+		return false
+	}
+	rec.fault = act.RuleID
+	if act.Latency > 0 {
+		t := time.NewTimer(act.Latency)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			// The client is gone: nothing to serve.
+			t.Stop()
+			return true
+		}
+	}
+	if act.Status == 0 {
+		return false
+	}
+	rec.Header().Set("Content-Type", "application/json; charset=utf-8")
+	rec.WriteHeader(act.Status)
+	// The body belongs to the rules kept in memory: written as it is, not
+	// appended to.
+	_, _ = rec.Write(act.Body)
+	_, _ = rec.Write([]byte("\n"))
+	return true
+}
+
+// handleCreateFault answers POST /operator/faults.
+func (s *Server) handleCreateFault(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	var in faults.NewRule
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	if in.Route != nil {
+		route := strings.TrimSpace(*in.Route)
+		if err := faults.CheckRoute(route); err != nil {
+			return err
+		}
+		if !s.routeKeys[faults.TemplateKey(route)] {
+			return errs.Invalidf("Invalid route: %s. No route of the API has that template", route)
+		}
+	}
+	rule, err := s.m.Faults.Create(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusCreated, rule)
+	return nil
+}
+
+// faultsResponse is the answer of GET /operator/faults.
+type faultsResponse struct {
+	Results []faults.Rule `json:"results"`
+}
+
+// handleListFaults answers GET /operator/faults: every rule, in the order
+// they are tried.
+func (s *Server) handleListFaults(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	rules, err := s.m.Faults.List(r.Context())
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, faultsResponse{Results: rules})
+	return nil
+}
+
+// handleGetFault answers GET /operator/faults/:fault_id.
+func (s *Server) handleGetFault(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	id, err := int64Param(p, "fault_id")
+	if err != nil {
+		return err
+	}
+	rule, err := s.m.Faults.Rule(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, rule)
+	return nil
+}
+
+// handleDeleteFault answers DELETE /operator/faults/:fault_id.
+func (s *Server) handleDeleteFault(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	id, err := int64Param(p, "fault_id")
+	if err != nil {
+		return err
+	}
+	if err := s.m.Faults.Delete(r.Context(), id); err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, map[string]any{"id": id, "deleted": true})
+	return nil
+}
+
+// handleDeleteFaults answers DELETE /operator/faults: every rule is removed,
+// and their number answered. Every answer of the API is JSON, hence 200
+// rather than 204.
+func (s *Server) handleDeleteFaults(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	n, err := s.m.Faults.DeleteAll(r.Context())
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, map[string]any{"deleted": n})
+	return nil
+}
+
+// handleRedeliver answers POST
+// /operator/applications/:app_id/deliveries/:delivery_id/redeliver: the
+// notification is POSTed again now, and the attempt is answered.
+func (s *Server) handleRedeliver(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	app, err := int64Param(p, "app_id")
+	if err != nil {
+		return err
+	}
+	id, err := int64Param(p, "delivery_id")
+	if err != nil {
+		return err
+	}
+	a, err := s.m.Notify.Redeliver(r.Context(), app, uint64(id))
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusCreated, a)
+	return nil
+}

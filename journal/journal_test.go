@@ -1,0 +1,90 @@
+package journal_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/matryer/is"
+
+	"marketplace/journal"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+func TestJournal_KeepsTheLastSizeEntriesNewestFirst(t *testing.T) {
+	is := is.New(t)
+	j := journal.New(3)
+	for i := range 5 {
+		j.Add(journal.Entry{Method: "GET", Path: fmt.Sprintf("/items/%d", i), Status: 200})
+	}
+	got, total := j.List(journal.Query{})
+	is.Equal(total, 3) // bounded
+	is.Equal(len(got), 3)
+	is.Equal(got[0].Path, "/items/4") // newest first
+	is.Equal(got[2].Path, "/items/2")
+	is.Equal(got[0].ID, int64(5))
+}
+
+func TestJournal_SizeZeroKeepsNothing(t *testing.T) {
+	is := is.New(t)
+	j := journal.New(0)
+	is.Equal(j.Add(journal.Entry{Method: "GET"}), int64(0))
+	got, total := j.List(journal.Query{})
+	is.Equal(total, 0)
+	is.Equal(len(got), 0)
+	is.True(got != nil) // an empty list, not null
+}
+
+func TestJournal_FiltersAndPaging(t *testing.T) {
+	is := is.New(t)
+	j := journal.New(100)
+	for i := range 10 {
+		e := journal.Entry{Method: "GET", Route: "/users/{user_id}", Status: 200, UserID: ptr(int64(1 + i%2))}
+		if i%3 == 0 {
+			e.Method, e.Route, e.Status = "POST", "/questions", 400
+		}
+		j.Add(e)
+	}
+	_, total := j.List(journal.Query{Method: "post"})
+	is.Equal(total, 4) // 0, 3, 6, 9
+	_, total = j.List(journal.Query{Route: "/users/{seller_id}"})
+	is.Equal(total, 6) // parameter names do not matter
+	_, total = j.List(journal.Query{Status: 400})
+	is.Equal(total, 4)
+	got, total := j.List(journal.Query{UserID: 2, Offset: 1, Limit: 2})
+	is.Equal(total, 5) // odd i
+	is.Equal(len(got), 2)
+	is.Equal(got[0].ID, int64(8)) // newest first, after skipping id 10
+	is.Equal(got[1].ID, int64(6))
+}
+
+func TestJournal_ClearKeepsIDsGoing(t *testing.T) {
+	is := is.New(t)
+	j := journal.New(5)
+	j.Add(journal.Entry{})
+	j.Clear()
+	_, total := j.List(journal.Query{})
+	is.Equal(total, 0)
+	is.Equal(j.Add(journal.Entry{}), int64(2))
+}
+
+func TestRedactQuery_RemovesEveryTokenAndSecret(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"", ""},
+		{"limit=5&offset=10", "limit=5&offset=10"},
+		{"access_token=APP_USR-abc&limit=5", "access_token=REDACTED&limit=5"},
+		{"client_id=1&client_secret=s3cr3t&code=TG-x&code_verifier=v&refresh_token=TG-y&redirect_uri=https%3A%2F%2Fa",
+			"client_id=1&client_secret=REDACTED&code=REDACTED&code_verifier=REDACTED&refresh_token=REDACTED&redirect_uri=https%3A%2F%2Fa"},
+		{"q=APP_USR-123", "q=REDACTED"},                 // a token under any name
+		{"Access%5FToken=x", "Access%5FToken=REDACTED"}, // escaped names
+		{"my_password=x&flag", "my_password=REDACTED&flag"},
+	} {
+		if got := journal.RedactQuery(tc.in); got != tc.want {
+			t.Errorf("RedactQuery(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+		if strings.Contains(journal.RedactQuery(tc.in), "APP_USR") {
+			t.Errorf("a token survived in %q", tc.in)
+		}
+	}
+}
