@@ -26,6 +26,7 @@ import (
 	"marketplace/fees"
 	"marketplace/geo"
 	"marketplace/notify"
+	"marketplace/oauth"
 	"marketplace/questions"
 	"marketplace/stock"
 	"marketplace/storage"
@@ -77,6 +78,9 @@ type Marketplace struct {
 	Fees      *fees.Service
 	Catalog   *catalog.Service
 	Notify    *notify.Service
+	// OAuth answers the authorization page and the token endpoint: the
+	// applications are the clients, the grants are the users'.
+	OAuth *oauth.Service
 
 	// ResponseTimes keeps the sellers' response times, refreshed daily.
 	ResponseTimes *questions.ResponseTimes
@@ -170,6 +174,7 @@ func New(store storage.Store, opts Options) (*Marketplace, error) {
 		opts.Notifications.PollInterval = SharedPollInterval
 	}
 	m.Notify = notify.New(store, opts.Clock, opts.Notifications)
+	m.OAuth = oauth.New(m.Accounts, m.Notify)
 	m.Fees = fees.New(store, m.Geo)
 	m.Catalog = catalog.New(store)
 	m.Catalog.UseClock(opts.Clock)
