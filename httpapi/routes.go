@@ -31,5 +31,6 @@ func (s *Server) routes() {
 	s.referenceRoutes()
 	s.catalogRoutes()
 	s.notifyRoutes()
+	s.oauthRoutes()
 	s.clockRoutes()
 }
