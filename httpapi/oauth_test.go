@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -436,14 +435,4 @@ func TestApplications_SecretShownOnceRotatedAndRedirectURIsExact(t *testing.T) {
 		"client_id": app.ID, "user_id": seller.ID, "redirect_uri": appRedirect}), http.StatusBadRequest,
 		fmt.Sprintf("The redirect_uri does not match any redirect URI registered for the application %d", app.ID))
 	wantError(t, ts.do("POST", "/operator/authorizations", seller.Token, map[string]any{}), http.StatusForbidden, "")
-}
-
-// readAll is io.ReadAll for a test: it fails on error.
-func readAll(t *testing.T, r io.Reader) string {
-	t.Helper()
-	b, err := io.ReadAll(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
