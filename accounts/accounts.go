@@ -759,9 +759,13 @@ func (s *Service) RevokeToken(ctx context.Context, token string) error {
 	})
 }
 
-// RevokeAllTokens revokes every token of user id.
+// RevokeAllTokens revokes every token of user id, the refresh tokens of
+// its grants included.
 func (s *Service) RevokeAllTokens(ctx context.Context, userID int64) error {
 	return s.store.Update(ctx, func(tx storage.Tx) error {
+		if err := revokeGrants(tx, userID); err != nil {
+			return err
+		}
 		prefix := userTokenPrefix(userID)
 		var hashes []string
 		it := tx.Iterate(storage.Prefix(prefix))

@@ -52,8 +52,9 @@ func userTokenKey(userID int64, hash string) []byte {
 
 func codeKey(hash string) []byte    { return storage.NewKey("acc/ocode").Str(hash) }
 func refreshKey(hash string) []byte { return storage.NewKey("acc/orefresh").Str(hash) }
+func grantPrefix(userID int64) []byte { return storage.NewKey("acc/ogrant").Int(userID) }
 func grantKey(userID, clientID int64) []byte {
-	return storage.NewKey("acc/ogrant").Int(userID).Int(clientID)
+	return storage.Key(grantPrefix(userID)).Int(clientID)
 }
 func testUserKey(id int64) []byte        { return storage.NewKey("acc/test").Int(id) }
 func testNickKey(nickname string) []byte { return storage.NewKey("acc/testnick").Str(nickname) }

@@ -335,6 +335,33 @@ func (is issue) put(tx storage.Tx, user int64) (TokenPair, error) {
 		Scope: Scope, UserID: user, RefreshToken: refresh}, nil
 }
 
+// revokeGrants deletes the refresh tokens of every grant of user, and the
+// keys naming them.
+func revokeGrants(tx storage.Tx, user int64) error {
+	prefix := grantPrefix(user)
+	var keys, hashes [][]byte
+	it := tx.Iterate(storage.Prefix(prefix))
+	for ; it.Valid(); it.Next() {
+		keys = append(keys, append([]byte(nil), it.Key()...))
+		v, err := it.Value()
+		if err != nil {
+			it.Close()
+			return err
+		}
+		hashes = append(hashes, append([]byte(nil), v...))
+	}
+	it.Close()
+	for i, k := range keys {
+		if err := tx.Delete(refreshKey(string(hashes[i]))); err != nil {
+			return err
+		}
+		if err := tx.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // tokenRecordV3 tags the binary form of a token issued by a grant: the
 // tag, the user id, the creation and expiry instants in Unix nanoseconds and
 // the client id, each 8 bytes big-endian. Records of form 2 (operator

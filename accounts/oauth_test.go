@@ -75,3 +75,25 @@ func TestCreateTestUser_NeedsAnExistingOwnerAndAValidSite(t *testing.T) {
 	_, err = svc.SignIn(ctx, "A", "anything")
 	is.True(errs.Is(err, errs.Unauthorized)) // only test users have passwords
 }
+
+func TestRevokeAllTokens_AlsoRetiresTheRefreshTokensOfGrants(t *testing.T) {
+	is := is.New(t)
+	svc, _ := newService(t)
+	ctx := context.Background()
+	u := mustUser(t, svc, accounts.NewUser{Nickname: "A", SiteID: "MLA"})
+	var pairs []accounts.TokenPair
+	for _, client := range []int64{7, 8} {
+		code, err := svc.IssueCode(ctx, accounts.Authorization{ClientID: client, UserID: u.ID, RedirectURI: "https://x/cb"})
+		is.NoErr(err)
+		pair, err := svc.ExchangeCode(ctx, client, code, "https://x/cb", "")
+		is.NoErr(err)
+		pairs = append(pairs, pair)
+	}
+	is.NoErr(svc.RevokeAllTokens(ctx, u.ID))
+	for i, client := range []int64{7, 8} {
+		_, err := svc.Authenticate(ctx, pairs[i].AccessToken)
+		is.True(errs.Is(err, errs.Unauthorized)) // the access token is revoked
+		_, err = svc.Refresh(ctx, client, pairs[i].RefreshToken)
+		is.Equal(errs.As(err).Code, "invalid_grant") // and its refresh token
+	}
+}
