@@ -50,8 +50,8 @@ func userTokenKey(userID int64, hash string) []byte {
 	return storage.Key(userTokenPrefix(userID)).Str(hash)
 }
 
-func codeKey(hash string) []byte    { return storage.NewKey("acc/ocode").Str(hash) }
-func refreshKey(hash string) []byte { return storage.NewKey("acc/orefresh").Str(hash) }
+func codeKey(hash string) []byte      { return storage.NewKey("acc/ocode").Str(hash) }
+func refreshKey(hash string) []byte   { return storage.NewKey("acc/orefresh").Str(hash) }
 func grantPrefix(userID int64) []byte { return storage.NewKey("acc/ogrant").Int(userID) }
 func grantKey(userID, clientID int64) []byte {
 	return storage.Key(grantPrefix(userID)).Int(clientID)
