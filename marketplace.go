@@ -27,6 +27,7 @@ import (
 	"marketplace/fees"
 	"marketplace/geo"
 	"marketplace/notify"
+	"marketplace/oauth"
 	"marketplace/questions"
 	"marketplace/stock"
 	"marketplace/storage"
@@ -83,6 +84,9 @@ type Marketplace struct {
 	// Faults holds the fault rules that the HTTP server applies before a
 	// request reaches any other service.
 	Faults *faults.Service
+	// OAuth answers the authorization page and the token endpoint: the
+	// applications are the clients, the grants are the users'.
+	OAuth *oauth.Service
 
 	// ResponseTimes keeps the sellers' response times, refreshed daily.
 	ResponseTimes *questions.ResponseTimes
@@ -181,6 +185,7 @@ func New(store storage.Store, opts Options) (*Marketplace, error) {
 	}
 	m.Notify = notify.New(store, opts.Clock, opts.Notifications)
 	m.Faults = faults.New(store, opts.Clock, opts.Faults)
+	m.OAuth = oauth.New(m.Accounts, m.Notify)
 	m.Fees = fees.New(store, m.Geo)
 	m.Catalog = catalog.New(store)
 	m.Catalog.UseClock(opts.Clock)

@@ -517,6 +517,11 @@ func hasAll(have, want []string) bool {
 type tokenRecord struct {
 	UserID  int64
 	Created time.Time
+	// Expires is when a token issued by a grant stops working (record form
+	// 3); zero for the operator's tokens, which never expire.
+	Expires time.Time
+	// ClientID is the application a grant issued the token to.
+	ClientID int64
 }
 
 // tokenRecordV2 tags the binary form of a token record: the tag, the user id
@@ -542,6 +547,9 @@ func decodeTokenRecord(b []byte) (tokenRecord, error) {
 			UserID:  int64(binary.BigEndian.Uint64(b[1:])),
 			Created: time.Unix(0, int64(binary.BigEndian.Uint64(b[9:]))).UTC(),
 		}, nil
+	}
+	if len(b) == tokenRecordV3Len && b[0] == tokenRecordV3 {
+		return decodeTokenRecordV3(b), nil
 	}
 	return tokenRecord{}, errors.New("corrupt token record")
 }
@@ -712,7 +720,7 @@ func userStores(tx storage.Tx, id int64) ([]Store, error) {
 }
 
 // Authenticate returns the user id that token belongs to. Errors:
-// Unauthorized for an unknown or revoked token.
+// Unauthorized for an unknown, revoked or expired token.
 func (s *Service) Authenticate(ctx context.Context, token string) (int64, error) {
 	if token == "" {
 		return 0, errs.Unauthorizedf("Invalid access token")
@@ -729,6 +737,9 @@ func (s *Service) Authenticate(ctx context.Context, token string) (int64, error)
 	}
 	if err != nil {
 		return 0, errs.Internalf(err, "authenticate")
+	}
+	if !rec.Expires.IsZero() && !s.clock.Now().Before(rec.Expires) {
+		return 0, errs.Unauthorizedf("Expired access token")
 	}
 	return rec.UserID, nil
 }
@@ -752,9 +763,13 @@ func (s *Service) RevokeToken(ctx context.Context, token string) error {
 	})
 }
 
-// RevokeAllTokens revokes every token of user id.
+// RevokeAllTokens revokes every token of user id, the refresh tokens of
+// its grants included.
 func (s *Service) RevokeAllTokens(ctx context.Context, userID int64) error {
 	return s.store.Update(ctx, func(tx storage.Tx) error {
+		if err := revokeGrants(tx, userID); err != nil {
+			return err
+		}
 		prefix := userTokenPrefix(userID)
 		var hashes []string
 		it := tx.Iterate(storage.Prefix(prefix))

@@ -9,6 +9,13 @@ import "marketplace/storage"
 //	acc/ustore/<user_id>/<store_id>   -> empty; a user's stores in id order
 //	acc/token/<sha256(token)>         -> tokenRecord (binary, see tokenRecordV2)
 //	acc/utoken/<user_id>/<sha256>     -> empty; a user's tokens, for revoking them all
+//	acc/ocode/<sha256(code)>          -> codeRecord (JSON): an unused authorization code
+//	acc/orefresh/<sha256(token)>      -> refreshRecord (JSON): a refresh token
+//	acc/ogrant/<user_id>/<client_id>  -> sha256 of the latest refresh token of that user and client
+//	acc/test/<user_id>                -> testUserRecord (JSON): a test user's owner and password hash
+//	acc/testnick/<nickname>           -> a test user's id (decimal), for signing in by nickname
+//	acc/testcount/<owner_id>          -> how many test users owner created (decimal); one key per owner,
+//	                                     read and written by each creation so that the limit holds under races
 
 // firstUserID and firstStoreID make ids look like the public API's: long
 // integers, not 1, 2, 3. A user id is firstUserID - 1 + the next number of
@@ -42,3 +49,13 @@ func userTokenPrefix(userID int64) []byte { return storage.NewKey("acc/utoken").
 func userTokenKey(userID int64, hash string) []byte {
 	return storage.Key(userTokenPrefix(userID)).Str(hash)
 }
+
+func codeKey(hash string) []byte      { return storage.NewKey("acc/ocode").Str(hash) }
+func refreshKey(hash string) []byte   { return storage.NewKey("acc/orefresh").Str(hash) }
+func grantPrefix(userID int64) []byte { return storage.NewKey("acc/ogrant").Int(userID) }
+func grantKey(userID, clientID int64) []byte {
+	return storage.Key(grantPrefix(userID)).Int(clientID)
+}
+func testUserKey(id int64) []byte        { return storage.NewKey("acc/test").Int(id) }
+func testNickKey(nickname string) []byte { return storage.NewKey("acc/testnick").Str(nickname) }
+func testCountKey(owner int64) []byte    { return storage.NewKey("acc/testcount").Int(owner) }

@@ -98,6 +98,9 @@ type Error struct {
 	Code    string
 	Message string
 	Causes  []Cause
+	// Description is the OAuth 2 error_description (RFC 6749 5.2) that the
+	// token endpoint adds to the body; empty elsewhere, and then not shown.
+	Description string
 	// Err is an underlying error kept for logs; it is never shown to callers.
 	Err error
 }
@@ -141,6 +144,12 @@ func Unauthorizedf(format string, args ...any) *Error { return New(Unauthorized,
 func Internalf(err error, format string, args ...any) *Error {
 	e := New(Internal, format, args...)
 	e.Err = err
+	return e
+}
+
+// WithDescription returns e with the OAuth 2 error_description set.
+func (e *Error) WithDescription(d string) *Error {
+	e.Description = d
 	return e
 }
 

@@ -32,9 +32,11 @@ var errUnavailable = errs.WithCode(errs.Unavailable, "service_unavailable", "The
 // errorBody is the spec's error body shape.
 type errorBody struct {
 	Message string `json:"message"`
-	Error   string `json:"error"`
-	Status  int    `json:"status"`
-	Cause   []any  `json:"cause"`
+	// ErrorDescription is sent by the OAuth 2 token endpoint only.
+	ErrorDescription string `json:"error_description,omitempty"`
+	Error            string `json:"error"`
+	Status           int    `json:"status"`
+	Cause            []any  `json:"cause"`
 }
 
 // httpError is an error that only the HTTP layer knows (no route, wrong
@@ -74,6 +76,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			body.Error = de.Kind.DefaultCode()
 		}
 		body.Message = de.Message
+		body.ErrorDescription = de.Description
 		for _, c := range de.Causes {
 			body.Cause = append(body.Cause, c)
 		}

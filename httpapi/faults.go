@@ -28,7 +28,11 @@ func (s *Server) testingRoutes() {
 // staticInParam lists the spec routes that the router serves through a
 // parameter route at the same position (routes.go): their template is
 // their own path, not the parameter route's.
-var staticInParam = []string{"/questions/search"}
+var staticInParam = []struct{ method, path string }{
+	{http.MethodGet, "/questions/search"},
+	{http.MethodGet, "/users/me"},
+	{http.MethodPost, "/users/test_user"},
+}
 
 // routeTemplate returns the spec-style template of the router's path
 // (/questions/:question_id -> /questions/{question_id}), the spec routes
@@ -43,10 +47,10 @@ func (s *Server) routeTemplate(method, path string) (tmpl string, statics []stri
 	}
 	tmpl = strings.Join(parts, "/")
 	faultable = path != "/operator" && !strings.HasPrefix(path, "/operator/")
-	if tmpl != path && method == http.MethodGet {
+	if tmpl != path {
 		for _, st := range staticInParam {
-			if matchTemplate(st, tmpl) == tmpl {
-				statics = append(statics, st)
+			if st.method == method && matchTemplate(st.path, tmpl) == tmpl {
+				statics = append(statics, st.path)
 			}
 		}
 	}

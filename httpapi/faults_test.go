@@ -165,6 +165,20 @@ func TestFaults_SearchRouteIsItsOwnTemplate(t *testing.T) {
 	is.True(ts.do("GET", "/questions/1", u.Token, nil).Status != 503) // /questions/{question_id} is another route
 }
 
+// TestFaults_StaticNamesBesideAParameterAreTheirOwnRoutes: /users/me and
+// POST /users/test_user are served through /users/{user_id}, yet a rule
+// names each of them alone.
+func TestFaults_StaticNamesBesideAParameterAreTheirOwnRoutes(t *testing.T) {
+	is := is.New(t)
+	ts := newTestServer(t)
+	u := ts.mustUser("MLA")
+	ts.mustFault(map[string]any{"route": "/users/me", "status": 503})
+	ts.mustFault(map[string]any{"method": "POST", "route": "/users/test_user", "status": 429})
+	is.Equal(ts.do("GET", "/users/me", u.Token, nil).Status, 503)
+	is.Equal(ts.do("GET", fmt.Sprintf("/users/%d", u.ID), u.Token, nil).Status, 200) // /users/{user_id} is another route
+	is.Equal(ts.do("POST", "/users/test_user", u.Token, map[string]any{"site_id": "MLA"}).Status, 429)
+}
+
 // TestFaults_OverRealHTTP drives a rule through a real listener and client.
 func TestFaults_OverRealHTTP(t *testing.T) {
 	is := is.New(t)

@@ -56,7 +56,10 @@ func (ts *testServer) mustApplication(owner int64, url string) map[string]any {
 	if res.Status != http.StatusCreated {
 		ts.t.Fatalf("create application: %d %s", res.Status, res.Raw)
 	}
-	return res.Obj()
+	// The client secret is in the creation's answer only.
+	app := res.Obj()
+	delete(app, "client_secret")
+	return app
 }
 
 // emitQuestion writes a question event of user into the outbox.
@@ -97,7 +100,9 @@ func TestApplicationsAPI_CreateReadUpdate(t *testing.T) {
 	is.Equal(app["callback_url"], "http://127.0.0.1:9000/hook")
 	is.Equal(app["topics"], []any{"questions"})
 	is.Equal(len(app["secret"].(string)), 64)
-	is.Equal(len(app), 6) // id, name, owner_user_id, callback_url, topics, secret
+	is.Equal(app["client_id"], app["id"])
+	is.Equal(app["redirect_uris"], []any{})
+	is.Equal(len(app), 8) // id, name, owner_user_id, callback_url, topics, secret, client_id, redirect_uris
 
 	res := ts.do("GET", fmt.Sprintf("/operator/applications/%d", id), testOperatorToken, nil)
 	is.Equal(res.Status, http.StatusOK)

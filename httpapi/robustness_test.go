@@ -172,11 +172,18 @@ var allRoutes = []route{
 	{"GET", "/catalog_domains/:domain_id/products", []string{"limit", "offset"}, nil},
 	{"GET", "/products/:product_id", nil, nil},
 	// notifications
-	{"POST", "/operator/applications", nil, []string{"name", "owner_user_id", "callback_url", "topics"}},
+	{"POST", "/operator/applications", nil, []string{"name", "owner_user_id", "callback_url", "topics", "redirect_uris"}},
 	{"GET", "/operator/applications/:app_id", nil, nil},
-	{"PUT", "/operator/applications/:app_id", nil, []string{"callback_url", "topics"}},
+	{"PUT", "/operator/applications/:app_id", nil, []string{"callback_url", "topics", "redirect_uris"}},
 	{"GET", "/operator/applications/:app_id/deliveries", []string{"limit", "offset"}, nil},
 	{"GET", "/missed_feeds", []string{"app_id", "topic", "limit", "offset"}, nil},
+	// OAuth
+	{"GET", "/authorization", authorizationQuery, nil},
+	{"POST", "/authorization", authorizationQuery, nil},
+	{"POST", "/oauth/token", tokenFields, tokenFields},
+	{"POST", "/operator/authorizations", nil, []string{"client_id", "user_id", "redirect_uri", "code_challenge", "code_challenge_method"}},
+	{"POST", "/operator/applications/:app_id/secret", nil, nil},
+	{"POST", "/users/:user_id", nil, []string{"site_id"}},
 	// clock
 	{"GET", "/operator/clock", nil, nil},
 	{"PUT", "/operator/clock", nil, []string{"now"}},
@@ -192,6 +199,10 @@ var allRoutes = []route{
 	{"DELETE", "/operator/requests", nil, nil},
 	{"POST", "/operator/applications/:app_id/deliveries/:delivery_id/redeliver", nil, nil},
 }
+
+var authorizationQuery = []string{"response_type", "client_id", "redirect_uri", "state", "code_challenge", "code_challenge_method"}
+
+var tokenFields = []string{"grant_type", "client_id", "client_secret", "code", "redirect_uri", "code_verifier", "refresh_token"}
 
 var newItemFields = []string{"title", "category_id", "price", "listing_type_id", "currency_id", "condition", "channels",
 	"thumbnail", "available_quantity", "catalog_product_id", "catalog_listing", "user_product_id",
@@ -579,6 +590,14 @@ func checkAnswer(rec *httptest.ResponseRecorder, log *errorLog) error {
 	if rec.Code >= 500 {
 		return fmt.Errorf("status %d: %s", rec.Code, rec.Body.Bytes())
 	}
+	// The authorization page is the one route that answers HTML, or
+	// redirects the browser to the client.
+	if ct := rec.Header().Get("Content-Type"); strings.HasPrefix(ct, "text/html") || rec.Code == http.StatusFound {
+		if rec.Code == http.StatusFound && rec.Header().Get("Location") == "" {
+			return fmt.Errorf("302 without a Location")
+		}
+		return nil
+	}
 	if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 		return fmt.Errorf("Content-Type = %q, want application/json", ct)
 	}
@@ -598,7 +617,12 @@ func checkAnswer(rec *httptest.ResponseRecorder, log *errorLog) error {
 		Status  *int    `json:"status"`
 		Cause   *[]any  `json:"cause"`
 	}
-	if len(body) != 4 || json.Unmarshal(rec.Body.Bytes(), &e) != nil ||
+	// The token endpoint adds OAuth 2's error_description.
+	keys := len(body)
+	if _, ok := body["error_description"]; ok {
+		keys--
+	}
+	if keys != 4 || json.Unmarshal(rec.Body.Bytes(), &e) != nil ||
 		e.Message == nil || e.Error == nil || e.Status == nil || e.Cause == nil || *e.Cause == nil {
 		return fmt.Errorf("status %d: error body is not {message, error, status, cause}: %s", rec.Code, rec.Body.Bytes())
 	}

@@ -31,6 +31,7 @@ func (s *Server) routes() {
 	s.referenceRoutes()
 	s.catalogRoutes()
 	s.notifyRoutes()
+	s.oauthRoutes()
 	s.clockRoutes()
 	s.testingRoutes()
 }

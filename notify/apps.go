@@ -28,6 +28,15 @@ type Application struct {
 	Topics      []string `json:"topics"`
 	// Secret is the key of the HMAC-SHA256 signature of every POST body.
 	Secret string `json:"secret"`
+	// ClientID is the application's OAuth 2 client id: its id.
+	ClientID int64 `json:"client_id"`
+	// RedirectURIs are where the authorization page may send a code; a
+	// redirect_uri must equal one of them exactly.
+	RedirectURIs []string `json:"redirect_uris"`
+	// ClientSecret is the OAuth 2 client secret, set only in the answer of
+	// the calls that create it (CreateApplication, RotateClientSecret):
+	// only its hash is stored (see clients.go).
+	ClientSecret string `json:"client_secret,omitempty"`
 }
 
 // Subscribed reports whether a receives notifications of topic.
@@ -39,19 +48,23 @@ type NewApplication struct {
 	OwnerUserID int64    `json:"owner_user_id"`
 	CallbackURL string   `json:"callback_url"`
 	Topics      []string `json:"topics"`
+	// RedirectURIs are the OAuth 2 redirect URIs; none is needed for
+	// notifications alone.
+	RedirectURIs []string `json:"redirect_uris"`
 }
 
 // ApplicationUpdate is the input of UpdateApplication; a nil field is left
 // as it is.
 type ApplicationUpdate struct {
-	CallbackURL *string   `json:"callback_url"`
-	Topics      *[]string `json:"topics"`
+	CallbackURL  *string   `json:"callback_url"`
+	Topics       *[]string `json:"topics"`
+	RedirectURIs *[]string `json:"redirect_uris"`
 }
 
 const maxAppNameLength = 100
 
 // CreateApplication registers an application of an existing user, with a new
-// random secret. The callback URL must be http or https and reach an allowed
+// random secret and a new client secret, returned this once. The callback URL must be http or https and reach an allowed
 // address (see Options.AllowPrivateCallbacks). Errors: Invalid.
 func (s *Service) CreateApplication(ctx context.Context, in NewApplication) (Application, error) {
 	name := strings.TrimSpace(in.Name)
@@ -78,11 +91,20 @@ func (s *Service) CreateApplication(ctx context.Context, in NewApplication) (App
 	if err != nil {
 		return Application{}, err
 	}
+	redirects, err := cleanRedirectURIs(in.RedirectURIs)
+	if err != nil {
+		return Application{}, err
+	}
 	secret, err := newSecret()
 	if err != nil {
 		return Application{}, errs.Internalf(err, "generate application secret")
 	}
-	app := Application{Name: name, OwnerUserID: in.OwnerUserID, CallbackURL: cb, Topics: topics, Secret: secret}
+	clientSecret, err := newSecret()
+	if err != nil {
+		return Application{}, errs.Internalf(err, "generate client secret")
+	}
+	app := Application{Name: name, OwnerUserID: in.OwnerUserID, CallbackURL: cb, Topics: topics, Secret: secret,
+		RedirectURIs: redirects}
 	err = s.store.Update(ctx, func(tx storage.Tx) error {
 		if _, err := accounts.GetUser(tx, in.OwnerUserID); err != nil {
 			if errs.Is(err, errs.NotFound) {
@@ -99,7 +121,11 @@ func (s *Service) CreateApplication(ctx context.Context, in NewApplication) (App
 			return err
 		}
 		app.ID = firstAppID - 1 + int64(n)
-		if err := storage.SetJSON(tx, appKey(app.ID), app); err != nil {
+		app.ClientID = app.ID
+		if err := putApp(tx, app); err != nil {
+			return err
+		}
+		if err := putClientSecret(tx, app.ID, clientSecret); err != nil {
 			return err
 		}
 		return tx.Set(ownerAppKey(app.OwnerUserID, app.ID), nil)
@@ -107,6 +133,7 @@ func (s *Service) CreateApplication(ctx context.Context, in NewApplication) (App
 	if err != nil {
 		return Application{}, wrapInternal(err, "create application")
 	}
+	app.ClientSecret = clientSecret
 	return app, nil
 }
 
@@ -121,8 +148,8 @@ func (s *Service) Application(ctx context.Context, id int64) (Application, error
 	return app, wrapInternal(err, "read application")
 }
 
-// UpdateApplication changes the callback URL and the topics of application
-// id. Deliveries already scheduled go to the new URL from their next attempt
+// UpdateApplication changes the callback URL, the topics and the redirect
+// URIs of application id. Deliveries already scheduled go to the new URL from their next attempt
 // on. Errors: NotFound, Invalid.
 func (s *Service) UpdateApplication(ctx context.Context, id int64, in ApplicationUpdate) (Application, error) {
 	var cb string
@@ -138,6 +165,12 @@ func (s *Service) UpdateApplication(ctx context.Context, id int64, in Applicatio
 			return Application{}, err
 		}
 	}
+	var redirects []string
+	if in.RedirectURIs != nil {
+		if redirects, err = cleanRedirectURIs(*in.RedirectURIs); err != nil {
+			return Application{}, err
+		}
+	}
 	var app Application
 	err = s.store.Update(ctx, func(tx storage.Tx) error {
 		var err error
@@ -150,7 +183,10 @@ func (s *Service) UpdateApplication(ctx context.Context, id int64, in Applicatio
 		if in.Topics != nil {
 			app.Topics = topics
 		}
-		return storage.SetJSON(tx, appKey(id), app)
+		if in.RedirectURIs != nil {
+			app.RedirectURIs = redirects
+		}
+		return putApp(tx, app)
 	})
 	if err != nil {
 		return Application{}, wrapInternal(err, "update application")
@@ -171,7 +207,18 @@ func getApp(tx storage.Tx, id int64) (Application, error) {
 	if err != nil {
 		return Application{}, errs.Internalf(err, "read application %d", id)
 	}
+	// Records written before applications were OAuth clients have neither.
+	app.ClientID = app.ID
+	if app.RedirectURIs == nil {
+		app.RedirectURIs = []string{}
+	}
 	return app, nil
+}
+
+// putApp writes app, never with a client secret in it.
+func putApp(tx storage.Tx, app Application) error {
+	app.ClientSecret = ""
+	return storage.SetJSON(tx, appKey(app.ID), app)
 }
 
 // cleanTopics checks every topic and removes duplicates, keeping the order.

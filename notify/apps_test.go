@@ -41,8 +41,11 @@ func TestCreateApplication_ReturnsIDAndSecretAndIsReadBack(t *testing.T) {
 	is.Equal(app.Name, "My app")
 	is.Equal(app.Topics, []string{"questions"}) // duplicates removed
 	is.Equal(len(app.Secret), 64)
+	is.Equal(len(app.ClientSecret), 64) // the client secret, shown once
 	got, err := e.m.Notify.Application(e.ctx, app.ID)
 	is.NoErr(err)
+	is.Equal(got.ClientSecret, "") // never read back
+	got.ClientSecret = app.ClientSecret
 	is.Equal(got, app)
 	other := e.mustApp(seller, "http://127.0.0.1:9000/")
 	is.True(other.ID != app.ID)
