@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -92,6 +93,13 @@ type Marketplace struct {
 	// engines on the store (sharedclock.go); stopSharing stops that.
 	manual      *clock.Manual
 	stopSharing func()
+
+	// gate holds requests (Enter) out while the state is replaced.
+	gate          sync.RWMutex
+	hookMu        sync.Mutex
+	replacedHooks []func(context.Context)
+	// bg pauses the delivery of notifications run by Start (background.go).
+	bg background
 }
 
 // Open starts the engine on a Badger store in dir (created if missing).
@@ -216,6 +224,7 @@ func (m *Marketplace) Close() error {
 	}
 	// Deliveries in flight end before the store closes; what they did not
 	// record is sent again after the next Start.
+	m.bg.close()
 	m.Notify.Stop()
 	if m.ownsStore {
 		return m.store.Close()
@@ -239,7 +248,7 @@ func (m *Marketplace) Start(ctx context.Context) error {
 				m.Logger.Error("response time refresh", "err", err)
 			})
 		},
-		m.Notify.Run,
+		m.runNotify,
 		m.watchImports,
 	}
 	errc := make(chan error, len(loops))
