@@ -196,21 +196,9 @@ func (m *Marketplace) CreateSnapshot(ctx context.Context, name string) (Snapshot
 		if err != nil {
 			return err
 		}
-		seqs, err := storage.SequenceStates(ctx, m.store)
+		seqs, err := m.copyState(ctx, id)
 		if err != nil {
 			return err
-		}
-		for _, n := range keptSequences {
-			delete(seqs, n)
-		}
-		dst := snapshotDataPrefix(id)
-		for _, r := range stateRanges() {
-			err := storage.CopyRange(ctx, m.store, r, func(k []byte) []byte {
-				return append(append(make([]byte, 0, len(dst)+len(k)), dst...), k...)
-			})
-			if err != nil {
-				return err
-			}
 		}
 		snap = Snapshot{ID: id, Name: name, Created: m.Clock.Now().UTC()}
 		rec, err := json.Marshal(snapshotRecord{Snapshot: snap, Sequences: seqs})
@@ -290,13 +278,7 @@ func (m *Marketplace) RestoreSnapshot(ctx context.Context, id int64) error {
 		return err
 	}
 	err = m.replaceState(ctx, func(ctx context.Context) error {
-		if err := m.clearState(ctx, rec.Sequences); err != nil {
-			return err
-		}
-		src := snapshotDataPrefix(id)
-		return storage.CopyRange(ctx, m.store, storage.Prefix(src), func(k []byte) []byte {
-			return bytes.Clone(k[len(src):])
-		})
+		return m.putState(ctx, id, rec.Sequences)
 	})
 	if err != nil {
 		return errs.Internalf(err, "Restore failed")
@@ -320,4 +302,38 @@ func (m *Marketplace) DeleteSnapshot(ctx context.Context, id int64) error {
 		return errs.Internalf(err, "Delete snapshot failed")
 	}
 	return nil
+}
+
+// copyState copies the state into the data of snapshot id and returns the
+// positions of the state's sequences.
+func (m *Marketplace) copyState(ctx context.Context, id int64) (map[string]uint64, error) {
+	seqs, err := storage.SequenceStates(ctx, m.store)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range keptSequences {
+		delete(seqs, n)
+	}
+	dst := snapshotDataPrefix(id)
+	for _, r := range stateRanges() {
+		err := storage.CopyRange(ctx, m.store, r, func(k []byte) []byte {
+			return append(append(make([]byte, 0, len(dst)+len(k)), dst...), k...)
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return seqs, nil
+}
+
+// putState replaces the state by the data of snapshot id and sets the
+// sequences to seqs.
+func (m *Marketplace) putState(ctx context.Context, id int64, seqs map[string]uint64) error {
+	if err := m.clearState(ctx, seqs); err != nil {
+		return err
+	}
+	src := snapshotDataPrefix(id)
+	return storage.CopyRange(ctx, m.store, storage.Prefix(src), func(k []byte) []byte {
+		return bytes.Clone(k[len(src):])
+	})
 }

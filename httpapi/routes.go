@@ -32,4 +32,5 @@ func (s *Server) routes() {
 	s.catalogRoutes()
 	s.notifyRoutes()
 	s.clockRoutes()
+	s.stateRoutes()
 }

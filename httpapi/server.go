@@ -101,6 +101,7 @@ type authedFunc func(w http.ResponseWriter, r *http.Request, p httprouter.Params
 func (s *Server) handle(method, path string, h handlerFunc) {
 	s.router.Handle(method, path, func(w http.ResponseWriter, r *http.Request, p httprouter.Params) {
 		s.logged(w, r, path, func(w http.ResponseWriter) {
+			defer s.enterState(path)()
 			if s.cfg.ManualClock != nil {
 				// Another server on the store may have moved the shared
 				// manual clock; a failure here is the request's own to
