@@ -83,7 +83,7 @@ func TestReset_OverHTTPRemovesEveryoneAndDemoTrueBringsTheAccountsBack(t *testin
 	is.Equal(res.Status, 204)
 	is.Equal(len(res.Body), 0)
 	is.Equal(do(t, seller, "GET", storesPath(srv.Seller.ID), nil).Status, 401) // the seller's token is gone
-	is.Equal(do(t, srv.Operator, "GET", "/operator/clock", nil).Status, 200)    // the operator token stays
+	is.Equal(do(t, srv.Operator, "GET", "/operator/clock", nil).Status, 200)   // the operator token stays
 
 	res = do(t, srv.Operator, "POST", "/operator/reset?demo=true", nil)
 	is.Equal(res.Status, 204)
