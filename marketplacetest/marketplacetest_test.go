@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -332,4 +333,62 @@ func TestReset_NoNotificationOfTheOldStateIsSentAfterIt(t *testing.T) {
 	if n := old.count(); n != before {
 		t.Errorf("the old receiver got %d notifications after the reset", n-before)
 	}
+}
+
+func TestFixtures_OverHTTPLoadOnceAndRefuseABadDocumentWithNothingChanged(t *testing.T) {
+	is := is.New(t)
+	srv := marketplacetest.NewServer(t)
+	doc := shopDoc("https://example.com/hook")
+
+	res := do(t, srv.Operator, "PUT", "/operator/fixtures", doc)
+	is.Equal(res.Status, 200)
+	var first fixtures.Result
+	is.NoErr(res.Decode(&first))
+	is.True(first.Users["shop"] != 0)
+	is.True(strings.HasPrefix(first.Items["shoe"], "MLA"))
+
+	res = do(t, srv.Operator, "PUT", "/operator/fixtures", doc)
+	is.Equal(res.Status, 200)
+	var again fixtures.Result
+	is.NoErr(res.Decode(&again))
+	is.Equal(again, first) // loading twice is loading once
+
+	shop := srv.Client("APP_USR-shop-token-000000000001")
+	res = do(t, shop, "GET", "/items/"+first.Items["shoe"], nil)
+	is.Equal(res.Status, 200)
+	is.Equal(obj(t, res)["title"], "Zapatillas Running")
+
+	bad := shopDoc("https://example.com/hook")
+	bad.Users[0].Name = "other-shop"
+	bad.Users[0].Tokens = []string{"APP_USR-new-token-00000000000009"}
+	bad.Items[0].Seller = "nobody"
+	res = do(t, srv.Operator, "PUT", "/operator/fixtures", bad)
+	is.Equal(res.Status, 400)
+	body := obj(t, res)
+	is.Equal(body["message"], `Invalid fixture items[0] ("shoe"), field seller: no record of users is named "nobody"`)
+	is.Equal(body["error"], "bad_request")
+	is.Equal(body["status"], 400.0)
+	is.Equal(do(t, srv.Client("APP_USR-new-token-00000000000009"), "GET", storesPath(srv.Seller.ID), nil).Status, 401) // nothing created
+
+	res = do(t, srv.Operator, "PUT", "/operator/fixtures", `{"users": [{"name": "x", "nick": "X"}]}`)
+	is.Equal(res.Status, 400)
+	is.Equal(obj(t, res)["message"], `Invalid fixture users[0] ("x"), field nick: unknown field`)
+	is.Equal(do(t, srv.Operator, "PUT", "/operator/fixtures", `not json`).Status, 400)
+	is.Equal(do(t, srv.Client(srv.Seller.Token), "PUT", "/operator/fixtures", doc).Status, 403)
+}
+
+func TestWithFixturesFile_LoadsTheDocumentOfMarketplacedFixtures(t *testing.T) {
+	is := is.New(t)
+	path := t.TempDir() + "/shop.json"
+	b, err := json.Marshal(shopDoc("https://example.com/hook"))
+	is.NoErr(err)
+	is.NoErr(os.WriteFile(path, b, 0o600))
+	srv := marketplacetest.NewServer(t, marketplacetest.WithFixturesFile(path))
+	is.True(srv.Fixtures.Applications["hook"] != 0)
+	res := do(t, srv.Client("APP_USR-fan-token-0000000000002"), "GET", fmt.Sprintf("/users/%d", srv.Fixtures.Users["fan"]), nil)
+	is.Equal(res.Status, 200)
+
+	// Reset keeps the fixtures: they are part of the starting state.
+	is.NoErr(srv.Reset())
+	is.Equal(do(t, srv.Client("APP_USR-fan-token-0000000000002"), "GET", fmt.Sprintf("/users/%d", srv.Fixtures.Users["fan"]), nil).Status, 200)
 }
