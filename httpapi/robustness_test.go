@@ -181,6 +181,13 @@ var allRoutes = []route{
 	// clock
 	{"GET", "/operator/clock", nil, nil},
 	{"PUT", "/operator/clock", nil, []string{"now"}},
+	// reset, snapshots, fixtures
+	{"POST", "/operator/reset", []string{"demo"}, nil},
+	{"POST", "/operator/snapshots", nil, []string{"name"}},
+	{"GET", "/operator/snapshots", nil, nil},
+	{"POST", "/operator/snapshots/:snapshot_id/restore", nil, nil},
+	{"DELETE", "/operator/snapshots/:snapshot_id", nil, nil},
+	{"PUT", "/operator/fixtures", nil, []string{"users", "users.name", "users.nickname", "users.site_id", "users.tokens"}},
 }
 
 var newItemFields = []string{"title", "category_id", "price", "listing_type_id", "currency_id", "condition", "channels",
@@ -427,6 +434,11 @@ func (w *robustWorld) template(rt route) map[string]any {
 		return map[string]any{"callback_url": "https://example.com/other", "topics": []any{"questions", "items"}}
 	case "/operator/clock":
 		return map[string]any{"now": "2026-03-04T16:00:00Z"}
+	case "/operator/snapshots":
+		return map[string]any{"name": "before"}
+	case "/operator/fixtures":
+		return map[string]any{"users": []any{map[string]any{"name": "fx", "nickname": "FX", "site_id": "MLA",
+			"tokens": []any{"APP_USR-fixture-token-000000001"}}}}
 	}
 	return nil
 }
@@ -665,7 +677,7 @@ func TestRobustness_EveryRouteIsListed(t *testing.T) {
 	for _, rt := range allRoutes {
 		path := strings.NewReplacer(":user_id", "1", ":item_id", "x", ":user_product_id", "x", ":site_id", "MLA",
 			":question_id", "1", ":blocked_id", "1", ":listing_type_id", "x", ":country_id", "AR", ":state_id", "x",
-			":city_id", "x", ":currency_id", "x", ":zip_code", "x", ":domain_id", "x", ":product_id", "x", ":app_id", "1").Replace(rt.path)
+			":city_id", "x", ":currency_id", "x", ":zip_code", "x", ":domain_id", "x", ":product_id", "x", ":app_id", "1", ":snapshot_id", "1").Replace(rt.path)
 		rec := w.serve(robustRequest{method: rt.method, target: path})
 		var body struct{ Error string }
 		_ = json.Unmarshal(rec.Body.Bytes(), &body)
