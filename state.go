@@ -78,7 +78,8 @@ type ResetOptions struct {
 // state before or the state after, never a mix. The HTTP server enters for
 // every request; an embedder that calls the services while another
 // goroutine may reset does the same. Call the returned function to leave.
-// Never call Reset, CreateSnapshot or RestoreSnapshot while holding it.
+// Never call Reset, CreateSnapshot, RestoreSnapshot, DeleteSnapshot or
+// LoadFixtures while holding it.
 func (m *Marketplace) Enter() (leave func()) {
 	m.gate.RLock()
 	return m.gate.RUnlock
@@ -273,13 +274,22 @@ func (m *Marketplace) snapshot(ctx context.Context, id int64) (snapshotRecord, e
 // snapshot stays, to be restored again. Errors: NotFound for an unknown id;
 // the storage's.
 func (m *Marketplace) RestoreSnapshot(ctx context.Context, id int64) error {
-	rec, err := m.snapshot(ctx, id)
-	if err != nil {
-		return err
-	}
-	err = m.replaceState(ctx, func(ctx context.Context) error {
+	var notFound error
+	err := m.replaceState(ctx, func(ctx context.Context) error {
+		// Read under the gate, so that a deletion cannot come between.
+		rec, err := m.snapshot(ctx, id)
+		if errs.Is(err, errs.NotFound) {
+			notFound = err
+			return nil
+		}
+		if err != nil {
+			return err
+		}
 		return m.putState(ctx, id, rec.Sequences)
 	})
+	if notFound != nil {
+		return notFound
+	}
 	if err != nil {
 		return errs.Internalf(err, "Restore failed")
 	}
@@ -289,6 +299,9 @@ func (m *Marketplace) RestoreSnapshot(ctx context.Context, id int64) error {
 // DeleteSnapshot deletes snapshot id. Errors: NotFound for an unknown id;
 // the storage's.
 func (m *Marketplace) DeleteSnapshot(ctx context.Context, id int64) error {
+	// Not while a restore copies from it.
+	m.gate.Lock()
+	defer m.gate.Unlock()
 	if _, err := m.snapshot(ctx, id); err != nil {
 		return err
 	}

@@ -28,6 +28,7 @@ var gateFree = map[string]bool{
 	"/operator/reset":                          true,
 	"/operator/snapshots":                      true,
 	"/operator/snapshots/:snapshot_id/restore": true,
+	"/operator/snapshots/:snapshot_id":         true,
 	"/operator/fixtures":                       true,
 }
 
