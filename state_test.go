@@ -10,6 +10,7 @@ import (
 	"marketplace/accounts"
 	"marketplace/clock"
 	"marketplace/errs"
+	"marketplace/fixtures"
 	"marketplace/storage"
 	"marketplace/storage/badger"
 	"marketplace/storage/memory"
@@ -185,6 +186,38 @@ func TestSnapshot_RestoreBringsBackTheExactStateAndTheSequences(t *testing.T) {
 		}
 		if list, _ := m.Snapshots(ctx); len(list) != 0 {
 			t.Errorf("snapshots after delete = %+v", list)
+		}
+	})
+}
+
+func TestLoadFixtures_AllOrNothingAndTwiceIsOnceOnEveryBackend(t *testing.T) {
+	qty := int64(3)
+	doc := fixtures.Document{
+		Users: []fixtures.User{{Name: "shop", Nickname: "SHOP", SiteID: "MLA", Tokens: []string{"APP_USR-shop-token-000000000001"}}},
+		Items: []fixtures.Item{{Name: "mate", Seller: "shop", Title: "Mate de calabaza", CategoryID: "MLA1055",
+			Price: "900", ListingTypeID: "gold_special", CurrencyID: "ARS", AvailableQuantity: &qty}},
+	}
+	forEachBackend(t, func(t *testing.T, m *marketplace.Marketplace) {
+		ctx := context.Background()
+		bad := doc
+		bad.Items = append([]fixtures.Item{doc.Items[0]}, doc.Items[0])
+		bad.Items[1].Name, bad.Items[1].CategoryID = "broken", "NOPE"
+		if _, err := m.LoadFixtures(ctx, bad); !errs.Is(err, errs.Invalid) {
+			t.Fatalf("a refused item: %v; want Invalid", err)
+		}
+		if _, err := m.Accounts.Authenticate(ctx, "APP_USR-shop-token-000000000001"); !errs.Is(err, errs.Unauthorized) {
+			t.Fatalf("the refused document's user exists: %v", err)
+		}
+		first, err := m.LoadFixtures(ctx, doc)
+		if err != nil {
+			t.Fatalf("LoadFixtures: %v", err)
+		}
+		if first.Users["shop"] != 100000001 || first.Items["mate"] != "MLA1400000001" {
+			t.Errorf("ids after a refused load = %+v; want the first ones", first)
+		}
+		again, err := m.LoadFixtures(ctx, doc)
+		if err != nil || !reflect.DeepEqual(again, first) {
+			t.Errorf("second load = %+v %v; want %+v", again, err, first)
 		}
 	})
 }
