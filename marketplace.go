@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -102,6 +103,13 @@ type Marketplace struct {
 	// engines on the store (sharedclock.go); stopSharing stops that.
 	manual      *clock.Manual
 	stopSharing func()
+
+	// gate holds requests (Enter) out while the state is replaced.
+	gate          sync.RWMutex
+	hookMu        sync.Mutex
+	replacedHooks []func(context.Context)
+	// bg pauses the delivery of notifications run by Start (background.go).
+	bg background
 }
 
 // Open starts the engine on a Badger store in dir (created if missing).
@@ -185,6 +193,8 @@ func New(store storage.Store, opts Options) (*Marketplace, error) {
 	}
 	m.Notify = notify.New(store, opts.Clock, opts.Notifications)
 	m.Faults = faults.New(store, opts.Clock, opts.Faults)
+	// A reset or restore replaces the stored rules; the cache of them goes.
+	m.OnStateReplaced(func(context.Context) { m.Faults.Invalidate() })
 	m.OAuth = oauth.New(m.Accounts, m.Notify)
 	m.Fees = fees.New(store, m.Geo)
 	m.Catalog = catalog.New(store)
@@ -232,6 +242,7 @@ func (m *Marketplace) Close() error {
 	}
 	// Deliveries in flight end before the store closes; what they did not
 	// record is sent again after the next Start.
+	m.bg.close()
 	m.Notify.Stop()
 	if m.ownsStore {
 		return m.store.Close()
@@ -255,7 +266,7 @@ func (m *Marketplace) Start(ctx context.Context) error {
 				m.Logger.Error("response time refresh", "err", err)
 			})
 		},
-		m.Notify.Run,
+		m.runNotify,
 		m.watchImports,
 	}
 	if _, shared := m.store.(*postgres.Store); shared {

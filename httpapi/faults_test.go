@@ -179,6 +179,22 @@ func TestFaults_StaticNamesBesideAParameterAreTheirOwnRoutes(t *testing.T) {
 	is.Equal(ts.do("POST", "/users/test_user", u.Token, map[string]any{"site_id": "MLA"}).Status, 429)
 }
 
+// TestFaults_ResetAndRestoreReplaceTheRules: a reset removes every rule at
+// once, and restoring a snapshot brings back the rules it held.
+func TestFaults_ResetAndRestoreReplaceTheRules(t *testing.T) {
+	is := is.New(t)
+	ts := newTestServer(t)
+	ts.mustFault(map[string]any{"route": "/health", "status": 503})
+	is.Equal(ts.do("GET", "/health", "", nil).Status, 503)
+	snap := ts.do("POST", "/operator/snapshots", testOperatorToken, map[string]any{"name": "with a rule"})
+	is.Equal(snap.Status, 201)
+	is.Equal(ts.do("POST", "/operator/reset", testOperatorToken, nil).Status, 204)
+	is.Equal(ts.do("GET", "/health", "", nil).Status, 200) // the rule went with the reset
+	id := int64(snap.Obj()["id"].(float64))
+	is.Equal(ts.do("POST", fmt.Sprintf("/operator/snapshots/%d/restore", id), testOperatorToken, nil).Status, 204)
+	is.Equal(ts.do("GET", "/health", "", nil).Status, 503) // and came back with the snapshot
+}
+
 // TestFaults_OverRealHTTP drives a rule through a real listener and client.
 func TestFaults_OverRealHTTP(t *testing.T) {
 	is := is.New(t)

@@ -20,6 +20,7 @@ import (
 
 	"marketplace"
 	"marketplace/clock"
+	"marketplace/errs"
 	"marketplace/httpapi"
 	"marketplace/storage/badger"
 	"marketplace/storage/memory"
@@ -73,6 +74,8 @@ type robustWorld struct {
 	userProduct         string
 	question, answered  int64
 	appID               int64
+	// seed is the snapshot of the world as seeded.
+	seed int64
 }
 
 func newRobustWorld(t testing.TB) *robustWorld {
@@ -100,7 +103,25 @@ func newRobustWorld(t testing.TB) *robustWorld {
 	if lines := log.take(); len(lines) > 0 {
 		t.Fatalf("seeding logged errors: %v", lines)
 	}
+	snap, err := m.CreateSnapshot(context.Background(), "robust world")
+	if err != nil {
+		t.Fatalf("snapshot of the world: %v", err)
+	}
+	w.seed = snap.ID
 	return w
+}
+
+// reseed puts the world back after a request replaced the state (a reset,
+// a restore), so that the requests that follow still find its records.
+func (w *robustWorld) reseed(t *rapid.T, req robustRequest, code int) {
+	path, _, _ := strings.Cut(req.target, "?")
+	if code >= 300 || req.method != http.MethodPost || (path != "/operator/reset" && !strings.HasSuffix(path, "/restore")) {
+		return
+	}
+	// The world's snapshot may have been deleted by a request before.
+	if err := w.m.RestoreSnapshot(context.Background(), w.seed); err != nil && !errs.Is(err, errs.NotFound) {
+		t.Fatalf("reseed: %v", err)
+	}
 }
 
 func (w *robustWorld) ask(u user, item, text string) int64 {
@@ -198,6 +219,13 @@ var allRoutes = []route{
 	{"GET", "/operator/requests", []string{"method", "route", "status", "user_id", "limit", "offset"}, nil},
 	{"DELETE", "/operator/requests", nil, nil},
 	{"POST", "/operator/applications/:app_id/deliveries/:delivery_id/redeliver", nil, nil},
+	// reset, snapshots, fixtures
+	{"POST", "/operator/reset", []string{"demo"}, nil},
+	{"POST", "/operator/snapshots", nil, []string{"name"}},
+	{"GET", "/operator/snapshots", nil, nil},
+	{"POST", "/operator/snapshots/:snapshot_id/restore", nil, nil},
+	{"DELETE", "/operator/snapshots/:snapshot_id", nil, nil},
+	{"PUT", "/operator/fixtures", nil, []string{"users", "users.name", "users.nickname", "users.site_id", "users.tokens"}},
 }
 
 var authorizationQuery = []string{"response_type", "client_id", "redirect_uri", "state", "code_challenge", "code_challenge_method"}
@@ -448,6 +476,11 @@ func (w *robustWorld) template(rt route) map[string]any {
 		return map[string]any{"callback_url": "https://example.com/other", "topics": []any{"questions", "items"}}
 	case "/operator/clock":
 		return map[string]any{"now": "2026-03-04T16:00:00Z"}
+	case "/operator/snapshots":
+		return map[string]any{"name": "before"}
+	case "/operator/fixtures":
+		return map[string]any{"users": []any{map[string]any{"name": "fx", "nickname": "FX", "site_id": "MLA",
+			"tokens": []any{"APP_USR-fixture-token-000000001"}}}}
 	}
 	return nil
 }
@@ -598,6 +631,13 @@ func checkAnswer(rec *httptest.ResponseRecorder, log *errorLog) error {
 		}
 		return nil
 	}
+	if rec.Code == http.StatusNoContent {
+		// Reset, restore and deletions answer 204 with no body at all.
+		if rec.Body.Len() > 0 {
+			return fmt.Errorf("status 204 with a body: %q", rec.Body.Bytes())
+		}
+		return nil
+	}
 	if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 		return fmt.Errorf("Content-Type = %q, want application/json", ct)
 	}
@@ -681,6 +721,7 @@ func TestRobustness_NoInputGivesA500AndErrorsKeepTheirShape(t *testing.T) {
 			if err := checkAnswer(rec, w.log); err != nil {
 				t.Fatalf("%s %s (x-version %q, body %.300q): %v", req.method, req.target, req.headers["x-version"], req.body, err)
 			}
+			w.reseed(t, req, rec.Code)
 			if write && rec.Code >= 400 {
 				if after := w.snapshot(); after != before {
 					t.Fatalf("%s %s refused with %d changed state:\nbefore:\n%s\nafter:\n%s", req.method, req.target, rec.Code, before, after)
@@ -699,7 +740,7 @@ func TestRobustness_EveryRouteIsListed(t *testing.T) {
 	for _, rt := range allRoutes {
 		path := strings.NewReplacer(":user_id", "1", ":item_id", "x", ":user_product_id", "x", ":site_id", "MLA",
 			":question_id", "1", ":blocked_id", "1", ":listing_type_id", "x", ":country_id", "AR", ":state_id", "x",
-			":city_id", "x", ":currency_id", "x", ":zip_code", "x", ":domain_id", "x", ":product_id", "x", ":app_id", "1").Replace(rt.path)
+			":city_id", "x", ":currency_id", "x", ":zip_code", "x", ":domain_id", "x", ":product_id", "x", ":app_id", "1", ":snapshot_id", "1").Replace(rt.path)
 		rec := w.serve(robustRequest{method: rt.method, target: path})
 		var body struct{ Error string }
 		_ = json.Unmarshal(rec.Body.Bytes(), &body)

@@ -34,4 +34,5 @@ func (s *Server) routes() {
 	s.oauthRoutes()
 	s.clockRoutes()
 	s.testingRoutes()
+	s.stateRoutes()
 }

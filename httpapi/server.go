@@ -129,6 +129,7 @@ func (s *Server) handle(method, path string, h handlerFunc) {
 		s.logged(w, r, path, func(w http.ResponseWriter) {
 			rec := w.(*statusRecorder)
 			rec.route = requestTemplate(tmpl, statics, r.URL.Path)
+			defer s.enterState(path)()
 			if s.cfg.ManualClock != nil {
 				// Another server on the store may have moved the shared
 				// manual clock; a failure here is the request's own to

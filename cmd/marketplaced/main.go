@@ -80,6 +80,7 @@ type config struct {
 	postgres      string
 	operatorToken string
 	demo          bool
+	fixtures      string
 	clockMode     string
 	logLevel      string
 	drain         time.Duration
@@ -114,6 +115,7 @@ func parseFlagsWithArgs(args []string, stderr io.Writer) (config, []string, erro
 	fs.StringVar(&c.postgres, "postgres", "", "PostgreSQL URL (postgres://user:password@host:5432/db): keep everything in that database instead of the data folder; several servers may share it")
 	fs.StringVar(&c.operatorToken, "operator-token", "", "token of the /operator routes (generated and printed when empty)")
 	fs.BoolVar(&c.demo, "demo", false, "create the demo seller and buyer (idempotent) and print their tokens")
+	fs.StringVar(&c.fixtures, "fixtures", "", "load this fixtures file (JSON; see docs/testing-with-marketplace.md) at start, after -demo; loading it again creates nothing new")
 	fs.StringVar(&c.clockMode, "clock", "wall", "clock: wall, or manual (moves only by PUT /operator/clock)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.DurationVar(&c.drain, "shutdown-timeout", 10*time.Second, "how long in-flight requests may finish on shutdown")
@@ -227,6 +229,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "demo seller: id %d, token %s, stores %s and %s\n", d.Seller.ID, d.SellerToken, d.Stores[0].ID, d.Stores[1].ID)
 		fmt.Fprintf(stdout, "demo buyer:  id %d, token %s\n", d.Buyer.ID, d.BuyerToken)
+	}
+	if c.fixtures != "" {
+		if err := loadFixturesFile(ctx, m, c.fixtures, stdout); err != nil {
+			return err
+		}
 	}
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)

@@ -290,6 +290,75 @@ func (s *Store) updateUngated(ctx context.Context, fn func(storage.Tx) error) er
 	}
 }
 
+var _ storage.SequenceRewinder = (*Store)(nil)
+
+// SequenceStates returns the next id of every sequence: from the block a
+// sequence open in this process leased, else from its key.
+func (s *Store) SequenceStates(ctx context.Context) (map[string]uint64, error) {
+	if s.db.IsClosed() {
+		return nil, storage.ErrClosed
+	}
+	var out map[string]uint64
+	err := s.View(ctx, func(tx storage.Tx) error {
+		var err error
+		out, err = storage.LeasedSequenceStates(tx)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.seqMu.Lock()
+	defer s.seqMu.Unlock()
+	for name, q := range s.seqs {
+		n, err := q.State(ctx, s.View)
+		if err != nil {
+			return nil, err
+		}
+		if n > 1 {
+			out[name] = n
+		}
+	}
+	return out, nil
+}
+
+// RewindSequences sets every sequence back to next, or to 1 when not named.
+func (s *Store) RewindSequences(ctx context.Context, next map[string]uint64) error {
+	if s.db.IsClosed() {
+		return storage.ErrClosed
+	}
+	var stored map[string]uint64
+	err := s.View(ctx, func(tx storage.Tx) error {
+		var err error
+		stored, err = storage.LeasedSequenceStates(tx)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	s.seqMu.Lock()
+	defer s.seqMu.Unlock()
+	for name := range stored {
+		if _, ok := s.seqs[name]; !ok {
+			s.seqs[name] = storage.NewLeasedSequence(s.updateUngated, name, s.lease)
+		}
+	}
+	for name := range next {
+		if _, ok := s.seqs[name]; !ok {
+			s.seqs[name] = storage.NewLeasedSequence(s.updateUngated, name, s.lease)
+		}
+	}
+	for name, q := range s.seqs {
+		n := next[name]
+		if n == 0 {
+			n = 1
+		}
+		if err := q.Rewind(ctx, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Close gives back the unused ids of every sequence, so that a clean
 // restart continues without a gap, then flushes and closes the database.
 func (s *Store) Close() error {

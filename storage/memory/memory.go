@@ -309,6 +309,39 @@ func (q *sequence) Advance(ctx context.Context, n uint64) error {
 	}
 }
 
+var _ storage.SequenceRewinder = (*Store)(nil)
+
+// SequenceStates returns the next id of every sequence that handed one out.
+func (s *Store) SequenceStates(ctx context.Context) (map[string]uint64, error) {
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	out := map[string]uint64{}
+	s.seqs.Range(func(name, q any) bool {
+		if last := q.(*sequence).last.Load(); last > 0 {
+			out[name.(string)] = last + 1
+		}
+		return true
+	})
+	return out, nil
+}
+
+// RewindSequences sets every sequence back to next, or to 1 when not named.
+func (s *Store) RewindSequences(ctx context.Context, next map[string]uint64) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	s.seqs.Range(func(name, q any) bool {
+		q.(*sequence).last.Store(0)
+		return true
+	})
+	for name, n := range next {
+		q, _ := s.seqs.LoadOrStore(name, &sequence{store: s})
+		q.(*sequence).last.Store(n - 1)
+	}
+	return nil
+}
+
 // Close marks the store closed; later calls return storage.ErrClosed.
 func (s *Store) Close() error {
 	s.closed.Store(true)

@@ -45,8 +45,9 @@ func versions(s *Store, key string) int {
 func holdView(t *testing.T, s *Store, key string) (closeView func() string) {
 	t.Helper()
 	release, read := make(chan struct{}), make(chan string, 1)
-	started := make(chan struct{})
+	started, ended := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(ended)
 		_ = s.View(ctx, func(tx storage.Tx) error {
 			close(started)
 			<-release
@@ -62,7 +63,10 @@ func holdView(t *testing.T, s *Store, key string) (closeView func() string) {
 	<-started
 	return func() string {
 		close(release)
-		return <-read
+		v := <-read
+		// The View lets its snapshot go only when it returns.
+		<-ended
+		return v
 	}
 }
 

@@ -140,3 +140,83 @@ func (s *Store) seqError(ctx context.Context, err error) error {
 	}
 	return translate(err)
 }
+
+var _ storage.SequenceRewinder = (*Store)(nil)
+
+// SequenceStates returns the next id of every sequence, by the name kept in
+// the sequence's comment.
+func (s *Store) SequenceStates(ctx context.Context) (map[string]uint64, error) {
+	if s.closed.Load() {
+		return nil, storage.ErrClosed
+	}
+	rows, err := s.seqPool.Query(ctx, `SELECT coalesce(obj_description(format('%I.%I', schemaname, sequencename)::regclass, 'pg_class'), ''), sequencename
+		FROM pg_sequences WHERE schemaname = current_schema() AND sequencename LIKE 'kv\_seq\_%'`)
+	if err != nil {
+		return nil, s.seqError(ctx, fmt.Errorf("read sequences: %w", err))
+	}
+	idents := map[string]string{}
+	for rows.Next() {
+		var name, ident string
+		if err := rows.Scan(&name, &ident); err != nil {
+			rows.Close()
+			return nil, s.seqError(ctx, fmt.Errorf("read sequences: %w", err))
+		}
+		if name != "" && ident == sequenceIdent(name) {
+			idents[name] = ident
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.seqError(ctx, fmt.Errorf("read sequences: %w", err))
+	}
+	out := map[string]uint64{}
+	for name, ident := range idents {
+		// pg_sequences hides the value set by setval(..., false): read the
+		// sequence itself.
+		var next int64
+		err := s.seqPool.QueryRow(ctx, "SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END FROM "+ident).Scan(&next)
+		if err != nil {
+			return nil, s.seqError(ctx, fmt.Errorf("read sequence %q: %w", name, err))
+		}
+		if next > 1 {
+			out[name] = uint64(next)
+		}
+	}
+	return out, nil
+}
+
+// RewindSequences sets every sequence back to next, or to 1 when not named,
+// in one transaction.
+func (s *Store) RewindSequences(ctx context.Context, next map[string]uint64) error {
+	if s.closed.Load() {
+		return storage.ErrClosed
+	}
+	for name := range next {
+		q, err := s.Sequence(name)
+		if err != nil {
+			return err
+		}
+		// Create it if needed: Advance to 0 moves nothing.
+		if err := q.Advance(ctx, 0); err != nil {
+			return err
+		}
+	}
+	err := pgx.BeginFunc(ctx, s.seqPool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT setval(format('%I.%I', schemaname, sequencename)::regclass, 1, false)
+			FROM pg_sequences WHERE schemaname = current_schema() AND sequencename LIKE 'kv\_seq\_%'`); err != nil {
+			return err
+		}
+		for name, n := range next {
+			if n >= math.MaxInt64 {
+				return fmt.Errorf("sequence %q: cannot rewind to %d", name, n)
+			}
+			if _, err := tx.Exec(ctx, "SELECT setval('"+sequenceIdent(name)+"', $1, false)", int64(n)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return s.seqError(ctx, fmt.Errorf("rewind sequences: %w", err))
+	}
+	return nil
+}

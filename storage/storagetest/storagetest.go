@@ -65,6 +65,8 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store, opts Options) {
 	t.Run("SequenceIsUniqueUnderConcurrency", s.testSequenceIsUniqueUnderConcurrency)
 	t.Run("SequenceAdvanceSkipsAheadAndNeverBack", s.testSequenceAdvance)
 	t.Run("SequenceAfterCloseReturnsErrClosed", s.testSequenceAfterClose)
+	t.Run("SequenceRewindSetsEveryPositionBack", s.testSequenceRewind)
+	t.Run("BulkCopyAndDeleteCrossTransactionLimits", s.testBulkCopyAndDelete)
 	t.Run("CounterSumsItsShards", s.testCounter)
 	t.Run("CounterLosesNoConcurrentAdd", s.testCounterConcurrent)
 	if opts.Reopen != nil {

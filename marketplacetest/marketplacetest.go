@@ -1,0 +1,305 @@
+// Package marketplacetest starts the marketplace inside a Go test, as a
+// real HTTP server on a loopback address, with the accounts a test needs
+// already there:
+//
+//	srv := marketplacetest.NewServer(t)
+//	req, _ := http.NewRequest("GET", srv.URL+"/users/me", nil)
+//	req.Header.Set("Authorization", "Bearer "+srv.Seller.Token)
+//
+// The server runs on the memory store and a manual clock (srv.Clock), with
+// its background work (notification delivery, scheduled refreshes) running,
+// and stops when the test ends. srv.Marketplace is the engine itself, for
+// what a test prefers to do in Go.
+package marketplacetest
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"marketplace"
+	"marketplace/accounts"
+	"marketplace/clock"
+	"marketplace/fixtures"
+	"marketplace/httpapi"
+	"marketplace/notify"
+	"marketplace/storage/memory"
+)
+
+// DefaultStart is the clock's time when no WithStart is given: a
+// Wednesday, 12:00 in Buenos Aires.
+var DefaultStart = time.Date(2026, 3, 4, 15, 0, 0, 0, time.UTC)
+
+// Server is a running marketplace.
+type Server struct {
+	// URL is the server's base address, http://127.0.0.1:port, without a
+	// trailing slash.
+	URL string
+	// Marketplace is the engine behind the server.
+	Marketplace *marketplace.Marketplace
+	// Clock is the engine's clock: it moves only when the test moves it
+	// (Advance, Set), and every rule that depends on time follows it.
+	Clock *clock.Manual
+	// Seller is a seller of MLA with the warehouse_management tag and two
+	// stock-location stores; Buyer a buyer of MLA. Their tokens are the
+	// demo accounts' fixed ones (marketplace.DemoSellerToken and
+	// DemoBuyerToken).
+	Seller User
+	Buyer  User
+	// OperatorToken authorizes the /operator routes; Operator is a client
+	// that sends it.
+	OperatorToken string
+	Operator      *Client
+	// Fixtures holds the ids of the records that WithFixtures declared, by
+	// name.
+	Fixtures fixtures.Result
+
+	initial   int64
+	stop      func() error
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// User is an account of the server with its access token.
+type User struct {
+	accounts.User
+	Token  string
+	Stores []accounts.Store
+}
+
+type config struct {
+	start           time.Time
+	docs            []fixtures.Document
+	files           []string
+	privateCallback bool
+}
+
+// Option configures NewServer.
+type Option func(*config)
+
+// WithStart sets the clock's starting time.
+func WithStart(t time.Time) Option { return func(c *config) { c.start = t } }
+
+// WithFixtures loads a fixtures document once the seller and the buyer
+// exist; several are loaded in order.
+func WithFixtures(d fixtures.Document) Option {
+	return func(c *config) { c.docs = append(c.docs, d) }
+}
+
+// WithFixturesFile loads the fixtures document in a JSON file, the format
+// of marketplaced -fixtures.
+func WithFixturesFile(path string) Option {
+	return func(c *config) { c.files = append(c.files, path) }
+}
+
+// WithPrivateCallbacks says whether notification callbacks may reach
+// loopback and private addresses: on by default, since the receivers of a
+// test are most often an httptest.Server.
+func WithPrivateCallbacks(allow bool) Option {
+	return func(c *config) { c.privateCallback = allow }
+}
+
+// NewServer starts a server for the test t and stops it when the test
+// ends. It fails the test when the server cannot start or a fixture is
+// refused.
+func NewServer(t testing.TB, opts ...Option) *Server {
+	t.Helper()
+	s, err := Start(opts...)
+	if err != nil {
+		t.Fatalf("marketplacetest: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("marketplacetest: %v", err)
+		}
+	})
+	return s
+}
+
+// Start starts a server that the caller stops with Close: for a TestMain
+// that shares one server between tests, or a program. NewServer is the
+// usual way in a test.
+func Start(opts ...Option) (*Server, error) {
+	c := config{start: DefaultStart, privateCallback: true}
+	for _, o := range opts {
+		o(&c)
+	}
+	for _, path := range c.files {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("fixtures: %w", err)
+		}
+		d, err := fixtures.Parse(b)
+		if err != nil {
+			return nil, fmt.Errorf("fixtures %s: %w", path, err)
+		}
+		c.docs = append(c.docs, d)
+	}
+	clk := clock.NewManual(c.start)
+	m, err := marketplace.New(memory.New(), marketplace.Options{
+		Clock:         clk,
+		Notifications: notify.Options{AllowPrivateCallbacks: c.privateCallback},
+	})
+	if err != nil {
+		return nil, err
+	}
+	ctx := context.Background()
+	demo, err := m.EnsureDemo(ctx)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("accounts: %w", err), m.Close())
+	}
+	s := &Server{
+		Marketplace:   m,
+		Clock:         clk,
+		Seller:        User{User: demo.Seller, Token: demo.SellerToken, Stores: demo.Stores},
+		Buyer:         User{User: demo.Buyer, Token: demo.BuyerToken},
+		OperatorToken: "marketplacetest-operator-" + randomHex(),
+	}
+	for i, d := range c.docs {
+		res, err := m.LoadFixtures(ctx, d)
+		if err != nil {
+			return nil, errors.Join(fmt.Errorf("fixtures %d: %w", i+1, err), m.Close())
+		}
+		s.Fixtures = merge(s.Fixtures, res)
+	}
+	snap, err := m.CreateSnapshot(ctx, InitialSnapshot)
+	if err != nil {
+		return nil, errors.Join(err, m.Close())
+	}
+	s.initial = snap.ID
+
+	ts := httptest.NewServer(httpapi.New(m, httpapi.Config{OperatorToken: s.OperatorToken, ManualClock: clk}))
+	s.URL = ts.URL
+	s.Operator = s.Client(s.OperatorToken)
+	bg, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- m.Start(bg) }()
+	s.stop = func() error {
+		ts.Close()
+		cancel()
+		err := <-done
+		if errors.Is(err, context.Canceled) {
+			err = nil
+		}
+		return errors.Join(err, m.Close())
+	}
+	return s, nil
+}
+
+// InitialSnapshot is the name of the snapshot of the state that Start
+// made, which Reset restores.
+const InitialSnapshot = "marketplacetest initial state"
+
+// Close stops the server: the HTTP listener, then the background work,
+// then the engine.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() { s.closeErr = s.stop() })
+	return s.closeErr
+}
+
+// Reset puts the server back in the state Start left it in: the seller,
+// the buyer and the fixtures, with the same ids, and nothing else. The
+// clock stays where it is.
+func (s *Server) Reset() error {
+	return s.Marketplace.RestoreSnapshot(context.Background(), s.initial)
+}
+
+func merge(a, b fixtures.Result) fixtures.Result {
+	if a.Users == nil {
+		return b
+	}
+	for k, v := range b.Users {
+		a.Users[k] = v
+	}
+	for k, v := range b.Stores {
+		a.Stores[k] = v
+	}
+	for k, v := range b.Items {
+		a.Items[k] = v
+	}
+	for k, v := range b.Questions {
+		a.Questions[k] = v
+	}
+	for k, v := range b.Applications {
+		a.Applications[k] = v
+	}
+	return a
+}
+
+func randomHex() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Client sends requests to the server with one access token.
+type Client struct {
+	URL   string
+	Token string
+	HTTP  *http.Client
+}
+
+// Client returns a client that sends token ("" sends none).
+func (s *Server) Client(token string) *Client {
+	return &Client{URL: s.URL, Token: token, HTTP: http.DefaultClient}
+}
+
+// Response is an answer read whole.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// Decode decodes the body as JSON into v.
+func (r *Response) Decode(v any) error { return json.Unmarshal(r.Body, v) }
+
+// Do sends method path (with its query) and body: nil sends none, a string
+// or []byte is sent as it is, anything else as JSON.
+func (c *Client) Do(ctx context.Context, method, path string, body any) (*Response, error) {
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = bytes.NewReader([]byte(b))
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		enc, err := json.Marshal(b)
+		if err != nil {
+			return nil, fmt.Errorf("encode body: %w", err)
+		}
+		rd = bytes.NewReader(enc)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.URL+path, rd)
+	if err != nil {
+		return nil, err
+	}
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: b}, nil
+}
