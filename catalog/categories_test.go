@@ -10,6 +10,7 @@ import (
 
 	"marketplace/catalog"
 	"marketplace/errs"
+	"marketplace/geo"
 )
 
 func catRec(id, name, parent string) catalog.DatasetRecord {
@@ -167,4 +168,23 @@ func TestCategoryView_EncodesNullPictureAndPermalinkAndAttributeTypes(t *testing
 	b, err := json.Marshal(c)
 	is.NoErr(err)
 	is.Equal(string(b), `{"id":"MLA1055","name":"Celulares y Smartphones","picture":null,"permalink":null,"path_from_root":[{"id":"MLA1051","name":"Celulares y Teléfonos"},{"id":"MLA1055","name":"Celulares y Smartphones"}],"children_categories":[],"attribute_types":"attributes"}`)
+}
+
+func TestSite_ShowsCurrenciesDefaultFirstAndRootCategories(t *testing.T) {
+	is := is.New(t)
+	s, st := newService(t)
+	is.NoErr(geo.New(st).LoadBuiltin(ctx))
+	is.NoErr(s.LoadBuiltin(ctx))
+	v, err := s.Site(ctx, "MLA")
+	is.NoErr(err)
+	is.Equal(v.ID, "MLA")
+	is.Equal(v.CountryID, "AR")
+	is.Equal(v.DefaultCurrencyID, "ARS")
+	is.Equal(v.Currencies, []catalog.SiteCurrency{{ID: "ARS", Symbol: "$"}, {ID: "USD", Symbol: "U$S"}})
+	roots, err := s.SiteCategories(ctx, "MLA")
+	is.NoErr(err)
+	is.Equal(v.Categories, roots)
+	_, err = s.Site(ctx, "XXX")
+	is.True(errs.Is(err, errs.NotFound))
+	is.Equal(errs.As(err).Message, "Site not found: XXX")
 }
