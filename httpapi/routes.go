@@ -12,7 +12,8 @@ func (s *Server) routes() {
 	s.handle(http.MethodGet, "/health", s.handleHealth)
 
 	// Users and stores.
-	s.handle(http.MethodGet, "/users/:user_id", s.user(s.handleGetUser))
+	// A user's public subset is a public read, as in the public API.
+	s.handle(http.MethodGet, "/users/:user_id", s.optionalUser(s.handleGetUser))
 	s.handle(http.MethodGet, "/users/:user_id/stores/search", s.user(s.handleSearchStores))
 
 	// Operator: accounts.
@@ -32,4 +33,7 @@ func (s *Server) routes() {
 	s.catalogRoutes()
 	s.notifyRoutes()
 	s.clockRoutes()
+
+	// Public reads: sites, categories, multigets, a seller's items.
+	s.publicReadRoutes()
 }
