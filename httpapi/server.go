@@ -29,6 +29,10 @@ type Config struct {
 	// ManualClock, when the engine runs on a manual clock, lets the operator
 	// read and move it.
 	ManualClock ManualClock
+	// CORSOrigins are the origins whose browser apps may call the API ("*"
+	// for any; see CheckCORSOrigin). Empty turns CORS off: no CORS headers,
+	// and OPTIONS answers only the path's methods.
+	CORSOrigins []string
 }
 
 // ManualClock is the part of clock.Manual the operator routes use.
@@ -44,11 +48,12 @@ type Server struct {
 	logger  *slog.Logger
 	router  *httprouter.Router
 	handler http.Handler
+	cors    *corsPolicy
 }
 
 // New returns a server over m.
 func New(m *marketplace.Marketplace, cfg Config) *Server {
-	s := &Server{m: m, cfg: cfg, logger: cfg.Logger}
+	s := &Server{m: m, cfg: cfg, logger: cfg.Logger, cors: newCORSPolicy(cfg.CORSOrigins)}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
@@ -70,9 +75,14 @@ func New(m *marketplace.Marketplace, cfg Config) *Server {
 	})
 	// The router answers OPTIONS itself with an empty body and no
 	// Content-Type; every answer of the API is JSON, so the methods of the
-	// path (already in the Allow header) are also the body.
+	// path (already in the Allow header) are also the body. A CORS preflight
+	// from an allowed origin gets the CORS answer instead.
 	r.GlobalOPTIONS = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		s.logged(w, req, "", func(w http.ResponseWriter) {
+			if s.isPreflight(req) {
+				writePreflight(w, req)
+				return
+			}
 			s.writeJSON(w, http.StatusOK, map[string][]string{"allow": strings.Split(w.Header().Get("Allow"), ", ")})
 		})
 	})
@@ -83,6 +93,9 @@ func New(m *marketplace.Marketplace, cfg Config) *Server {
 	s.router = r
 	s.routes()
 	s.handler = r
+	if s.cors != nil {
+		s.handler = s.withCORS(r)
+	}
 	return s
 }
 

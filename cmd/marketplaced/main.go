@@ -85,6 +85,33 @@ type config struct {
 	// delivery (notify.Options).
 	allowPrivateCallbacks bool
 	notifyTimeout         time.Duration
+	// corsOrigins are the origins whose browser apps may call the API.
+	corsOrigins originList
+}
+
+// originList is the repeatable -cors-origin flag. One value may also list
+// several origins separated by commas, which is how the environment
+// variable gives more than one. Values from the environment are replaced,
+// not extended, by the command line's.
+type originList struct {
+	origins []string
+	fromEnv bool
+}
+
+func (l *originList) String() string { return strings.Join(l.origins, ",") }
+
+func (l *originList) Set(v string) error {
+	if l.fromEnv {
+		l.origins, l.fromEnv = nil, false
+	}
+	for _, o := range strings.Split(v, ",") {
+		o = strings.TrimSpace(o)
+		if err := httpapi.CheckCORSOrigin(o); err != nil {
+			return err
+		}
+		l.origins = append(l.origins, o)
+	}
+	return nil
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -113,6 +140,7 @@ func parseFlagsWithArgs(args []string, stderr io.Writer) (config, []string, erro
 	fs.DurationVar(&c.drain, "shutdown-timeout", 10*time.Second, "how long in-flight requests may finish on shutdown")
 	fs.BoolVar(&c.allowPrivateCallbacks, "allow-private-callbacks", false, "let notification callback URLs reach loopback and private addresses (local receivers)")
 	fs.DurationVar(&c.notifyTimeout, "notification-timeout", notify.DefaultTimeout, "timeout of each notification POST")
+	fs.Var(&c.corsOrigins, "cors-origin", "let browser apps of this origin (scheme://host[:port], or * for any) call the API with CORS; repeatable (comma-separated in the environment); off when none")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: marketplaced [flags]\n       marketplaced import [-data DIR | -postgres URL] FILE\n       marketplaced migrate [-dry-run] [-data DIR | -postgres URL]\n\nFlags (each also MARKETPLACE_<NAME>):\n")
 		fs.PrintDefaults()
@@ -120,6 +148,7 @@ func parseFlagsWithArgs(args []string, stderr io.Writer) (config, []string, erro
 	if err := applyEnv(fs); err != nil {
 		return c, nil, usageError{err}
 	}
+	c.corsOrigins.fromEnv = len(c.corsOrigins.origins) > 0
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return c, nil, err
@@ -220,7 +249,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cfg := httpapi.Config{OperatorToken: c.operatorToken, Logger: logger}
+	cfg := httpapi.Config{OperatorToken: c.operatorToken, Logger: logger, CORSOrigins: c.corsOrigins.origins}
 	if manual != nil {
 		cfg.ManualClock = manual
 	}
