@@ -2,7 +2,6 @@ package stock
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
 	"marketplace/accounts"
@@ -94,7 +93,9 @@ func (s *Service) SellerItems(ctx context.Context, caller, sellerID int64, q Sel
 			if q.Status != "" {
 				rec, err := getItemRecord(tx, id)
 				if err != nil {
-					return fmt.Errorf("seller %d item %s: %w", sellerID, id, err)
+					// The index names an item the store must hold: a
+					// missing one is the store's fault, not the caller's.
+					return errs.Internalf(err, "seller %d item %s", sellerID, id)
 				}
 				if rec.Status != q.Status {
 					continue
