@@ -437,3 +437,24 @@ func TestValidation_TwoLongFieldsNameTheFirstOneEveryTime(t *testing.T) {
 		}
 	}
 }
+
+func TestUsersFor_EachIDAsTheCallerMaySeeItWithNotFoundInPlace(t *testing.T) {
+	is := is.New(t)
+	svc, _ := newService(t)
+	ctx := context.Background()
+	u := mustUser(t, svc, accounts.NewUser{Nickname: "S", SiteID: "MLA", FirstName: "Ana"})
+	other := mustUser(t, svc, accounts.NewUser{Nickname: "O", SiteID: "MLA"})
+	res, err := svc.UsersFor(ctx, u.ID, []string{fmt.Sprint(u.ID), fmt.Sprint(other.ID), "999", "abc"})
+	is.NoErr(err)
+	is.Equal(res[0].User, u)              // the caller sees itself whole
+	is.Equal(res[1].User, other.Public()) // and others' public subset
+	is.True(errs.Is(res[2].Err, errs.NotFound))
+	is.Equal(errs.As(res[3].Err).Message, "User not found: abc")
+	anon, err := svc.UsersFor(ctx, 0, []string{fmt.Sprint(u.ID)})
+	is.NoErr(err)
+	is.Equal(anon[0].User, u.Public()) // an anonymous caller sees the public subset
+	_, err = svc.UsersFor(ctx, 0, make([]string, accounts.MaxMultiget+1))
+	is.True(errs.Is(err, errs.Invalid))
+	_, err = svc.UsersFor(ctx, 0, nil)
+	is.True(errs.Is(err, errs.Invalid))
+}

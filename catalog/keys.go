@@ -13,6 +13,10 @@ import "marketplace/storage"
 //	cat/child/<parent_id>/<product_id>   -> empty; children_ids of a product, derived from parent_id
 //	cat/imported/<kind>/<id>             -> empty; records written by an import, which a newer
 //	                                        embedded dataset does not overwrite
+//	cat/catversion                       -> embedded category dataset version loaded (uint64)
+//	cat/category/<category_id>           -> Category (JSON)
+//	cat/catroot/<site_id>/<category_id>  -> empty; a site's root categories
+//	cat/catchild/<parent_id>/<category_id> -> empty; a category's children, derived from parent_id
 
 func versionKey() []byte { return storage.NewKey("cat/version") }
 
@@ -39,3 +43,20 @@ func childKey(parentID, childID string) []byte {
 }
 
 func importedKey(kind, id string) []byte { return storage.NewKey("cat/imported").Str(kind).Str(id) }
+
+func categoryVersionKey() []byte { return storage.NewKey("cat/catversion") }
+
+func categoryKey(id string) []byte { return storage.NewKey("cat/category").Str(id) }
+
+func categoryRootPrefix(siteID string) []byte { return storage.NewKey("cat/catroot").Str(siteID) }
+
+func categoryChildPrefix(parentID string) []byte { return storage.NewKey("cat/catchild").Str(parentID) }
+
+// categoryPlaceKey is the key that lists id under its parent, or among the
+// site's roots when it has none.
+func categoryPlaceKey(siteID, parentID, id string) []byte {
+	if parentID == "" {
+		return storage.Key(categoryRootPrefix(siteID)).Str(id)
+	}
+	return storage.Key(categoryChildPrefix(parentID)).Str(id)
+}

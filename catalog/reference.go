@@ -24,6 +24,12 @@ const (
 //go:embed data/catalog.json
 var builtinJSON []byte
 
+// The category tree ships as a dataset of its own, with its own version, so
+// that it can grow without reloading the domains and products.
+//
+//go:embed data/categories.json
+var builtinCategoriesJSON []byte
+
 // Dataset is the format of the embedded dataset: the records of a reference
 // document and the dataset's version. A version greater than the one stored
 // is loaded on open; an equal or older one is skipped.
@@ -47,6 +53,15 @@ func BuiltinDataset() (Dataset, error) {
 	return d, nil
 }
 
+// BuiltinCategories returns the embedded category dataset.
+func BuiltinCategories() (Dataset, error) {
+	var d Dataset
+	if err := json.Unmarshal(builtinCategoriesJSON, &d); err != nil {
+		return Dataset{}, fmt.Errorf("decode embedded category dataset: %w", err)
+	}
+	return d, nil
+}
+
 // LoadBuiltin loads the reference data embedded in the engine into storage,
 // once per dataset version.
 func (s *Service) LoadBuiltin(ctx context.Context) error {
@@ -54,7 +69,21 @@ func (s *Service) LoadBuiltin(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.LoadDataset(ctx, d)
+	if err := s.LoadDataset(ctx, d); err != nil {
+		return err
+	}
+	c, err := BuiltinCategories()
+	if err != nil {
+		return err
+	}
+	return s.LoadCategories(ctx, c)
+}
+
+// LoadCategories loads a category dataset unless one of the same or a newer
+// version is already loaded, as LoadDataset does for domains and products.
+// Errors: Invalid (a record of d breaks a rule).
+func (s *Service) LoadCategories(ctx context.Context, d Dataset) error {
+	return s.loadVersioned(ctx, categoryVersionKey(), "category", d)
 }
 
 // LoadDataset loads d unless a dataset of the same or a newer version is
@@ -62,8 +91,12 @@ func (s *Service) LoadBuiltin(ctx context.Context) error {
 // records of an older dataset that d no longer has stay. It is all or
 // nothing. Errors: Invalid (a record of d breaks a rule).
 func (s *Service) LoadDataset(ctx context.Context, d Dataset) error {
+	return s.loadVersioned(ctx, versionKey(), "catalog", d)
+}
+
+func (s *Service) loadVersioned(ctx context.Context, key []byte, name string, d Dataset) error {
 	return s.store.Update(ctx, func(tx storage.Tx) error {
-		loaded, err := loadedVersion(tx)
+		loaded, err := loadedVersionAt(tx, key)
 		if err != nil {
 			return err
 		}
@@ -72,10 +105,10 @@ func (s *Service) LoadDataset(ctx context.Context, d Dataset) error {
 		}
 		for i, rec := range d.Records {
 			if _, err := s.upsert(tx, rec.Kind, rec.Data, false); err != nil {
-				return fmt.Errorf("catalog dataset record %d (%s): %w", i, rec.Kind, err)
+				return fmt.Errorf("%s dataset record %d (%s): %w", name, i, rec.Kind, err)
 			}
 		}
-		return tx.Set(versionKey(), storage.NewKeyRaw().Uint(d.Version))
+		return tx.Set(key, storage.NewKeyRaw().Uint(d.Version))
 	})
 }
 
@@ -91,8 +124,10 @@ func (s *Service) LoadedVersion(ctx context.Context) (uint64, error) {
 	return v, err
 }
 
-func loadedVersion(tx storage.Tx) (uint64, error) {
-	b, err := tx.Get(versionKey())
+func loadedVersion(tx storage.Tx) (uint64, error) { return loadedVersionAt(tx, versionKey()) }
+
+func loadedVersionAt(tx storage.Tx, key []byte) (uint64, error) {
+	b, err := tx.Get(key)
 	if errors.Is(err, storage.ErrNotFound) {
 		return 0, nil
 	}
@@ -128,6 +163,12 @@ func (s *Service) upsert(tx storage.Tx, kind string, data json.RawMessage, impor
 			return true, err
 		}
 		return true, s.putProduct(tx, p, imported)
+	case KindCategory:
+		c, err := decodeCategory(data)
+		if err != nil {
+			return true, err
+		}
+		return true, s.putCategory(tx, c, imported)
 	}
 	return false, nil
 }

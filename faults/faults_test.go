@@ -15,40 +15,19 @@ import (
 	"marketplace/errs"
 	"marketplace/faults"
 	"marketplace/storage"
-	"marketplace/storage/badger"
-	"marketplace/storage/memory"
-	"marketplace/storage/postgres"
-	"marketplace/storage/postgres/pgtest"
+	"marketplace/storage/teststore"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) { teststore.Main(m) }
 
 var start = time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
 
 func ptr[T any](v T) *T { return &v }
 
-// backends runs fn on every storage backend.
+// backends runs fn on a store of the backend that MARKETPLACE_TEST_STORE
+// names (storage/teststore); CI runs the package on every backend.
 func backends(t *testing.T, fn func(t *testing.T, st storage.Store)) {
-	t.Run("memory", func(t *testing.T) { fn(t, memory.New()) })
-	t.Run("badger", func(t *testing.T) {
-		st, err := badger.Open(t.TempDir(), badger.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		fn(t, st)
-	})
-	t.Run("postgres", func(t *testing.T) {
-		if testing.Short() {
-			t.Skip("PostgreSQL in -short")
-		}
-		st, err := postgres.Open(context.Background(), pgtest.NewDatabase(t), postgres.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		fn(t, st)
-	})
+	fn(t, teststore.New(t))
 }
 
 func mustCreate(tb testing.TB, s *faults.Service, in faults.NewRule) faults.Rule {
@@ -75,7 +54,7 @@ func decide(tb testing.TB, s *faults.Service, r faults.Request) (faults.Action, 
 
 func TestDecide_NoRulesFaultsNothingAndIsInactive(t *testing.T) {
 	is := is.New(t)
-	s := faults.New(memory.New(), clock.NewManual(start), faults.Options{})
+	s := faults.New(teststore.New(t), clock.NewManual(start), faults.Options{})
 	_, ok := decide(t, s, req("GET", "/items/{item_id}", 1, 0))
 	is.True(!ok)         // no rule, no fault
 	is.True(!s.Active()) // once read, an empty rule set costs one atomic load
@@ -163,7 +142,7 @@ func TestDecide_TimesAreExactAcrossServicesOnOneStore(t *testing.T) {
 func TestDecide_ProbabilityIsRepeatableWithTheSameSeed(t *testing.T) {
 	is := is.New(t)
 	pattern := func(seed uint64) string {
-		s := faults.New(memory.New(), clock.NewManual(start), faults.Options{Seed: seed})
+		s := faults.New(teststore.New(t), clock.NewManual(start), faults.Options{Seed: seed})
 		mustCreate(t, s, faults.NewRule{Status: ptr(500), Probability: ptr(0.5)})
 		var b strings.Builder
 		for range 64 {
@@ -215,7 +194,7 @@ func TestDecide_RateLimitPerUserOnTheEngineClock(t *testing.T) {
 
 func TestDecide_RateLimitPerApplication(t *testing.T) {
 	is := is.New(t)
-	s := faults.New(memory.New(), clock.NewManual(start), faults.Options{})
+	s := faults.New(teststore.New(t), clock.NewManual(start), faults.Options{})
 	mustCreate(t, s, faults.NewRule{RequestsPerMinute: ptr[int64](1), Per: ptr(faults.PerApplication)})
 	_, ok := decide(t, s, req("GET", "/health", 1, 100))
 	is.True(!ok)
@@ -227,7 +206,7 @@ func TestDecide_RateLimitPerApplication(t *testing.T) {
 
 func TestDecide_FirstFiringRuleDecidesAndLatencyAloneServes(t *testing.T) {
 	is := is.New(t)
-	s := faults.New(memory.New(), clock.NewManual(start), faults.Options{})
+	s := faults.New(teststore.New(t), clock.NewManual(start), faults.Options{})
 	slow := mustCreate(t, s, faults.NewRule{Route: ptr("/items/{item_id}"), LatencyMS: ptr[int64](250)})
 	mustCreate(t, s, faults.NewRule{Status: ptr(500)})
 	act, ok := decide(t, s, req("GET", "/items/{item_id}", 0, 0))
@@ -242,7 +221,7 @@ func TestDecide_FirstFiringRuleDecidesAndLatencyAloneServes(t *testing.T) {
 
 func TestDecide_CallerIsAskedOnlyWhenARuleNeedsIt(t *testing.T) {
 	is := is.New(t)
-	s := faults.New(memory.New(), clock.NewManual(start), faults.Options{})
+	s := faults.New(teststore.New(t), clock.NewManual(start), faults.Options{})
 	mustCreate(t, s, faults.NewRule{Route: ptr("/health"), Status: ptr(500)})
 	asked := 0
 	_, ok := decide(t, s, faults.Request{Method: "GET", Route: "/health", Caller: func() (int64, int64) { asked++; return 1, 0 }})
@@ -253,7 +232,7 @@ func TestDecide_CallerIsAskedOnlyWhenARuleNeedsIt(t *testing.T) {
 func TestService_RulesOfAnotherServiceAreSeenAfterRefreshOrInvalidate(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()
-	st := memory.New()
+	st := teststore.New(t)
 	a := faults.New(st, clock.NewManual(start), faults.Options{})
 	b := faults.New(st, clock.NewManual(start), faults.Options{})
 	_, ok := decide(t, b, req("GET", "/health", 0, 0))
@@ -306,7 +285,7 @@ func TestDelete(t *testing.T) {
 }
 
 func TestCreate_BadRulesAreRefusedWithTheFieldNamed(t *testing.T) {
-	s := faults.New(memory.New(), clock.NewManual(start), faults.Options{})
+	s := faults.New(teststore.New(t), clock.NewManual(start), faults.Options{})
 	for _, tc := range []struct {
 		name string
 		in   faults.NewRule
@@ -345,7 +324,7 @@ func TestCreate_BadRulesAreRefusedWithTheFieldNamed(t *testing.T) {
 
 func TestCreate_BodyGivenIsAnsweredAsItIs(t *testing.T) {
 	is := is.New(t)
-	s := faults.New(memory.New(), clock.NewManual(start), faults.Options{})
+	s := faults.New(teststore.New(t), clock.NewManual(start), faults.Options{})
 	mustCreate(t, s, faults.NewRule{Status: ptr(418), Body: json.RawMessage(`{"teapot":true}`)})
 	act, ok := decide(t, s, req("GET", "/health", 0, 0))
 	is.True(ok)

@@ -31,6 +31,29 @@ type Site struct {
 	TimeZone string `json:"time_zone"`
 }
 
+// otherCurrencies lists, beside each site's default currency, the other
+// currencies the public API accepts on it: US dollars in Argentina and
+// Uruguay, where real estate and vehicles are listed in them.
+var otherCurrencies = map[string][]string{"MLA": {"USD"}, "MLU": {"USD"}}
+
+// CurrencyIDs returns the currencies an item of the site may be listed in,
+// the default one first.
+func (s Site) CurrencyIDs() []string {
+	return append([]string{s.DefaultCurrencyID}, otherCurrencies[s.ID]...)
+}
+
+// SiteSummary is a site as GET /sites lists it.
+type SiteSummary struct {
+	DefaultCurrencyID string `json:"default_currency_id"`
+	ID                string `json:"id"`
+	Name              string `json:"name"`
+}
+
+// Summary returns the site as GET /sites lists it.
+func (s Site) Summary() SiteSummary {
+	return SiteSummary{DefaultCurrencyID: s.DefaultCurrencyID, ID: s.ID, Name: s.Name}
+}
+
 // Service answers geography and currency questions.
 type Service struct {
 	store storage.Store
@@ -111,5 +134,18 @@ func (s *Service) Sites(ctx context.Context) ([]Site, error) {
 		out = append(out, site)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+// SiteList returns every site as GET /sites lists it, ordered by id.
+func (s *Service) SiteList(ctx context.Context) ([]SiteSummary, error) {
+	sites, err := s.Sites(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]SiteSummary, len(sites))
+	for i, site := range sites {
+		out[i] = site.Summary()
+	}
 	return out, nil
 }

@@ -58,6 +58,13 @@ func (e *httpError) Error() string { return e.message }
 // An outage is logged as a warning with its cause, which the answer does
 // not show.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	body := s.errorBodyOf(r, err)
+	s.writeJSON(w, body.Status, body)
+}
+
+// errorBodyOf is the body and status that answer err, also where an error
+// is one element of a larger answer (a multiget).
+func (s *Server) errorBodyOf(r *http.Request, err error) errorBody {
 	switch {
 	case errors.Is(err, storage.ErrNoSpace):
 		err = errNoSpace
@@ -86,7 +93,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		body.Error = "internal_error"
 		body.Message = "Internal server error"
 	}
-	s.writeJSON(w, body.Status, body)
+	return body
 }
 
 // errRequired is the public API's message for a missing body field.

@@ -158,7 +158,7 @@ func TestReferenceRoutes_Errors(t *testing.T) {
 		status     int
 		message    string
 	}{
-		{"NoToken", "/currencies", "", 401, "Missing access token: send Authorization: Bearer <token>"},
+		{"BadToken", "/currencies", "APP_USR-nope", 401, "Invalid access token"},
 		{"UnknownSite", "/sites/XXX/listing_prices", u.Token, 404, "Site not found: XXX"},
 		{"UnknownSiteOneType", "/sites/XXX/listing_prices/gold_pro", u.Token, 404, "Site not found: XXX"},
 		{"UnknownListingTypePath", "/sites/MLU/listing_prices/gold", u.Token, 404, "Listing type not found: gold for site MLU"},

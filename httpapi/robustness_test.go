@@ -226,6 +226,14 @@ var allRoutes = []route{
 	{"POST", "/operator/snapshots/:snapshot_id/restore", nil, nil},
 	{"DELETE", "/operator/snapshots/:snapshot_id", nil, nil},
 	{"PUT", "/operator/fixtures", nil, []string{"users", "users.name", "users.nickname", "users.site_id", "users.tokens"}},
+	// public reads
+	{"GET", "/sites", nil, nil},
+	{"GET", "/sites/:site_id", nil, nil},
+	{"GET", "/sites/:site_id/categories", nil, nil},
+	{"GET", "/categories/:category_id", nil, nil},
+	{"GET", "/items", []string{"ids"}, nil},
+	{"GET", "/users", []string{"ids"}, nil},
+	{"GET", "/users/:user_id/items/search", []string{"status", "sku", "seller_sku", "limit", "offset"}, nil},
 }
 
 var authorizationQuery = []string{"response_type", "client_id", "redirect_uri", "state", "code_challenge", "code_challenge_method"}
@@ -740,7 +748,8 @@ func TestRobustness_EveryRouteIsListed(t *testing.T) {
 	for _, rt := range allRoutes {
 		path := strings.NewReplacer(":user_id", "1", ":item_id", "x", ":user_product_id", "x", ":site_id", "MLA",
 			":question_id", "1", ":blocked_id", "1", ":listing_type_id", "x", ":country_id", "AR", ":state_id", "x",
-			":city_id", "x", ":currency_id", "x", ":zip_code", "x", ":domain_id", "x", ":product_id", "x", ":app_id", "1", ":snapshot_id", "1").Replace(rt.path)
+			":city_id", "x", ":currency_id", "x", ":zip_code", "x", ":domain_id", "x", ":product_id", "x", ":app_id", "1", ":snapshot_id", "1",
+			":category_id", "x").Replace(rt.path)
 		rec := w.serve(robustRequest{method: rt.method, target: path})
 		var body struct{ Error string }
 		_ = json.Unmarshal(rec.Body.Bytes(), &body)

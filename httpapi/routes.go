@@ -12,7 +12,8 @@ func (s *Server) routes() {
 	s.handle(http.MethodGet, "/health", s.handleHealth)
 
 	// Users and stores.
-	s.handle(http.MethodGet, "/users/:user_id", s.user(s.handleGetUser))
+	// A user's public subset is a public read, as in the public API.
+	s.handle(http.MethodGet, "/users/:user_id", s.optionalUser(s.handleGetUser))
 	s.handle(http.MethodGet, "/users/:user_id/stores/search", s.user(s.handleSearchStores))
 
 	// Operator: accounts.
@@ -35,4 +36,7 @@ func (s *Server) routes() {
 	s.clockRoutes()
 	s.testingRoutes()
 	s.stateRoutes()
+
+	// Public reads: sites, categories, multigets, a seller's items.
+	s.publicReadRoutes()
 }

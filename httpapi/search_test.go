@@ -106,7 +106,7 @@ func TestSiteSearch_Errors(t *testing.T) {
 		{"NegativeLimit", "/sites/MLA/search?limit=-1", u.Token, 400, "Invalid limit: -1. It must be a non-negative integer"},
 		{"LimitTooLarge", "/sites/MLA/search?limit=1001", u.Token, 400, "Invalid limit: 1001. The maximum is 1000"},
 		{"TextOffset", "/sites/MLA/search?offset=x", u.Token, 400, "Invalid offset: x. It must be a non-negative integer"},
-		{"NoToken", "/sites/MLA/search?q=a", "", 401, ""},
+		{"BadToken", "/sites/MLA/search?q=a", "APP_USR-nope", 401, "Invalid access token"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

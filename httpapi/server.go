@@ -34,6 +34,10 @@ type Config struct {
 	// Journal keeps the last requests for GET /operator/requests; nil
 	// means a journal of journal.DefaultSize, journal.New(0) keeps none.
 	Journal *journal.Journal
+	// CORSOrigins are the origins whose browser apps may call the API ("*"
+	// for any; see CheckCORSOrigin). Empty turns CORS off: no CORS headers,
+	// and OPTIONS answers only the path's methods.
+	CORSOrigins []string
 }
 
 // ManualClock is the part of clock.Manual the operator routes use.
@@ -55,6 +59,7 @@ type Server struct {
 	// routeKeys holds the route template of every route that fault rules
 	// may name, its parameter names dropped (faults.TemplateKey).
 	routeKeys map[string]bool
+	cors      *corsPolicy
 }
 
 // Route is one registered route: its method and its path in httprouter's
@@ -69,7 +74,8 @@ func (s *Server) Routes() []Route { return slices.Clone(s.registered) }
 
 // New returns a server over m.
 func New(m *marketplace.Marketplace, cfg Config) *Server {
-	s := &Server{m: m, cfg: cfg, logger: cfg.Logger, journal: cfg.Journal, routeKeys: map[string]bool{}}
+	s := &Server{m: m, cfg: cfg, logger: cfg.Logger, journal: cfg.Journal, routeKeys: map[string]bool{},
+		cors: newCORSPolicy(cfg.CORSOrigins)}
 	if s.journal == nil {
 		s.journal = journal.New(journal.DefaultSize)
 	}
@@ -94,9 +100,14 @@ func New(m *marketplace.Marketplace, cfg Config) *Server {
 	})
 	// The router answers OPTIONS itself with an empty body and no
 	// Content-Type; every answer of the API is JSON, so the methods of the
-	// path (already in the Allow header) are also the body.
+	// path (already in the Allow header) are also the body. A CORS preflight
+	// from an allowed origin gets the CORS answer instead.
 	r.GlobalOPTIONS = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		s.logged(w, req, "", func(w http.ResponseWriter) {
+			if s.isPreflight(req) {
+				writePreflight(w, req)
+				return
+			}
 			s.writeJSON(w, http.StatusOK, map[string][]string{"allow": strings.Split(w.Header().Get("Allow"), ", ")})
 		})
 	})
@@ -107,6 +118,9 @@ func New(m *marketplace.Marketplace, cfg Config) *Server {
 	s.router = r
 	s.routes()
 	s.handler = r
+	if s.cors != nil {
+		s.handler = s.withCORS(r)
+	}
 	return s
 }
 

@@ -238,7 +238,10 @@ func TestGetItem_HasNoStockLocationsAndSumsTheUserProductStock(t *testing.T) {
 	is.Equal(res.Obj()["available_quantity"], float64(7))
 	is.Equal(res.Obj()["user_product_id"], up)
 	wantError(t, ts.do("GET", "/items/MLA1", buyer.Token, nil), 404, "Item with id MLA1 not found")
-	wantError(t, ts.do("GET", "/items/"+id, "", nil), 401, "")
+	anon := ts.do("GET", "/items/"+id, "", nil)
+	is.Equal(anon.Status, 200)                  // a public read
+	is.Equal(string(anon.Raw), string(res.Raw)) // the same item for anyone
+	wantError(t, ts.do("GET", "/items/"+id, "APP_USR-nope", nil), 401, "Invalid access token")
 }
 
 func TestPutItem_OwnerChangesStatusAndPrice(t *testing.T) {

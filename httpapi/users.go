@@ -68,6 +68,9 @@ func (s *Server) handleSearchStores(w http.ResponseWriter, r *http.Request, p ht
 // segment beside :user_id).
 func userIDParam(p httprouter.Params, caller int64) (int64, error) {
 	if p.ByName("user_id") == "me" {
+		if caller == 0 {
+			return 0, errNoToken // "me" is the token's user: there is none
+		}
 		return caller, nil
 	}
 	return int64Param(p, "user_id")

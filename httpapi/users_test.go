@@ -12,7 +12,7 @@ import (
 func TestAuth_MissingTokenIs401(t *testing.T) {
 	ts := newTestServer(t)
 	u := ts.mustUser("MLA")
-	res := ts.do("GET", fmt.Sprintf("/users/%d", u.ID), "", nil)
+	res := ts.do("GET", fmt.Sprintf("/users/%d/stores/search", u.ID), "", nil)
 	wantError(t, res, http.StatusUnauthorized, "Missing access token: send Authorization: Bearer <token>")
 	is.New(t).Equal(res.Obj()["error"], "unauthorized")
 }

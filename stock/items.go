@@ -368,11 +368,6 @@ func applyLocations(tx storage.Tx, up *UserProduct, sellerID int64, locs []Stock
 	return nil
 }
 
-// siteCurrencies lists, beside each site's default currency, the other
-// currencies the public API accepts on it: US dollars in Argentina and
-// Uruguay, where real estate and vehicles are listed in them.
-var siteCurrencies = map[string][]string{"MLA": {"USD"}, "MLU": {"USD"}}
-
 // checkCurrency reads the site inside the Update's tx: a View of its own
 // would need a second connection while the Update holds one, which a pool
 // of one never has.
@@ -385,10 +380,10 @@ func checkCurrency(tx storage.Tx, siteID string, in *NewItem) error {
 		in.CurrencyID = site.DefaultCurrencyID
 		return nil
 	}
-	if in.CurrencyID == site.DefaultCurrencyID || slices.Contains(siteCurrencies[siteID], in.CurrencyID) {
+	valid := site.CurrencyIDs()
+	if slices.Contains(valid, in.CurrencyID) {
 		return nil
 	}
-	valid := append([]string{site.DefaultCurrencyID}, siteCurrencies[siteID]...)
 	return errs.Invalidf("Invalid currency_id: %s. Valid values for site %s are: [%s]", in.CurrencyID, siteID, strings.Join(valid, ", "))
 }
 

@@ -173,9 +173,14 @@ func TestEndToEnd_SellerAndStoresOverRealHTTP(t *testing.T) {
 	if status != http.StatusForbidden || denied["status"] != float64(403) {
 		t.Fatalf("stores of another: %d %v", status, denied)
 	}
-	status, anon := call(t, "GET", fmt.Sprintf("%s/users/%d", s.base, sellerID), "", nil)
+	status, anon := call(t, "GET", fmt.Sprintf("%s/users/%d/stores/search", s.base, sellerID), "", nil)
 	if status != http.StatusUnauthorized || anon["error"] != "unauthorized" {
 		t.Fatalf("no token: %d %v", status, anon)
+	}
+	// A user's public subset is a public read.
+	status, anonUser := call(t, "GET", fmt.Sprintf("%s/users/%d", s.base, sellerID), "", nil)
+	if _, personal := anonUser["first_name"]; status != http.StatusOK || personal {
+		t.Fatalf("public user read: %d %v", status, anonUser)
 	}
 
 	// Graceful shutdown on SIGTERM: the process exits cleanly.

@@ -92,6 +92,33 @@ type config struct {
 	// none); faultSeed seeds the probability draws of fault rules.
 	journal   int
 	faultSeed uint64
+	// corsOrigins are the origins whose browser apps may call the API.
+	corsOrigins originList
+}
+
+// originList is the repeatable -cors-origin flag. One value may also list
+// several origins separated by commas, which is how the environment
+// variable gives more than one. Values from the environment are replaced,
+// not extended, by the command line's.
+type originList struct {
+	origins []string
+	fromEnv bool
+}
+
+func (l *originList) String() string { return strings.Join(l.origins, ",") }
+
+func (l *originList) Set(v string) error {
+	if l.fromEnv {
+		l.origins, l.fromEnv = nil, false
+	}
+	for _, o := range strings.Split(v, ",") {
+		o = strings.TrimSpace(o)
+		if err := httpapi.CheckCORSOrigin(o); err != nil {
+			return err
+		}
+		l.origins = append(l.origins, o)
+	}
+	return nil
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -123,6 +150,7 @@ func parseFlagsWithArgs(args []string, stderr io.Writer) (config, []string, erro
 	fs.DurationVar(&c.notifyTimeout, "notification-timeout", notify.DefaultTimeout, "timeout of each notification POST")
 	fs.IntVar(&c.journal, "journal", journal.DefaultSize, "number of recent requests kept for GET /operator/requests (0 keeps none)")
 	fs.Uint64Var(&c.faultSeed, "fault-seed", 0, "seed of the random draws of fault rules with a probability (the same seed repeats the same faults)")
+	fs.Var(&c.corsOrigins, "cors-origin", "let browser apps of this origin (scheme://host[:port], or * for any) call the API with CORS; repeatable (comma-separated in the environment); off when none")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: marketplaced [flags]\n       marketplaced import [-data DIR | -postgres URL] FILE\n       marketplaced migrate [-dry-run] [-data DIR | -postgres URL]\n\nFlags (each also MARKETPLACE_<NAME>):\n")
 		fs.PrintDefaults()
@@ -130,6 +158,7 @@ func parseFlagsWithArgs(args []string, stderr io.Writer) (config, []string, erro
 	if err := applyEnv(fs); err != nil {
 		return c, nil, usageError{err}
 	}
+	c.corsOrigins.fromEnv = len(c.corsOrigins.origins) > 0
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return c, nil, err
@@ -238,7 +267,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cfg := httpapi.Config{OperatorToken: c.operatorToken, Logger: logger, Journal: journal.New(c.journal)}
+	cfg := httpapi.Config{OperatorToken: c.operatorToken, Logger: logger, Journal: journal.New(c.journal),
+		CORSOrigins: c.corsOrigins.origins}
 	if manual != nil {
 		cfg.ManualClock = manual
 	}

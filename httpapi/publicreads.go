@@ -1,0 +1,164 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/julienschmidt/httprouter"
+
+	"marketplace/stock"
+)
+
+// publicReadRoutes registers the reads that SDKs and apps call first:
+// sites, categories, the multigets of items and users, and a seller's item
+// ids. Like the public API, every one but the seller's item search answers
+// without a token; a token that is sent must be valid.
+func (s *Server) publicReadRoutes() {
+	s.handle(http.MethodGet, "/sites", s.optionalUser(s.handleSites))
+	s.handle(http.MethodGet, "/sites/:site_id", s.optionalUser(s.handleSite))
+	s.handle(http.MethodGet, "/sites/:site_id/categories", s.optionalUser(s.handleSiteCategories))
+	s.handle(http.MethodGet, "/categories/:category_id", s.optionalUser(s.handleCategory))
+	s.handle(http.MethodGet, "/items", s.optionalUser(s.handleItemsMultiget))
+	s.handle(http.MethodGet, "/users", s.optionalUser(s.handleUsersMultiget))
+	s.handle(http.MethodGet, "/users/:user_id/items/search", s.user(s.handleSellerItems))
+}
+
+// handleSites answers GET /sites: [{default_currency_id, id, name}].
+func (s *Server) handleSites(w http.ResponseWriter, r *http.Request, _ httprouter.Params, _ int64) error {
+	out, err := s.m.Geo.SiteList(r.Context())
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// handleSite answers GET /sites/:site_id.
+func (s *Server) handleSite(w http.ResponseWriter, r *http.Request, p httprouter.Params, _ int64) error {
+	out, err := s.m.Catalog.Site(r.Context(), p.ByName("site_id"))
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// handleSiteCategories answers GET /sites/:site_id/categories: the site's
+// root categories, [{id, name}].
+func (s *Server) handleSiteCategories(w http.ResponseWriter, r *http.Request, p httprouter.Params, _ int64) error {
+	out, err := s.m.Catalog.SiteCategories(r.Context(), p.ByName("site_id"))
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// handleCategory answers GET /categories/:category_id.
+func (s *Server) handleCategory(w http.ResponseWriter, r *http.Request, p httprouter.Params, _ int64) error {
+	out, err := s.m.Catalog.Category(r.Context(), p.ByName("category_id"))
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// multigetEntry is one element of a multiget answer: the status the by-id
+// read would have answered, and its body.
+type multigetEntry struct {
+	Code int `json:"code"`
+	Body any `json:"body"`
+}
+
+// idsParam reads the comma-separated ids query parameter; blanks between
+// commas are no ids.
+func idsParam(r *http.Request) []string {
+	var ids []string
+	for _, id := range strings.Split(r.URL.Query().Get("ids"), ",") {
+		if id = strings.TrimSpace(id); id != "" {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// entry is the multiget element of one result.
+func (s *Server) entry(r *http.Request, v any, err error) multigetEntry {
+	if err != nil {
+		body := s.errorBodyOf(r, err)
+		return multigetEntry{Code: body.Status, Body: body}
+	}
+	return multigetEntry{Code: http.StatusOK, Body: v}
+}
+
+// handleItemsMultiget answers GET /items?ids=A,B,C: [{code, body}], one per
+// id in the order asked.
+func (s *Server) handleItemsMultiget(w http.ResponseWriter, r *http.Request, _ httprouter.Params, _ int64) error {
+	res, err := s.m.Stock.Items(r.Context(), idsParam(r))
+	if err != nil {
+		return err
+	}
+	out := make([]multigetEntry, len(res))
+	for i, x := range res {
+		out[i] = s.entry(r, x.Item, x.Err)
+	}
+	s.writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// handleUsersMultiget answers GET /users?ids=1,2: [{code, body}], each user
+// as the caller may see it.
+func (s *Server) handleUsersMultiget(w http.ResponseWriter, r *http.Request, _ httprouter.Params, caller int64) error {
+	res, err := s.m.Accounts.UsersFor(r.Context(), caller, idsParam(r))
+	if err != nil {
+		return err
+	}
+	out := make([]multigetEntry, len(res))
+	for i, x := range res {
+		out[i] = s.entry(r, x.User, x.Err)
+	}
+	s.writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// sellerItemsResponse is the answer of a seller's item search, in the
+// public API's shape.
+type sellerItemsResponse struct {
+	SellerID        string   `json:"seller_id"`
+	Query           *string  `json:"query"`
+	Paging          paging   `json:"paging"`
+	Results         []string `json:"results"`
+	Orders          []any    `json:"orders"`
+	AvailableOrders []any    `json:"available_orders"`
+}
+
+// handleSellerItems answers GET
+// /users/:user_id/items/search?status=&sku=&limit=&offset=: the seller's
+// item ids; the seller's own token only.
+func (s *Server) handleSellerItems(w http.ResponseWriter, r *http.Request, p httprouter.Params, caller int64) error {
+	id, err := userIDParam(p, caller)
+	if err != nil {
+		return err
+	}
+	qv := r.URL.Query()
+	pg, err := readPageOf(qv, defaultLimit)
+	if err != nil {
+		return err
+	}
+	q := stock.SellerItemsQuery{Status: qv.Get("status"), SKU: qv.Get("sku"), Offset: pg.Offset, Limit: pg.Limit}
+	if q.SKU == "" {
+		q.SKU = qv.Get("seller_sku")
+	}
+	res, err := s.m.Stock.SellerItems(r.Context(), caller, id, q)
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, sellerItemsResponse{
+		SellerID: strconv.FormatInt(res.SellerID, 10),
+		Paging:   paging{Total: res.Total, Offset: pg.Offset, Limit: pg.Limit},
+		Results:  res.Results, Orders: []any{}, AvailableOrders: []any{},
+	})
+	return nil
+}
