@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"marketplace/errs"
+	"marketplace/geo"
 	"marketplace/storage"
 )
 
@@ -310,11 +311,16 @@ func (s *Service) normalizeProduct(tx storage.Tx, p *Product) error {
 		return err
 	}
 	if p.Permalink == "" {
-		host, ok := siteHosts[site]
-		if !ok {
+		// The storefront of the product's site, www.<domain>; a site
+		// without a domain leaves the permalink to the record.
+		s, err := geo.GetSite(tx, site)
+		if err != nil && !errs.Is(err, errs.NotFound) {
+			return err
+		}
+		if s.Domain == "" {
 			return required("permalink")
 		}
-		p.Permalink = "https://" + host + "/p/" + p.ID
+		p.Permalink = "https://www." + s.Domain + "/p/" + p.ID
 	} else if !isURL(p.Permalink) {
 		return invalid("permalink", "not an http or https URL")
 	}
@@ -426,18 +432,4 @@ func normalizeBuyBox(p *Product) error {
 func isURL(s string) bool {
 	u, err := url.Parse(s)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
-}
-
-// siteHosts are the public storefront hosts of the sites, for the default
-// permalink of an imported product that gives none.
-var siteHosts = map[string]string{
-	"MLA": "www.mercadolibre.com.ar",
-	"MLB": "www.mercadolivre.com.br",
-	"MLM": "www.mercadolibre.com.mx",
-	"MLC": "www.mercadolibre.cl",
-	"MCO": "www.mercadolibre.com.co",
-	"MLU": "www.mercadolibre.com.uy",
-	"MPE": "www.mercadolibre.com.pe",
-	"MEC": "www.mercadolibre.com.ec",
-	"MLV": "www.mercadolibre.com.ve",
 }

@@ -173,7 +173,7 @@ func (s *Service) currentPlan(tx storage.Tx, site geo.Site, cur geo.Currency) (*
 // current reports whether the geo data pl was built from is still what tx
 // holds. The fee records are checked by the table's revision.
 func (pl *plan) current(tx storage.Tx, site geo.Site, cur geo.Currency) (bool, error) {
-	if pl.site != site || pl.currency != cur {
+	if !pl.site.Equal(site) || pl.currency != cur {
 		return false, nil
 	}
 	for _, c := range pl.convs {

@@ -8,6 +8,7 @@
 package geo
 
 import (
+	"slices"
 	_ "time/tzdata" // site time zones must work on machines without zone files
 
 	"context"
@@ -29,17 +30,35 @@ type Site struct {
 	// TimeZone is the IANA zone used for the site's time rules (response
 	// time periods, daily refresh hour).
 	TimeZone string `json:"time_zone"`
+	// Domain is the site's public web domain (mercadolibre.com.ar): item
+	// permalinks are on articulo.<domain>, catalog products on
+	// www.<domain>. Empty for a site imported without one.
+	Domain string `json:"domain,omitempty"`
+	// OtherCurrencyIDs are the currencies besides the default one that an
+	// item of the site may be listed in (US dollars in Argentina and
+	// Uruguay, where real estate and vehicles are listed in them).
+	OtherCurrencyIDs []string `json:"other_currency_ids,omitempty"`
 }
-
-// otherCurrencies lists, beside each site's default currency, the other
-// currencies the public API accepts on it: US dollars in Argentina and
-// Uruguay, where real estate and vehicles are listed in them.
-var otherCurrencies = map[string][]string{"MLA": {"USD"}, "MLU": {"USD"}}
 
 // CurrencyIDs returns the currencies an item of the site may be listed in,
 // the default one first.
 func (s Site) CurrencyIDs() []string {
-	return append([]string{s.DefaultCurrencyID}, otherCurrencies[s.ID]...)
+	return append([]string{s.DefaultCurrencyID}, s.OtherCurrencyIDs...)
+}
+
+// Equal reports whether s and o are the same record, field for field.
+func (s Site) Equal(o Site) bool {
+	return s.ID == o.ID && s.Name == o.Name && s.CountryID == o.CountryID && s.DefaultCurrencyID == o.DefaultCurrencyID &&
+		s.TimeZone == o.TimeZone && s.Domain == o.Domain && slices.Equal(s.OtherCurrencyIDs, o.OtherCurrencyIDs)
+}
+
+// WebDomain returns the site's public web domain, mercadolibre.com for a
+// site that has none.
+func (s Site) WebDomain() string {
+	if s.Domain == "" {
+		return "mercadolibre.com"
+	}
+	return s.Domain
 }
 
 // SiteSummary is a site as GET /sites lists it.

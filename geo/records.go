@@ -93,7 +93,9 @@ var (
 	countryPattern  = regexp.MustCompile(`^[A-Z]{2}$`)
 	currencyPattern = regexp.MustCompile(`^[A-Z]{3}$`)
 	sitePattern     = regexp.MustCompile(`^[A-Z]{3}$`)
-	zipPattern      = regexp.MustCompile(`^[0-9A-Z]{1,10}$`)
+	// domainPattern is a lowercase host name of at least two labels.
+	domainPattern = regexp.MustCompile(`^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$`)
+	zipPattern    = regexp.MustCompile(`^[0-9A-Z]{1,10}$`)
 )
 
 // maxTextLength bounds names and descriptions.

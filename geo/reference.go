@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -237,6 +238,21 @@ func validateSite(tx storage.Tx, v Site) error {
 	}
 	if _, err := time.LoadLocation(v.TimeZone); err != nil || v.TimeZone == "Local" {
 		return errs.Invalidf("Invalid time_zone: %s. It must be an IANA time zone such as America/Argentina/Buenos_Aires", v.TimeZone)
+	}
+	if v.Domain != "" && !domainPattern.MatchString(v.Domain) {
+		return errs.Invalidf("Invalid domain: %s. It must be a host name such as mercadolibre.com.ar", v.Domain)
+	}
+	for i, c := range v.OtherCurrencyIDs {
+		field := fmt.Sprintf("other_currency_ids[%d]", i)
+		if err := requireMatch(field, c, currencyPattern, "an ISO 4217 code"); err != nil {
+			return err
+		}
+		if c == v.DefaultCurrencyID || slices.Contains(v.OtherCurrencyIDs[:i], c) {
+			return errs.Invalidf("Invalid %s: %s. It is listed already", field, c)
+		}
+		if err := exists(tx, currencyKey(c), "Currency not found: %s", c); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -457,3 +457,68 @@ func BenchmarkListingPriceOneType(b *testing.B) {
 func BenchmarkZipCodeLookup(b *testing.B) {
 	benchReference(b, "/countries/:country_id/zip_codes/:zip_code", "/countries/AR/zip_codes/1425")
 }
+
+// TestImportedSite_ItsDomainAndOtherCurrenciesApplyToItsItems: a site's web
+// domain and the currencies besides its default are data of the site, so a
+// site imported with them gets permalinks on its domain and items in those
+// currencies, and one imported without a domain gets the generic domain.
+func TestImportedSite_ItsDomainAndOtherCurrenciesApplyToItsItems(t *testing.T) {
+	ts := newTestServer(t)
+	res := ts.do("PUT", "/operator/reference", testOperatorToken, map[string]any{"records": []any{
+		map[string]any{"kind": "site", "data": map[string]any{"id": "MLX", "name": "Equis", "country_id": "AR",
+			"default_currency_id": "ARS", "time_zone": "America/Argentina/Buenos_Aires",
+			"domain": "equis.example.com", "other_currency_ids": []string{"USD"}}},
+		map[string]any{"kind": "site", "data": map[string]any{"id": "MLY", "name": "Ye", "country_id": "AR",
+			"default_currency_id": "ARS", "time_zone": "America/Argentina/Buenos_Aires"}},
+	}})
+	if res.Status != http.StatusOK {
+		t.Fatalf("import: %d %s", res.Status, res.Raw)
+	}
+	publish := func(site, currency string) response {
+		u := ts.mustUser(site)
+		return ts.do("POST", "/items", u.Token, map[string]any{"title": "Mate de calabaza", "category_id": site + "1055",
+			"price": 10, "listing_type_id": "gold_special", "currency_id": currency, "available_quantity": 1})
+	}
+	res = publish("MLX", "USD")
+	if res.Status != http.StatusCreated {
+		t.Fatalf("publish in USD on MLX: %d %s", res.Status, res.Raw)
+	}
+	if got := res.Obj()["permalink"].(string); !strings.HasPrefix(got, "https://articulo.equis.example.com/MLX-") {
+		t.Errorf("permalink %q, want one on the site's domain", got)
+	}
+	wantError(t, publish("MLY", "USD"), http.StatusBadRequest, "Invalid currency_id: USD. Valid values for site MLY are: [ARS]")
+	res = publish("MLY", "ARS")
+	if got := res.Obj()["permalink"].(string); !strings.HasPrefix(got, "https://articulo.mercadolibre.com/MLY-") {
+		t.Errorf("permalink %q, want the generic domain", got)
+	}
+}
+
+// TestImportSite_BadDomainOrOtherCurrencyIsRefusedNamingTheField checks the
+// site's own fields in their order.
+func TestImportSite_BadDomainOrOtherCurrencyIsRefusedNamingTheField(t *testing.T) {
+	ts := newTestServer(t)
+	site := func(extra map[string]any) map[string]any {
+		data := map[string]any{"id": "MLX", "name": "Equis", "country_id": "AR", "default_currency_id": "ARS",
+			"time_zone": "America/Argentina/Buenos_Aires"}
+		for k, v := range extra {
+			data[k] = v
+		}
+		return map[string]any{"records": []any{map[string]any{"kind": "site", "data": data}}}
+	}
+	for _, c := range []struct {
+		extra map[string]any
+		msg   string
+	}{
+		{map[string]any{"domain": "not a host"}, "Invalid domain: not a host. It must be a host name such as mercadolibre.com.ar"},
+		{map[string]any{"domain": "EQUIS.COM"}, "Invalid domain: EQUIS.COM. It must be a host name such as mercadolibre.com.ar"},
+		{map[string]any{"other_currency_ids": []string{"usd"}}, "Invalid other_currency_ids[0]: usd. It must be an ISO 4217 code"},
+		{map[string]any{"other_currency_ids": []string{"USD", "ARS"}}, "Invalid other_currency_ids[1]: ARS. It is listed already"},
+		{map[string]any{"other_currency_ids": []string{"USD", "USD"}}, "Invalid other_currency_ids[1]: USD. It is listed already"},
+		{map[string]any{"other_currency_ids": []string{"QQQ"}}, "Currency not found: QQQ"},
+	} {
+		res := ts.do("PUT", "/operator/reference", testOperatorToken, site(c.extra))
+		if res.Status != http.StatusBadRequest || !strings.Contains(string(res.Raw), c.msg) {
+			t.Errorf("%v: %d %s; want 400 with %q", c.extra, res.Status, res.Raw, c.msg)
+		}
+	}
+}

@@ -371,20 +371,20 @@ func applyLocations(tx storage.Tx, up *UserProduct, sellerID int64, locs []Stock
 // checkCurrency reads the site inside the Update's tx: a View of its own
 // would need a second connection while the Update holds one, which a pool
 // of one never has.
-func checkCurrency(tx storage.Tx, siteID string, in *NewItem) error {
+func checkCurrency(tx storage.Tx, siteID string, in *NewItem) (geo.Site, error) {
 	site, err := geo.GetSite(tx, siteID)
 	if err != nil {
-		return err
+		return geo.Site{}, err
 	}
 	if in.CurrencyID == "" {
 		in.CurrencyID = site.DefaultCurrencyID
-		return nil
+		return site, nil
 	}
 	valid := site.CurrencyIDs()
 	if slices.Contains(valid, in.CurrencyID) {
-		return nil
+		return site, nil
 	}
-	return errs.Invalidf("Invalid currency_id: %s. Valid values for site %s are: [%s]", in.CurrencyID, siteID, strings.Join(valid, ", "))
+	return geo.Site{}, errs.Invalidf("Invalid currency_id: %s. Valid values for site %s are: [%s]", in.CurrencyID, siteID, strings.Join(valid, ", "))
 }
 
 func checkCategory(siteID, categoryID string) error {
@@ -463,7 +463,8 @@ func (s *Service) publish(ctx context.Context, sellerID int64, in NewItem, multi
 		if err := checkCatalogProduct(tx, seller.SiteID, in); err != nil {
 			return err
 		}
-		if err := checkCurrency(tx, seller.SiteID, &in); err != nil {
+		site, err := checkCurrency(tx, seller.SiteID, &in)
+		if err != nil {
 			return err
 		}
 		up, err := s.userProductFor(ctx, tx, seller, in.UserProductID, multiOrigin, userProductNumber)
@@ -498,7 +499,7 @@ func (s *Service) publish(ctx context.Context, sellerID int64, in NewItem, multi
 			cp := in.CatalogProductID
 			it.CatalogProductID, it.CatalogListing = &cp, in.CatalogListing
 		}
-		it.Permalink = permalink(it)
+		it.Permalink = permalink(it, site)
 		if err := putUserProduct(tx, up); err != nil {
 			return err
 		}
@@ -656,20 +657,11 @@ func (s *Service) UpdateItem(ctx context.Context, caller int64, id string, in It
 	return out, err
 }
 
-// siteDomains are the public web domains of the sites, for permalinks.
-var siteDomains = map[string]string{
-	"MLA": "mercadolibre.com.ar", "MLB": "mercadolivre.com.br", "MLM": "mercadolibre.com.mx",
-	"MLC": "mercadolibre.cl", "MCO": "mercadolibre.com.co", "MLU": "mercadolibre.com.uy",
-	"MPE": "mercadolibre.com.pe", "MEC": "mercadolibre.com.ec", "MLV": "mercadolibre.com.ve",
-}
-
 // permalink is the item's public page, in the public API's form
-// https://articulo.<domain>/MLA-1400000001-title-words-_JM.
-func permalink(it Item) string {
-	domain := siteDomains[it.SiteID]
-	if domain == "" {
-		domain = "mercadolibre.com"
-	}
+// https://articulo.<domain>/MLA-1400000001-title-words-_JM, on the site's
+// domain.
+func permalink(it Item, site geo.Site) string {
+	domain := site.WebDomain()
 	num := strings.TrimPrefix(it.ID, it.SiteID)
 	slug := strings.Join(tokens(it.Title), "-")
 	if slug != "" {
