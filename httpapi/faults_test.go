@@ -24,9 +24,14 @@ import (
 
 func (ts *testServer) mustFault(rule map[string]any) map[string]any {
 	ts.t.Helper()
-	res := ts.do("POST", "/operator/faults", testOperatorToken, rule)
+	return createFault(ts, rule)
+}
+
+func createFault(s operatorAPI, rule map[string]any) map[string]any {
+	s.tb().Helper()
+	res := s.operator("POST", "/operator/faults", rule)
 	if res.Status != http.StatusCreated {
-		ts.t.Fatalf("create fault %v: %d %s", rule, res.Status, res.Raw)
+		s.tb().Fatalf("create fault %v: %d %s", rule, res.Status, res.Raw)
 	}
 	return res.Obj()
 }
@@ -198,10 +203,8 @@ func TestFaults_ResetAndRestoreReplaceTheRules(t *testing.T) {
 // TestFaults_OverRealHTTP drives a rule through a real listener and client.
 func TestFaults_OverRealHTTP(t *testing.T) {
 	is := is.New(t)
-	ts := newTestServer(t)
-	srv := httptest.NewServer(ts.handler)
-	t.Cleanup(srv.Close)
-	ts.mustFault(map[string]any{"method": "GET", "route": "/health", "status": 503, "body": map[string]any{"custom": true}})
+	srv := newLiveServer(t)
+	srv.mustFault(map[string]any{"method": "GET", "route": "/health", "status": 503, "body": map[string]any{"custom": true}})
 	resp, err := http.Get(srv.URL + "/health")
 	is.NoErr(err)
 	b, _ := io.ReadAll(resp.Body)
@@ -213,19 +216,17 @@ func TestFaults_OverRealHTTP(t *testing.T) {
 
 func TestJournal_NeverHoldsATokenOrSecret(t *testing.T) {
 	is := is.New(t)
-	ts := newTestServer(t)
-	srv := httptest.NewServer(ts.handler)
-	t.Cleanup(srv.Close)
+	srv := newLiveServer(t)
 	var tokens []string
 	var users []user
 	for range 3 {
-		u := ts.mustUser("MLA")
+		u := srv.mustUser("MLA")
 		users = append(users, u)
 		tokens = append(tokens, u.Token)
-		res := ts.do("POST", fmt.Sprintf("/operator/users/%d/tokens", u.ID), testOperatorToken, nil)
+		res := srv.operator("POST", fmt.Sprintf("/operator/users/%d/tokens", u.ID), nil)
 		tokens = append(tokens, res.Obj()["access_token"].(string))
 	}
-	tokens = append(tokens, testOperatorToken)
+	tokens = append(tokens, srv.OperatorToken)
 	get := func(path string, header string) int {
 		req, err := http.NewRequest("GET", srv.URL+path, nil)
 		is.NoErr(err)
@@ -244,9 +245,9 @@ func TestJournal_NeverHoldsATokenOrSecret(t *testing.T) {
 		get(fmt.Sprintf("/users/%d?limit=1&client_secret=%s&code=%s&refresh_token=%s&code_verifier=%s", u.ID, tok, tok, tok, tok), tok)
 		get(fmt.Sprintf("/health?q=%s", tok), "")
 	}
-	get("/health?access_token="+testOperatorToken, "")
+	get("/health?access_token="+srv.OperatorToken, "")
 
-	res := ts.do("GET", "/operator/requests?limit=1000", testOperatorToken, nil)
+	res := srv.operator("GET", "/operator/requests?limit=1000", nil)
 	is.Equal(res.Status, http.StatusOK)
 	is.True(res.Obj()["paging"].(map[string]any)["total"].(float64) >= 24)
 	for _, tok := range tokens {
@@ -262,7 +263,7 @@ func TestJournal_NeverHoldsATokenOrSecret(t *testing.T) {
 	}
 	is.NoErr(json.Unmarshal(res.Raw, &entries))
 	is.True(strings.Contains(entries.Results[0].Query, "access_token=REDACTED")) // the newest: the operator token in the query
-	byUser := ts.do("GET", fmt.Sprintf("/operator/requests?user_id=%d", users[0].ID), testOperatorToken, nil)
+	byUser := srv.operator("GET", fmt.Sprintf("/operator/requests?user_id=%d", users[0].ID), nil)
 	is.Equal(byUser.Obj()["paging"].(map[string]any)["total"], float64(6)) // two tokens, three authenticated requests each
 }
 

@@ -110,18 +110,37 @@ type user struct {
 	Token string
 }
 
+// operatorAPI is what the setup helpers need of a server, in process
+// (testServer) or over HTTP (liveServer): calls to the operator routes.
+type operatorAPI interface {
+	tb() testing.TB
+	operator(method, path string, body any) response
+}
+
+func (ts *testServer) tb() testing.TB { return ts.t }
+
+func (ts *testServer) operator(method, path string, body any) response {
+	ts.t.Helper()
+	return ts.do(method, path, testOperatorToken, body)
+}
+
 // mustUser creates a user on site with tags and returns its id and token.
 func (ts *testServer) mustUser(site string, tags ...string) user {
 	ts.t.Helper()
+	return createUser(ts, site, tags...)
+}
+
+func createUser(s operatorAPI, site string, tags ...string) user {
+	s.tb().Helper()
 	if tags == nil {
 		tags = []string{}
 	}
-	res := ts.do("POST", "/operator/users", testOperatorToken, map[string]any{
+	res := s.operator("POST", "/operator/users", map[string]any{
 		"nickname": fmt.Sprintf("USER_%d", time.Now().UnixNano()), "site_id": site,
 		"first_name": "Test", "last_name": "User", "tags": tags,
 	})
 	if res.Status != http.StatusCreated {
-		ts.t.Fatalf("create user: %d %s", res.Status, res.Raw)
+		s.tb().Fatalf("create user: %d %s", res.Status, res.Raw)
 	}
 	return user{ID: int64(res.Obj()["id"].(float64)), Token: res.Obj()["access_token"].(string)}
 }

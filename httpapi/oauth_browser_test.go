@@ -35,9 +35,7 @@ func chromiumPath(t *testing.T) string {
 // test user.
 func TestAuthorizationPage_InChromium(t *testing.T) {
 	browser := chromiumPath(t)
-	ts := newTestServer(t)
-	srv := httptest.NewServer(ts.handler)
-	t.Cleanup(srv.Close)
+	srv := newLiveServer(t)
 
 	type landing struct{ code, state string }
 	landed := make(chan landing, 1)
@@ -56,9 +54,9 @@ func TestAuthorizationPage_InChromium(t *testing.T) {
 	t.Cleanup(receiver.Close)
 	redirect := receiver.URL + "/callback"
 
-	seller := ts.mustUser("MLA")
-	app := ts.mustOAuthApp(seller.ID, redirect)
-	res := ts.do("POST", "/users/test_user", seller.Token, map[string]any{"site_id": "MLA"})
+	seller := srv.Seller
+	app := srv.mustOAuthApp(seller.ID, redirect)
+	res := srv.do("POST", "/users/test_user", seller.Token, map[string]any{"site_id": "MLA"})
 	if res.Status != http.StatusCreated {
 		t.Fatalf("create test user: %d %s", res.Status, res.Raw)
 	}
@@ -128,7 +126,7 @@ func TestAuthorizationPage_InChromium(t *testing.T) {
 	if u, _ := url.Parse(finalURL); u.Query().Get("code") != got.code {
 		t.Fatalf("the browser's URL %q does not carry the code", finalURL)
 	}
-	hc := context.WithValue(context.Background(), oauth2.HTTPClient, srv.Client())
+	hc := context.WithValue(context.Background(), oauth2.HTTPClient, http.DefaultClient)
 	tok, err := conf.Exchange(hc, got.code, oauth2.VerifierOption(verifier))
 	if err != nil {
 		t.Fatalf("exchange the page's code: %v", err)

@@ -14,6 +14,8 @@ import (
 
 	"github.com/matryer/is"
 	"golang.org/x/oauth2"
+
+	"marketplace/marketplacetest"
 )
 
 // oauthApp is an application registered as an OAuth client.
@@ -27,12 +29,17 @@ type oauthApp struct {
 // redirect URI.
 func (ts *testServer) mustOAuthApp(owner int64, redirect string) oauthApp {
 	ts.t.Helper()
-	res := ts.do("POST", "/operator/applications", testOperatorToken, map[string]any{
+	return createOAuthApp(ts, owner, redirect)
+}
+
+func createOAuthApp(s operatorAPI, owner int64, redirect string) oauthApp {
+	s.tb().Helper()
+	res := s.operator("POST", "/operator/applications", map[string]any{
 		"name": "My app", "owner_user_id": owner, "callback_url": "https://example.com/notifications",
 		"topics": []string{}, "redirect_uris": []string{redirect},
 	})
 	if res.Status != http.StatusCreated {
-		ts.t.Fatalf("create application: %d %s", res.Status, res.Raw)
+		s.tb().Fatalf("create application: %d %s", res.Status, res.Raw)
 	}
 	o := res.Obj()
 	return oauthApp{ID: int64(o["id"].(float64)), ClientID: fmt.Sprint(int64(o["client_id"].(float64))), Secret: o["client_secret"].(string)}
@@ -41,13 +48,18 @@ func (ts *testServer) mustOAuthApp(owner int64, redirect string) oauthApp {
 // mustCode asks the operator route for a code of user for app.
 func (ts *testServer) mustCode(app oauthApp, userID int64, redirect string, extra map[string]any) string {
 	ts.t.Helper()
+	return createCode(ts, app, userID, redirect, extra)
+}
+
+func createCode(s operatorAPI, app oauthApp, userID int64, redirect string, extra map[string]any) string {
+	s.tb().Helper()
 	body := map[string]any{"client_id": app.ID, "user_id": userID, "redirect_uri": redirect}
 	for k, v := range extra {
 		body[k] = v
 	}
-	res := ts.do("POST", "/operator/authorizations", testOperatorToken, body)
+	res := s.operator("POST", "/operator/authorizations", body)
 	if res.Status != http.StatusCreated {
-		ts.t.Fatalf("operator authorization: %d %s", res.Status, res.Raw)
+		s.tb().Fatalf("operator authorization: %d %s", res.Status, res.Raw)
 	}
 	return res.Obj()["code"].(string)
 }
@@ -62,11 +74,9 @@ const appRedirect = "http://127.0.0.1:9/callback"
 
 func TestOAuth_GolangOAuth2ClientRunsTheCodeFlowWithPKCEAndRefreshesAfterSixHours(t *testing.T) {
 	is := is.New(t)
-	ts := newTestServer(t)
-	srv := httptest.NewServer(ts.handler)
-	t.Cleanup(srv.Close)
-	seller := ts.mustUser("MLA")
-	app := ts.mustOAuthApp(seller.ID, appRedirect)
+	srv := newLiveServer(t)
+	seller := srv.Seller
+	app := srv.mustOAuthApp(seller.ID, appRedirect)
 	conf := &oauth2.Config{
 		ClientID: app.ClientID, ClientSecret: app.Secret, RedirectURL: appRedirect, Scopes: nil,
 		Endpoint: oauth2.Endpoint{AuthURL: srv.URL + "/authorization", TokenURL: srv.URL + "/oauth/token"},
@@ -74,18 +84,18 @@ func TestOAuth_GolangOAuth2ClientRunsTheCodeFlowWithPKCEAndRefreshesAfterSixHour
 	v := oauth2.GenerateVerifier()
 	// What a person's grant on the page does: the page itself is driven by
 	// a browser in TestAuthorizationPage_InChromium.
-	code := ts.mustCode(app, seller.ID, appRedirect, map[string]any{
+	code := srv.mustCode(app, seller.ID, appRedirect, map[string]any{
 		"code_challenge": oauth2.S256ChallengeFromVerifier(v), "code_challenge_method": "S256"})
 	authURL, err := url.Parse(conf.AuthCodeURL("xyz", oauth2.S256ChallengeOption(v)))
 	is.NoErr(err)
 	is.Equal(authURL.Query().Get("code_challenge_method"), "S256") // the library asks with PKCE
 
-	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, srv.Client())
+	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, http.DefaultClient)
 	_, err = conf.Exchange(ctx, code, oauth2.VerifierOption("wrong-"+v))
 	var re *oauth2.RetrieveError
 	is.True(errors.As(err, &re))            // a wrong verifier is refused
 	is.Equal(re.ErrorCode, "invalid_grant") // as invalid_grant
-	code = ts.mustCode(app, seller.ID, appRedirect, map[string]any{
+	code = srv.mustCode(app, seller.ID, appRedirect, map[string]any{
 		"code_challenge": oauth2.S256ChallengeFromVerifier(v), "code_challenge_method": "S256"})
 	tok, err := conf.Exchange(ctx, code, oauth2.VerifierOption(v))
 	is.NoErr(err)
@@ -100,9 +110,9 @@ func TestOAuth_GolangOAuth2ClientRunsTheCodeFlowWithPKCEAndRefreshesAfterSixHour
 	// The library decides expiry on the wall clock; the server on its own
 	// clock. Hand the source a token the library thinks is expired once
 	// the server's clock has passed 6 hours.
-	me := func(access string) response { return ts.do("GET", "/users/me", access, nil) }
+	me := func(access string) response { return srv.do("GET", "/users/me", access, nil) }
 	is.Equal(me(tok.AccessToken).Obj()["id"], float64(seller.ID)) // the token's user
-	is.NoErr(ts.clock.Set(testStart.Add(6*time.Hour + time.Second)))
+	is.NoErr(srv.Clock.Set(marketplacetest.DefaultStart.Add(6*time.Hour + time.Second)))
 	wantError(t, me(tok.AccessToken), http.StatusUnauthorized, "Expired access token")
 	stale := *tok
 	stale.Expiry = time.Now().Add(-time.Minute)
