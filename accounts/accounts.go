@@ -20,6 +20,7 @@ import (
 	"marketplace/clock"
 	"marketplace/errs"
 	"marketplace/geo"
+	"marketplace/paging"
 	"marketplace/storage"
 )
 
@@ -470,6 +471,9 @@ type StoreQuery struct {
 // owner may list its stores. Returns the page and the total number of matches.
 // Errors: Forbidden, NotFound.
 func (s *Service) SearchStores(ctx context.Context, caller, owner int64, q StoreQuery) ([]Store, int, error) {
+	if err := paging.Check(q.Offset, q.Limit); err != nil {
+		return nil, 0, err
+	}
 	if caller != owner {
 		return nil, 0, errs.Forbiddenf("The caller is not allowed to list the stores of user %d", owner)
 	}

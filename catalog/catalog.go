@@ -19,6 +19,7 @@ import (
 	"marketplace/clock"
 	"marketplace/errs"
 	"marketplace/geo"
+	"marketplace/paging"
 	"marketplace/storage"
 )
 
@@ -217,8 +218,8 @@ func (s *Service) Domains(ctx context.Context, siteID string) ([]Domain, error) 
 // listed with no images. Errors: NotFound (unknown domain), Invalid (negative
 // limit or offset).
 func (s *Service) DomainProducts(ctx context.Context, domainID string, limit, offset int) (ProductPage, error) {
-	if limit < 0 || offset < 0 {
-		return ProductPage{}, errs.Invalidf("Invalid paging: limit and offset must be non-negative")
+	if err := paging.Check(offset, limit); err != nil {
+		return ProductPage{}, err
 	}
 	var page ProductPage
 	err := s.store.View(ctx, func(tx storage.Tx) error {

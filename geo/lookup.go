@@ -7,6 +7,7 @@ import (
 
 	"marketplace/errs"
 	"marketplace/geo/money"
+	"marketplace/paging"
 	"marketplace/storage"
 )
 
@@ -373,6 +374,9 @@ type ZipCodePage struct {
 // most limit of them; Total counts the whole range. Errors: Invalid (a bound
 // missing, or from after to), NotFound (unknown country).
 func (s *Service) ZipCodesBetween(ctx context.Context, countryID, from, to string, offset, limit int) (ZipCodePage, error) {
+	if err := paging.Check(offset, limit); err != nil {
+		return ZipCodePage{}, err
+	}
 	if from == "" {
 		return ZipCodePage{}, errs.Invalidf("The parameter [zip_code_from] is required")
 	}
@@ -386,9 +390,6 @@ func (s *Service) ZipCodesBetween(ctx context.Context, countryID, from, to strin
 	}
 	if from > to {
 		return ZipCodePage{}, errs.Invalidf("zip_code_from %s is after zip_code_to %s", from, to)
-	}
-	if offset < 0 || limit < 0 {
-		return ZipCodePage{}, errs.Invalidf("limit and offset must not be negative")
 	}
 	out := ZipCodePage{Results: []ZipCodeDetail{}}
 	err := s.view(ctx, func(tx storage.Tx) error {

@@ -371,6 +371,7 @@ func TestJournal_OffKeepsNothing(t *testing.T) {
 	ts.do("GET", "/health", "", nil)
 	res := ts.do("GET", "/operator/requests", testOperatorToken, nil)
 	is.Equal(res.Obj()["results"], []any{})
-	_, total := srv.Journal().List(journal.Query{})
+	_, total, err := srv.Journal().List(journal.Query{})
+	is.NoErr(err)
 	is.Equal(total, 0)
 }

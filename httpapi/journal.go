@@ -97,7 +97,10 @@ func (s *Server) handleListRequests(w http.ResponseWriter, r *http.Request, _ ht
 		}
 		jq.UserID = n
 	}
-	entries, total := s.journal.List(jq)
+	entries, total, err := s.journal.List(jq)
+	if err != nil {
+		return err
+	}
 	s.writeJSON(w, http.StatusOK, requestsResponse{
 		Paging:  paging{Total: total, Offset: pg.Offset, Limit: pg.Limit},
 		Results: entries,

@@ -10,9 +10,6 @@ import (
 	"marketplace/notify"
 )
 
-// missedFeedsDefaultLimit is the public API's page size of the missed feed.
-const missedFeedsDefaultLimit = 10
-
 // notifyRoutes registers the routes of applications and missed feeds.
 func (s *Server) notifyRoutes() {
 	s.handle(http.MethodPost, "/operator/applications", s.operator(s.handleCreateApplication))
@@ -114,7 +111,7 @@ func (s *Server) handleMissedFeeds(w http.ResponseWriter, r *http.Request, _ htt
 	if err != nil || appID <= 0 {
 		return errs.Invalidf("Invalid app_id: %s. It must be a positive integer", raw)
 	}
-	pg, err := readPage(r, missedFeedsDefaultLimit)
+	pg, err := readPage(r, notify.MissedFeedsDefaultLimit)
 	if err != nil {
 		return err
 	}

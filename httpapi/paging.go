@@ -6,16 +6,14 @@ import (
 	"strconv"
 
 	"marketplace/errs"
+	listpaging "marketplace/paging"
 )
 
-// Paging defaults and bounds. The spec gives the defaults (50 and 0) and
-// leaves the maximum open; see docs/spec-decisions.md.
-const (
-	defaultLimit = 50
-	maxLimit     = 1000
-)
+// defaultLimit is the limit of a list whose query gives none; the window's
+// rule (non-negative, capped) is the domain's, in package paging.
+const defaultLimit = listpaging.DefaultLimit
 
-// page is a validated limit/offset pair.
+// page is the limit and offset read from a query.
 type page struct {
 	Limit  int
 	Offset int
@@ -29,8 +27,8 @@ type paging struct {
 }
 
 // readPage reads limit and offset from the query with the given default
-// limit: absent means the default; negative, non-numeric or above maxLimit is
-// a 400.
+// limit: absent means the default, and what is not an integer is a 400.
+// Whether the window is allowed is the list's to say (package paging).
 func readPage(r *http.Request, defLimit int) (page, error) {
 	return readPageOf(r.URL.Query(), defLimit)
 }
@@ -40,28 +38,22 @@ func readPage(r *http.Request, defLimit int) (page, error) {
 func readPageOf(q url.Values, defLimit int) (page, error) {
 	p := page{Limit: defLimit}
 	var err error
-	if p.Limit, err = queryInt(q.Get("limit"), "limit", defLimit, maxLimit); err != nil {
+	if p.Limit, err = queryInt(q.Get("limit"), "limit", defLimit); err != nil {
 		return page{}, err
 	}
-	if p.Offset, err = queryInt(q.Get("offset"), "offset", 0, -1); err != nil {
+	if p.Offset, err = queryInt(q.Get("offset"), "offset", 0); err != nil {
 		return page{}, err
 	}
 	return p, nil
 }
 
-func queryInt(raw, name string, def, max int) (int, error) {
+func queryInt(raw, name string, def int) (int, error) {
 	if raw == "" {
 		return def, nil
 	}
 	n, err := strconv.Atoi(raw)
 	if err != nil {
 		return 0, errs.Invalidf("Invalid %s: %s. It must be a non-negative integer", name, raw)
-	}
-	if n < 0 {
-		return 0, errs.Invalidf("Invalid %s: %s. It must be a non-negative integer", name, raw)
-	}
-	if max >= 0 && n > max {
-		return 0, errs.Invalidf("Invalid %s: %s. The maximum is %d", name, raw, max)
 	}
 	return n, nil
 }

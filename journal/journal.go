@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"marketplace/faults"
+	"marketplace/paging"
 )
 
 // DefaultSize is the number of requests a server keeps unless told
@@ -100,10 +101,13 @@ func (j *Journal) Add(e Entry) int64 {
 
 // List returns the entries that q selects, newest first, from q.Offset, at
 // most q.Limit of them (all when 0), and how many q selects in all.
-func (j *Journal) List(q Query) ([]Entry, int) {
+func (j *Journal) List(q Query) ([]Entry, int, error) {
+	if err := paging.Check(q.Offset, q.Limit); err != nil {
+		return nil, 0, err
+	}
 	out := []Entry{}
 	if !j.Enabled() {
-		return out, 0
+		return out, 0, nil
 	}
 	method := strings.ToUpper(q.Method)
 	route := ""
@@ -122,12 +126,12 @@ func (j *Journal) List(q Query) ([]Entry, int) {
 			continue
 		}
 		total++
-		if total <= q.Offset || (q.Limit > 0 && len(out) >= q.Limit) {
+		if total <= q.Offset || len(out) >= q.Limit {
 			continue
 		}
 		out = append(out, *e)
 	}
-	return out, total
+	return out, total, nil
 }
 
 // Clear forgets every entry and returns how many there were; ids go on

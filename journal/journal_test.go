@@ -18,7 +18,7 @@ func TestJournal_KeepsTheLastSizeEntriesNewestFirst(t *testing.T) {
 	for i := range 5 {
 		j.Add(journal.Entry{Method: "GET", Path: fmt.Sprintf("/items/%d", i), Status: 200})
 	}
-	got, total := j.List(journal.Query{})
+	got, total := mustList(t, j, journal.Query{Limit: journal.DefaultSize})
 	is.Equal(total, 3) // bounded
 	is.Equal(len(got), 3)
 	is.Equal(got[0].Path, "/items/4") // newest first
@@ -30,7 +30,7 @@ func TestJournal_SizeZeroKeepsNothing(t *testing.T) {
 	is := is.New(t)
 	j := journal.New(0)
 	is.Equal(j.Add(journal.Entry{Method: "GET"}), int64(0))
-	got, total := j.List(journal.Query{})
+	got, total := mustList(t, j, journal.Query{Limit: journal.DefaultSize})
 	is.Equal(total, 0)
 	is.Equal(len(got), 0)
 	is.True(got != nil) // an empty list, not null
@@ -46,13 +46,13 @@ func TestJournal_FiltersAndPaging(t *testing.T) {
 		}
 		j.Add(e)
 	}
-	_, total := j.List(journal.Query{Method: "post"})
+	_, total := mustList(t, j, journal.Query{Limit: journal.DefaultSize, Method: "post"})
 	is.Equal(total, 4) // 0, 3, 6, 9
-	_, total = j.List(journal.Query{Route: "/users/{seller_id}"})
+	_, total = mustList(t, j, journal.Query{Limit: journal.DefaultSize, Route: "/users/{seller_id}"})
 	is.Equal(total, 6) // parameter names do not matter
-	_, total = j.List(journal.Query{Status: 400})
+	_, total = mustList(t, j, journal.Query{Limit: journal.DefaultSize, Status: 400})
 	is.Equal(total, 4)
-	got, total := j.List(journal.Query{UserID: 2, Offset: 1, Limit: 2})
+	got, total := mustList(t, j, journal.Query{UserID: 2, Offset: 1, Limit: 2})
 	is.Equal(total, 5) // odd i
 	is.Equal(len(got), 2)
 	is.Equal(got[0].ID, int64(8)) // newest first, after skipping id 10
@@ -64,7 +64,7 @@ func TestJournal_ClearKeepsIDsGoing(t *testing.T) {
 	j := journal.New(5)
 	j.Add(journal.Entry{})
 	j.Clear()
-	_, total := j.List(journal.Query{})
+	_, total := mustList(t, j, journal.Query{Limit: journal.DefaultSize})
 	is.Equal(total, 0)
 	is.Equal(j.Add(journal.Entry{}), int64(2))
 }
@@ -86,5 +86,33 @@ func TestRedactQuery_RemovesEveryTokenAndSecret(t *testing.T) {
 		if strings.Contains(journal.RedactQuery(tc.in), "APP_USR") {
 			t.Errorf("a token survived in %q", tc.in)
 		}
+	}
+}
+
+func mustList(t *testing.T, j *journal.Journal, q journal.Query) ([]journal.Entry, int) {
+	t.Helper()
+	got, total, err := j.List(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got, total
+}
+
+// TestList_WindowFollowsThePagingRule: a limit of 0 lists nothing but
+// counts everything, and a window outside the rule is refused.
+func TestList_WindowFollowsThePagingRule(t *testing.T) {
+	j := journal.New(10)
+	for range 3 {
+		j.Add(journal.Entry{Method: "GET", Path: "/health"})
+	}
+	got, total := mustList(t, j, journal.Query{Limit: 0})
+	if len(got) != 0 || total != 3 {
+		t.Fatalf("limit 0: %d entries of %d; want none of 3", len(got), total)
+	}
+	if _, _, err := j.List(journal.Query{Limit: -1}); err == nil {
+		t.Fatal("limit -1 was accepted")
+	}
+	if _, _, err := j.List(journal.Query{Limit: 1001}); err == nil {
+		t.Fatal("limit 1001 was accepted")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"marketplace/errs"
+	"marketplace/paging"
 	"marketplace/storage"
 )
 
@@ -31,7 +32,14 @@ type FeedQuery struct {
 // acknowledged, oldest first, as long as they are kept (2 days). Only the
 // application's owner may read them. Errors: Invalid (unknown topic),
 // NotFound (no such application), Forbidden (caller is not the owner).
+// MissedFeedsDefaultLimit is the public API's page size of the missed feed,
+// for a request that gives no limit.
+const MissedFeedsDefaultLimit = 10
+
 func (s *Service) MissedFeeds(ctx context.Context, caller int64, q FeedQuery) ([]MissedMessage, error) {
+	if err := paging.Check(q.Offset, q.Limit); err != nil {
+		return nil, err
+	}
 	if q.Topic != "" && !slices.Contains(Topics, q.Topic) {
 		return nil, errs.Invalidf("Invalid topic: %q. Valid topics are: %s", q.Topic, strings.Join(Topics, ", "))
 	}
@@ -96,6 +104,9 @@ func missedMessage(d Delivery) MissedMessage {
 // Attempts returns a page of every POST made to application appID, newest
 // first, and their total (attempts are kept 2 days). Errors: NotFound.
 func (s *Service) Attempts(ctx context.Context, appID int64, offset, limit int) ([]Attempt, int, error) {
+	if err := paging.Check(offset, limit); err != nil {
+		return nil, 0, err
+	}
 	out := []Attempt{}
 	total := 0
 	err := s.store.View(ctx, func(tx storage.Tx) error {

@@ -7,6 +7,7 @@ import (
 
 	"marketplace/accounts"
 	"marketplace/errs"
+	"marketplace/paging"
 	"marketplace/storage"
 )
 
@@ -78,6 +79,9 @@ func (s *Service) Unblock(ctx context.Context, caller, seller, user int64) error
 // Blacklist lists a page of seller's blocked users, by user id, and their
 // total. Errors: Forbidden.
 func (s *Service) Blacklist(ctx context.Context, caller, seller int64, offset, limit int) ([]BlacklistEntry, int, error) {
+	if err := paging.Check(offset, limit); err != nil {
+		return nil, 0, err
+	}
 	if err := checkOwnBlacklist(caller, seller); err != nil {
 		return nil, 0, err
 	}

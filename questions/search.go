@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"marketplace/errs"
+	"marketplace/paging"
 	"marketplace/storage"
 )
 
@@ -128,6 +129,9 @@ func (s *Service) Search(ctx context.Context, caller int64, q SearchQuery) (Sear
 }
 
 func (s *Service) search(ctx context.Context, caller int64, q SearchQuery, useIndex bool) (SearchResult, error) {
+	if err := paging.Check(q.Offset, q.Limit); err != nil {
+		return SearchResult{}, err
+	}
 	if q.SellerID == 0 && q.ItemID == "" {
 		return SearchResult{}, errs.Invalidf("The parameters [seller_id] or [item] are required for requested call")
 	}
@@ -147,9 +151,6 @@ func (s *Service) search(ctx context.Context, caller int64, q SearchQuery, useIn
 	if q.TotalDivisions < 0 || q.Division < 0 || (q.TotalDivisions == 0 && q.Division != 0) ||
 		(q.TotalDivisions > 0 && q.Division >= q.TotalDivisions) {
 		return SearchResult{}, errs.Invalidf("Invalid division: it must be at least 0 and below totalDivisions")
-	}
-	if q.Offset < 0 || q.Limit < 0 {
-		return SearchResult{}, errs.Invalidf("Invalid paging: limit and offset must be non-negative")
 	}
 	sorts := q.Sorts
 	if len(sorts) == 0 {

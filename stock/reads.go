@@ -6,6 +6,7 @@ import (
 
 	"marketplace/accounts"
 	"marketplace/errs"
+	"marketplace/paging"
 	"marketplace/storage"
 )
 
@@ -76,8 +77,8 @@ func (s *Service) SellerItems(ctx context.Context, caller, sellerID int64, q Sel
 	if q.Status != "" && !slices.Contains(itemStatuses, q.Status) {
 		return SellerItems{}, errs.Invalidf("Invalid status: %s. Valid values are: %s, %s, %s", q.Status, itemStatuses[0], itemStatuses[1], itemStatuses[2])
 	}
-	if q.Offset < 0 || q.Limit < 0 {
-		return SellerItems{}, errs.Invalidf("Invalid paging: limit and offset must be non-negative")
+	if err := paging.Check(q.Offset, q.Limit); err != nil {
+		return SellerItems{}, err
 	}
 	out := SellerItems{SellerID: sellerID, Results: []string{}}
 	if q.SKU != "" {

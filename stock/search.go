@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"marketplace/errs"
+	"marketplace/paging"
 	"marketplace/storage"
 )
 
@@ -150,11 +151,11 @@ type SearchResult struct {
 // way by publication. Errors: NotFound (site), Invalid (sort, too many
 // words, negative offset or limit).
 func (s *Service) Search(ctx context.Context, q SearchQuery) (SearchResult, error) {
-	if _, err := s.geo.Site(ctx, q.SiteID); err != nil {
+	if err := paging.Check(q.Offset, q.Limit); err != nil {
 		return SearchResult{}, err
 	}
-	if q.Offset < 0 || q.Limit < 0 {
-		return SearchResult{}, errs.Invalidf("Invalid paging: offset %d and limit %d must be non-negative", q.Offset, q.Limit)
+	if _, err := s.geo.Site(ctx, q.SiteID); err != nil {
+		return SearchResult{}, err
 	}
 	if q.Sort == "" {
 		q.Sort = SortRelevance

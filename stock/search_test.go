@@ -156,8 +156,8 @@ func TestSearch_Errors(t *testing.T) {
 	}{
 		{"UnknownSite", stock.SearchQuery{SiteID: "XXX", Limit: 5}, errs.NotFound, "Site not found: XXX"},
 		{"UnknownSort", stock.SearchQuery{SiteID: "MLA", Sort: "cheapest", Limit: 5}, errs.Invalid, "Invalid sort: cheapest. Valid values are: [relevance, price_asc, price_desc]"},
-		{"NegativeOffset", stock.SearchQuery{SiteID: "MLA", Offset: -1, Limit: 5}, errs.Invalid, "Invalid paging: offset -1 and limit 5 must be non-negative"},
-		{"NegativeLimit", stock.SearchQuery{SiteID: "MLA", Offset: 2, Limit: -5}, errs.Invalid, "Invalid paging: offset 2 and limit -5 must be non-negative"},
+		{"NegativeOffset", stock.SearchQuery{SiteID: "MLA", Offset: -1, Limit: 5}, errs.Invalid, "Invalid offset: -1. It must be a non-negative integer"},
+		{"NegativeLimit", stock.SearchQuery{SiteID: "MLA", Offset: 2, Limit: -5}, errs.Invalid, "Invalid limit: -5. It must be a non-negative integer"},
 		{"TooManyWords", stock.SearchQuery{SiteID: "MLA", Q: manyWords(21), Limit: 5}, errs.Invalid, "Invalid q: at most 20 words are allowed"},
 	}
 	for _, c := range cases {
