@@ -105,7 +105,7 @@ func TestNoHotKeys_ConcurrentWritersOfDifferentRecordsDoNotConflictOnBadger(t *t
 		return err
 	})
 	phase("put stock on different user products", func(i int) error {
-		_, err := m.Stock.PutStock(ctx, seller.ID, items[i].UserProductID, "1",
+		_, err := m.Stock.PutStock(ctx, seller.ID, items[i].UserProductID, 1,
 			[]stock.StockLocation{{StoreID: stores[i], Quantity: 7}})
 		return err
 	})

@@ -178,7 +178,11 @@ func (s *Server) handlePutStock(w http.ResponseWriter, r *http.Request, p httpro
 			return err
 		}
 	}
-	out, err := s.m.Stock.PutStock(r.Context(), caller, p.ByName("user_product_id"), r.Header.Get("x-version"), in.Locations)
+	version, err := stock.ParseVersion(r.Header.Get("x-version"))
+	if err != nil {
+		return err
+	}
+	out, err := s.m.Stock.PutStock(r.Context(), caller, p.ByName("user_product_id"), version, in.Locations)
 	if err != nil {
 		return err
 	}

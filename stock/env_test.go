@@ -125,3 +125,13 @@ func (e *env) mustPublish(seller int64, in stock.NewItem) stock.Published {
 }
 
 func ver(v int64) string { return fmt.Sprint(v) }
+
+// putStock is PutStock with the version as the x-version header sends it,
+// read by the header's rule (ParseVersion) first, as the HTTP server does.
+func (e *env) putStock(caller int64, id, rawVersion string, locs []stock.StockLocation) (stock.StockUpdate, error) {
+	version, err := stock.ParseVersion(rawVersion)
+	if err != nil {
+		return stock.StockUpdate{}, err
+	}
+	return e.svc.PutStock(ctx, caller, id, version, locs)
+}

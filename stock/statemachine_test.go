@@ -87,7 +87,7 @@ func (m *stockMachine) Read(t *rapid.T) {
 func (m *stockMachine) PutFresh(t *rapid.T) {
 	id, md := m.pick(t)
 	locs := m.drawLocations(t)
-	out, err := m.e.svc.PutStock(ctx, m.seller, id, ver(md.version), locs)
+	out, err := m.e.putStock(m.seller, id, ver(md.version), locs)
 	if err != nil {
 		t.Fatalf("fresh put: %v", err)
 	}
@@ -104,13 +104,13 @@ func (m *stockMachine) PutStale(t *rapid.T) {
 	if rapid.Bool().Draw(t, "ahead") {
 		delta = -delta
 	}
-	_, err := m.e.svc.PutStock(ctx, m.seller, id, ver(md.version-delta), m.drawLocations(t))
+	_, err := m.e.putStock(m.seller, id, ver(md.version-delta), m.drawLocations(t))
 	wantErr(t, err, errs.Conflict, "Version mismatch")
 }
 
 func (m *stockMachine) PutMissingVersion(t *rapid.T) {
 	id, _ := m.pick(t)
-	_, err := m.e.svc.PutStock(ctx, m.seller, id, "", m.drawLocations(t))
+	_, err := m.e.putStock(m.seller, id, "", m.drawLocations(t))
 	wantErr(t, err, errs.Invalid, "Missing X-Version header")
 }
 
@@ -120,7 +120,7 @@ func (m *stockMachine) putWithBadStore(t *rapid.T, bad, msg string) {
 	locs := m.drawLocations(t)
 	at := rapid.IntRange(0, len(locs)).Draw(t, "at")
 	locs = slices.Insert(locs, at, loc(bad, 1))
-	_, err := m.e.svc.PutStock(ctx, m.seller, id, ver(md.version), locs)
+	_, err := m.e.putStock(m.seller, id, ver(md.version), locs)
 	wantErr(t, err, errs.Invalid, msg)
 }
 

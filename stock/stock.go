@@ -79,26 +79,21 @@ func ParseVersion(raw string) (int64, error) {
 }
 
 // PutStock replaces the quantities of the listed stores of user product id
-// (type seller_warehouse), guarded by the version the caller read: rawVersion
-// is the x-version header as sent. Listed stores get the sent quantity;
+// (type seller_warehouse), guarded by the version the caller read (over
+// HTTP, the x-version header, read with ParseVersion). Listed stores get the sent quantity;
 // stores left out keep theirs; every accepted PUT moves the version by one.
 // The version check and the write are one transaction, so of any number of
 // concurrent PUTs carrying the same version exactly one succeeds.
-// Errors: Invalid ("Missing X-Version header", "Store cannot be null or
-// empty", "Store not found: <id>", "Store does not belong to seller: <id>",
+// Errors: Invalid ("Store cannot be null or empty", "Store not found: <id>", "Store does not belong to seller: <id>",
 // "Store is not configured to be a stock location", bad quantities, a store
 // listed twice, a single-origin user product), NotFound, Forbidden, Conflict
 // ("Version mismatch").
-func (s *Service) PutStock(ctx context.Context, caller int64, id, rawVersion string, locs []StockLocation) (StockUpdate, error) {
-	version, err := ParseVersion(rawVersion)
-	if err != nil {
-		return StockUpdate{}, err
-	}
+func (s *Service) PutStock(ctx context.Context, caller int64, id string, version int64, locs []StockLocation) (StockUpdate, error) {
 	if err := checkLocations(locs, errs.Invalidf("Store cannot be null or empty")); err != nil {
 		return StockUpdate{}, err
 	}
 	var out StockUpdate
-	err = s.store.Update(ctx, func(tx storage.Tx) error {
+	err := s.store.Update(ctx, func(tx storage.Tx) error {
 		up, err := ownedUserProduct(tx, caller, id)
 		if err != nil {
 			return err

@@ -141,7 +141,7 @@ func TestItem_DoesNotCarryStockLocationsAndSumsStock(t *testing.T) {
 	e := newEnv(t)
 	seller, stores := e.mustSeller(2)
 	p := e.mustPublishMulti(seller, multiItem("Silla", "50", loc(stores[0], 1), loc(stores[1], 2)))
-	_, err := e.svc.PutStock(ctx, seller, p.UserProductID, "1", []stock.StockLocation{loc(stores[1], 10)})
+	_, err := e.putStock(seller, p.UserProductID, "1", []stock.StockLocation{loc(stores[1], 10)})
 	is.NoErr(err)
 	it, err := e.svc.Item(ctx, p.ID)
 	is.NoErr(err)
@@ -186,7 +186,7 @@ func TestPutStock_Rules(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := e.svc.PutStock(ctx, c.caller, c.up, c.version, c.locs)
+			_, err := e.putStock(c.caller, c.up, c.version, c.locs)
 			de := errs.As(err)
 			if de == nil || de.Kind != c.kind || de.Message != c.msg {
 				t.Fatalf("err = %v, want %v %q", err, c.kind, c.msg)
@@ -204,7 +204,7 @@ func TestPutStock_ListedStoresAreSetOthersKeptVersionMoves(t *testing.T) {
 	e := newEnv(t)
 	seller, stores := e.mustSeller(3)
 	p := e.mustPublishMulti(seller, multiItem("Silla", "50", loc(stores[0], 0), loc(stores[1], 4)))
-	out, err := e.svc.PutStock(ctx, seller, p.UserProductID, "1", []stock.StockLocation{
+	out, err := e.putStock(seller, p.UserProductID, "1", []stock.StockLocation{
 		{StoreID: stores[0], NetworkNodeID: "anything-goes", Quantity: 9}, loc(stores[2], 2)})
 	is.NoErr(err)
 	is.Equal(out.Version, int64(2))
@@ -221,7 +221,7 @@ func TestPutStock_ListedStoresAreSetOthersKeptVersionMoves(t *testing.T) {
 	is.Equal(st.Version, int64(2))
 
 	// A PUT that changes nothing is still a write: the version moves.
-	out, err = e.svc.PutStock(ctx, seller, p.UserProductID, "2", []stock.StockLocation{loc(stores[1], 4)})
+	out, err = e.putStock(seller, p.UserProductID, "2", []stock.StockLocation{loc(stores[1], 4)})
 	is.NoErr(err)
 	is.Equal(out.Version, int64(3))
 }
@@ -252,7 +252,7 @@ func concurrentPuts(t *testing.T, e *env, n int) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			_, results[i] = e.svc.PutStock(ctx, seller, p.UserProductID, "1", []stock.StockLocation{loc(stores[0], int64(100+i))})
+			_, results[i] = e.putStock(seller, p.UserProductID, "1", []stock.StockLocation{loc(stores[0], int64(100+i))})
 		}(i)
 	}
 	wg.Wait()
@@ -285,7 +285,7 @@ func concurrentPuts(t *testing.T, e *env, n int) {
 					t.Errorf("read: %v", err)
 					return
 				}
-				_, err = e.svc.PutStock(ctx, seller, p.UserProductID, ver(cur.Version), []stock.StockLocation{loc(stores[0], cur.Locations[0].Quantity+1)})
+				_, err = e.putStock(seller, p.UserProductID, ver(cur.Version), []stock.StockLocation{loc(stores[0], cur.Locations[0].Quantity+1)})
 				if err == nil {
 					return
 				}
