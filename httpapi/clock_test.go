@@ -3,10 +3,12 @@ package httpapi_test
 import (
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/matryer/is"
 
 	"marketplace"
+	"marketplace/clock"
 	"marketplace/httpapi"
 	"marketplace/storage/memory"
 )
@@ -81,5 +83,24 @@ func TestClockRoutes_OnTheWallClockAnswer409(t *testing.T) {
 	wantError(t, ts.do("PUT", "/operator/clock", testOperatorToken, map[string]any{"now": "2030-01-01T00:00:00Z"}), http.StatusConflict, msg)
 	if res := ts.do("GET", "/operator/clock", testOperatorToken, nil); res.Obj()["error"] != "conflict" {
 		t.Fatalf("error code = %v, want conflict", res.Obj()["error"])
+	}
+}
+
+// TestClockRoutes_TheEnginesManualClockIsFoundWithoutBeingGivenTwice: an
+// engine on a manual clock needs no ManualClock in the HTTP config.
+func TestClockRoutes_TheEnginesManualClockIsFoundWithoutBeingGivenTwice(t *testing.T) {
+	clk := clock.NewManual(testStart)
+	m, err := marketplace.New(memory.New(), marketplace.Options{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	ts := &testServer{t: t, m: m, handler: httpapi.New(m, httpapi.Config{OperatorToken: testOperatorToken})}
+	res := ts.do("PUT", "/operator/clock", testOperatorToken, map[string]any{"now": "2026-03-05T10:30:00Z"})
+	if res.Status != http.StatusOK {
+		t.Fatalf("PUT /operator/clock: %d %s", res.Status, res.Raw)
+	}
+	if !clk.Now().Equal(time.Date(2026, 3, 5, 10, 30, 0, 0, time.UTC)) {
+		t.Fatalf("the engine's clock reads %s", clk.Now())
 	}
 }

@@ -28,8 +28,9 @@ type Config struct {
 	OperatorToken string
 	// Logger receives one line per request; nil discards.
 	Logger *slog.Logger
-	// ManualClock, when the engine runs on a manual clock, lets the operator
-	// read and move it.
+	// ManualClock lets the operator read and move the clock. Left nil, it
+	// is the engine's own clock when that is a manual one (clock.Manual),
+	// so a manual clock is given once, to the engine.
 	ManualClock ManualClock
 	// Journal keeps the last requests for GET /operator/requests; nil
 	// means a journal of journal.DefaultSize, journal.New(0) keeps none.
@@ -74,6 +75,11 @@ func (s *Server) Routes() []Route { return slices.Clone(s.registered) }
 
 // New returns a server over m.
 func New(m *marketplace.Marketplace, cfg Config) *Server {
+	if cfg.ManualClock == nil {
+		if mc, ok := m.Clock.(ManualClock); ok {
+			cfg.ManualClock = mc
+		}
+	}
 	s := &Server{m: m, cfg: cfg, logger: cfg.Logger, journal: cfg.Journal, routeKeys: map[string]bool{},
 		cors: newCORSPolicy(cfg.CORSOrigins)}
 	if s.journal == nil {

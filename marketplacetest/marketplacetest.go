@@ -179,7 +179,7 @@ func Start(opts ...Option) (*Server, error) {
 	}
 	s.initial = snap.ID
 
-	ts := httptest.NewServer(httpapi.New(m, httpapi.Config{OperatorToken: s.OperatorToken, ManualClock: clk}))
+	ts := httptest.NewServer(httpapi.New(m, httpapi.Config{OperatorToken: s.OperatorToken}))
 	s.URL = ts.URL
 	s.Operator = s.Client(s.OperatorToken)
 	bg, cancel := context.WithCancel(ctx)

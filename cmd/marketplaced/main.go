@@ -269,9 +269,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer stop()
 	cfg := httpapi.Config{OperatorToken: c.operatorToken, Logger: logger, Journal: journal.New(c.journal),
 		CORSOrigins: c.corsOrigins.origins}
-	if manual != nil {
-		cfg.ManualClock = manual
-	}
 	srv := httpapi.New(m, cfg)
 	bg, cancelBG := context.WithCancel(ctx)
 	defer cancelBG()
