@@ -1,0 +1,68 @@
+package accounts
+
+import (
+	"context"
+	"slices"
+
+	"marketplace/errs"
+	"marketplace/paging"
+	"marketplace/storage"
+)
+
+// StoreQuery selects a user's stores.
+type StoreQuery struct {
+	// Tags keeps the stores that carry every one of these tags.
+	Tags   []string
+	Offset int
+	Limit  int
+}
+
+// SearchStores lists the stores of owner that match q, for caller. Only the
+// owner may list its stores. Returns the page and the total number of matches.
+// Errors: Forbidden, NotFound.
+func (s *Service) SearchStores(ctx context.Context, caller, owner int64, q StoreQuery) ([]Store, int, error) {
+	if err := paging.Check(q.Offset, q.Limit); err != nil {
+		return nil, 0, err
+	}
+	if caller != owner {
+		return nil, 0, errs.Forbiddenf("The caller is not allowed to list the stores of user %d", owner)
+	}
+	page := []Store{}
+	total := 0
+	err := s.store.View(ctx, func(tx storage.Tx) error {
+		if _, err := GetUser(tx, owner); err != nil {
+			return err
+		}
+		it := tx.Iterate(storage.Prefix(userStorePrefix(owner)))
+		defer it.Close()
+		prefixLen := len(userStorePrefix(owner))
+		for ; it.Valid(); it.Next() {
+			id := storage.ReadKey(it.Key()[prefixLen:]).Str()
+			st, err := GetStore(tx, id)
+			if err != nil {
+				return err
+			}
+			if !hasAll(st.Tags, q.Tags) {
+				continue
+			}
+			if total >= q.Offset && len(page) < q.Limit {
+				page = append(page, st)
+			}
+			total++
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return page, total, nil
+}
+
+func hasAll(have, want []string) bool {
+	for _, w := range want {
+		if !slices.Contains(have, w) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,113 @@
+package stock
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"unicode/utf8"
+
+	"marketplace/errs"
+	"marketplace/storage"
+)
+
+// ItemUpdate is the input of UpdateItem; nil fields are left as they are.
+type ItemUpdate struct {
+	Status *string      `json:"status"`
+	Price  *json.Number `json:"price"`
+	Title  *string      `json:"title"`
+	// AvailableQuantity replaces the stock of a single-origin item's user
+	// product (shared by the items that joined it).
+	AvailableQuantity *int64 `json:"available_quantity"`
+}
+
+// UpdateItem changes an item's status, price, title or, for a single-origin
+// item, available_quantity; only its seller may. A closed item stays
+// closed. The stock of a multi-origin item is written per store through
+// PutStock, so available_quantity is refused for it (rule 2). Errors:
+// NotFound, Forbidden, Invalid.
+func (s *Service) UpdateItem(ctx context.Context, caller int64, id string, in ItemUpdate) (Item, error) {
+	if in.Status == nil && in.Price == nil && in.Title == nil && in.AvailableQuantity == nil {
+		return Item{}, errs.Invalidf("Nothing to update: send at least one of the fields [status, price, title, available_quantity]")
+	}
+	if q := in.AvailableQuantity; q != nil && (*q < 0 || *q > MaxQuantity) {
+		return Item{}, errs.Invalidf("Invalid available_quantity: %d. It must be between 0 and %d", *q, MaxQuantity)
+	}
+	if in.Status != nil {
+		switch *in.Status {
+		case StatusActive, StatusPaused, StatusClosed:
+		default:
+			return Item{}, errs.Invalidf("Invalid status: %s. Valid values are: [active, paused, closed]", *in.Status)
+		}
+	}
+	var price json.Number
+	if in.Price != nil {
+		p, err := ParsePrice(*in.Price)
+		if err != nil {
+			return Item{}, err
+		}
+		price = p.Number()
+	}
+	var title string
+	if in.Title != nil {
+		title = strings.TrimSpace(*in.Title)
+		if title == "" {
+			return Item{}, errs.Invalidf("The field [title] cannot be empty")
+		}
+		if n := utf8.RuneCountInString(title); n > MaxTitleLength {
+			return Item{}, errs.Invalidf("The field [title] must be at most %d characters; it has %d", MaxTitleLength, n)
+		}
+	}
+	now := s.clock.Now().UTC().Format(TimeLayout)
+	var out Item
+	err := s.store.Update(ctx, func(tx storage.Tx) error {
+		before, err := GetItem(tx, id)
+		if err != nil {
+			return err
+		}
+		if before.SellerID != caller {
+			return errs.Forbiddenf("The caller is not the seller of item %s", id)
+		}
+		after := before
+		if in.Status != nil {
+			if before.Status == StatusClosed && *in.Status != StatusClosed {
+				return errs.Invalidf("Item %s is closed and cannot change status", id)
+			}
+			after.Status = *in.Status
+		}
+		if in.Price != nil {
+			// base_price is the price before promotions; with no promotions
+			// in the engine it follows the price, as the public API shows.
+			after.Price, after.BasePrice = price, price
+		}
+		if in.Title != nil {
+			after.Title = title
+		}
+		if in.AvailableQuantity != nil {
+			up, err := getUserProduct(tx, before.UserProductID)
+			if err != nil {
+				return err
+			}
+			if up.MultiOrigin {
+				return errFieldsInvalid("available_quantity").WithCauses(errs.Cause{Code: "item.multi_origin",
+					Message: "Item " + id + " has stock per store: write it with PUT /user-products/" + up.ID + "/stock/type/seller_warehouse"})
+			}
+			// A quantity write like any other: the version moves.
+			up.PlainQuantity = *in.AvailableQuantity
+			up.Version++
+			if err := putUserProduct(tx, up); err != nil {
+				return err
+			}
+			after.AvailableQuantity = up.Quantity()
+		}
+		after.LastUpdated = now
+		if err := putItem(tx, after); err != nil {
+			return err
+		}
+		if err := s.itemChanged(ctx, tx, before, after); err != nil {
+			return err
+		}
+		out = after
+		return nil
+	})
+	return out, err
+}
