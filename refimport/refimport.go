@@ -64,15 +64,15 @@ type Result struct {
 	Total    int            `json:"total"`
 }
 
-// Import upserts every record of doc, all or nothing. A document
-// that fits in one storage transaction is written in one. A larger one (the
-// Badger backend commits at most about 9.6 MB per transaction) is written in
+// Import upserts every record of doc, all or nothing. A document that fits
+// in one storage transaction is written in one. A larger one (the Badger
+// backend commits at most about 9.6 MB per transaction) is written in
 // batches, each journaling the values it replaces; when a batch fails, the
 // batches already written are undone from the journal. An import cut short
 // by a crash is undone by the first engine on the store to find its lease
-// run out (see importLease): at open, when an import starts, or in Watch (the
-// engine's background work). While a batched import runs, readers may see its first
-// batches. Errors: Invalid (unknown kind, bad record), Conflict (another
+// run out (see importLease): at open (Recover), when an import starts, or in
+// the engine's background work (Watch). While a batched import runs, readers
+// may see its first batches. Errors: Invalid (unknown kind, bad record), Conflict (another
 // batched import is being applied, or this one ran out of its lease and
 // another engine undid it).
 func (im *Importer) Import(ctx context.Context, doc Document) (Result, error) {
