@@ -30,6 +30,7 @@ import (
 	"marketplace/notify"
 	"marketplace/oauth"
 	"marketplace/questions"
+	"marketplace/responsetime"
 	"marketplace/stock"
 	"marketplace/storage"
 	"marketplace/storage/badger"
@@ -90,7 +91,7 @@ type Marketplace struct {
 	OAuth *oauth.Service
 
 	// ResponseTimes keeps the sellers' response times, refreshed daily.
-	ResponseTimes *questions.ResponseTimes
+	ResponseTimes *responsetime.Service
 
 	Clock  clock.Clock
 	Logger *slog.Logger
@@ -201,7 +202,7 @@ func New(store storage.Store, opts Options) (*Marketplace, error) {
 	m.Catalog.UseClock(opts.Clock)
 	m.Stock = stock.New(store, opts.Clock, m.Geo)
 	m.Questions = questions.New(store, opts.Clock, m.Accounts, m.Stock)
-	m.ResponseTimes = questions.NewResponseTimes(store, opts.Clock, m.Geo, m.Questions)
+	m.ResponseTimes = responsetime.New(store, opts.Clock, m.Geo, m.Questions)
 	// Several servers may share the store (PostgreSQL): the scheduled
 	// refresh and the delivery of notifications run in the one that holds
 	// their lease. Leases expire in real time, whatever the engine's clock.
@@ -256,7 +257,7 @@ func (m *Marketplace) Close() error {
 // services' methods instead.
 //
 // The response times are refreshed at once when the latest daily refresh is
-// missing, then daily at questions.RefreshHour in Buenos Aires.
+// missing, then daily at responsetime.RefreshHour in Buenos Aires.
 func (m *Marketplace) Start(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

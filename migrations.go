@@ -7,6 +7,7 @@ import (
 	"marketplace/accounts"
 	"marketplace/notify"
 	"marketplace/questions"
+	"marketplace/refimport"
 	"marketplace/stock"
 	"marketplace/storage"
 	"marketplace/storage/schema"
@@ -46,8 +47,7 @@ func legacyCounters() []schema.LegacyCounter {
 	out = append(out, stock.LegacyCounters()...)
 	out = append(out, questions.LegacyCounters()...)
 	out = append(out, notify.LegacyCounters()...)
-	// The batched reference imports' journal (reference.go).
-	out = append(out, schema.LegacyCounter{Key: storage.NewKey("ref/import/seq"), Sequence: "imports", First: 1})
+	out = append(out, refimport.LegacyCounters()...)
 	return out
 }
 

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"marketplace/errs"
+	"marketplace/refimport"
 	"marketplace/storage"
 )
 
@@ -25,7 +26,7 @@ var keptPrefixes = []string{"cat/", "fees/", "geo/", "ref/", "snap/", "sys/"}
 
 // keptSequences are the sequences of reference data, which a reset and a
 // restore leave where they are.
-var keptSequences = []string{importSequence}
+var keptSequences = []string{refimport.Sequence}
 
 // stateRanges returns the key ranges of the state: everything between the
 // kept prefixes.

@@ -10,9 +10,10 @@ import (
 	"github.com/matryer/is"
 
 	"marketplace/questions"
+	"marketplace/responsetime"
 )
 
-// samplesOf is a SampleSource over a fixed list of questions.
+// samplesOf is a responsetime.SampleSource over a fixed list of questions.
 type samplesOf []questions.Sample
 
 func (s samplesOf) SellersWithQuestionsSince(_ context.Context, since time.Time) ([]int64, error) {
@@ -41,7 +42,7 @@ func TestGetResponseTime(t *testing.T) {
 	quiet := ts.mustUser("MLA")
 	other := ts.mustUser("MLB")
 	// testStart is Wednesday 4 March 2026, 12:00 in Buenos Aires.
-	ts.m.ResponseTimes = questions.NewResponseTimes(ts.m.Store(), ts.clock, ts.m.Geo, samplesOf{
+	ts.m.ResponseTimes = responsetime.New(ts.m.Store(), ts.clock, ts.m.Geo, samplesOf{
 		{QuestionID: 1, SellerID: seller.ID, BuyerID: other.ID, ItemID: "MLA1", Status: "ANSWERED",
 			Asked: testStart.Add(-4 * 24 * time.Hour), Answered: testStart.Add(-4*24*time.Hour + 45*time.Minute)}, // Saturday
 		{QuestionID: 2, SellerID: seller.ID, BuyerID: other.ID, ItemID: "MLA2", Status: "UNANSWERED",

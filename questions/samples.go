@@ -8,7 +8,8 @@ import (
 	"marketplace/storage"
 )
 
-var _ SampleSource = (*Service)(nil)
+// The response time refresh (package responsetime) reads questions through
+// these two methods, its SampleSource.
 
 // SellersWithQuestionsSince returns, in increasing order, the sellers that
 // received at least one question asked at or after since. It reads the date

@@ -1,4 +1,4 @@
-package questions_test
+package responsetime_test
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"pgregory.net/rapid"
 
 	"marketplace/questions"
+	"marketplace/responsetime"
 )
 
 // naiveFigures is the reference's answer: each figure in minutes (total,
@@ -86,9 +87,9 @@ func naiveResponseTime(samples []questions.Sample, now time.Time, loc *time.Loca
 	return out
 }
 
-func salesOf(rt questions.ResponseTime) [3]int64 {
+func salesOf(rt responsetime.ResponseTime) [3]int64 {
 	var out [3]int64
-	for i, p := range []questions.Period{rt.Weekend, rt.WeekdaysWorkingHours, rt.WeekdaysExtraHours} {
+	for i, p := range []responsetime.Period{rt.Weekend, rt.WeekdaysWorkingHours, rt.WeekdaysExtraHours} {
 		out[i] = -1
 		if p.SalesPercentIncrease != nil {
 			out[i] = *p.SalesPercentIncrease
@@ -138,7 +139,7 @@ func TestResponseTime_MatchesNaiveReference(t *testing.T) {
 		now := rtNow.Add(time.Duration(rapid.IntRange(0, 7*24*60).Draw(t, "nowMinutes")) * time.Minute)
 		loc := rapid.SampledFrom([]*time.Location{ba, time.UTC, mustLoc("America/Mexico_City")}).Draw(t, "zone")
 		samples := drawSamples(t, now)
-		rt, ok := questions.ComputeResponseTime(1, samples, now, loc)
+		rt, ok := responsetime.Compute(1, samples, now, loc)
 		want := naiveResponseTime(samples, now, loc)
 		if ok != want.ok {
 			t.Fatalf("ok = %v, reference %v", ok, want.ok)
@@ -159,7 +160,7 @@ func TestResponseTime_EachFigureLiesBetweenTheSmallestAndLargestCountedTimes(t *
 	rapid.Check(t, func(t *rapid.T) {
 		now := rtNow
 		samples := drawSamples(t, now)
-		rt, ok := questions.ComputeResponseTime(1, samples, now, ba)
+		rt, ok := responsetime.Compute(1, samples, now, ba)
 		if !ok {
 			t.Skip("no counted question")
 		}
@@ -192,7 +193,7 @@ func TestResponseTime_AnsweringAQuestionEarlierNeverRaisesAFigure(t *testing.T) 
 		if len(samples) == 0 {
 			t.Skip("no question")
 		}
-		before, ok := questions.ComputeResponseTime(1, samples, now, ba)
+		before, ok := responsetime.Compute(1, samples, now, ba)
 		if !ok {
 			t.Skip("no counted question")
 		}
@@ -212,7 +213,7 @@ func TestResponseTime_AnsweringAQuestionEarlierNeverRaisesAFigure(t *testing.T) 
 		if changed[k].Status == "UNANSWERED" {
 			changed[k].Status = "ANSWERED"
 		}
-		after, _ := questions.ComputeResponseTime(1, changed, now, ba)
+		after, _ := responsetime.Compute(1, changed, now, ba)
 		b, a := figuresOf(before), figuresOf(after)
 		for p := range b {
 			if a[p] > b[p] {
@@ -224,11 +225,11 @@ func TestResponseTime_AnsweringAQuestionEarlierNeverRaisesAFigure(t *testing.T) 
 
 func TestResponseTime_SalesIncreaseIsNullExactlyWhenResponseTimeIsAtMost60(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		rt, ok := questions.ComputeResponseTime(1, drawSamples(t, rtNow), rtNow, ba)
+		rt, ok := responsetime.Compute(1, drawSamples(t, rtNow), rtNow, ba)
 		if !ok {
 			t.Skip("no counted question")
 		}
-		for name, p := range map[string]questions.Period{"weekend": rt.Weekend, "working": rt.WeekdaysWorkingHours, "extra": rt.WeekdaysExtraHours} {
+		for name, p := range map[string]responsetime.Period{"weekend": rt.Weekend, "working": rt.WeekdaysWorkingHours, "extra": rt.WeekdaysExtraHours} {
 			if (p.SalesPercentIncrease == nil) != (p.ResponseTime <= 60) {
 				t.Fatalf("%s: response_time %d with sales_percent_increase %v", name, p.ResponseTime, p.SalesPercentIncrease)
 			}

@@ -1,4 +1,4 @@
-package questions_test
+package responsetime_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"marketplace/errs"
 	"marketplace/questions"
+	"marketplace/responsetime"
 )
 
 // rtMachine drives ResponseTimes on a manual clock through questions asked,
@@ -83,7 +84,7 @@ func (m *rtMachine) MoveClock(t *rapid.T) {
 	if err := m.e.clock.Advance(d); err != nil {
 		t.Fatalf("advance: %v", err)
 	}
-	if due := questions.LatestScheduledRefresh(from.Add(d)); due.After(from) {
+	if due := responsetime.LatestScheduledRefresh(from.Add(d)); due.After(from) {
 		m.refreshed(due)
 	}
 }

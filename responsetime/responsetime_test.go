@@ -1,4 +1,4 @@
-package questions_test
+package responsetime_test
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"github.com/matryer/is"
 
 	"marketplace/questions"
+	"marketplace/responsetime"
 )
 
 var ba = mustLoc("America/Argentina/Buenos_Aires")
@@ -44,13 +45,13 @@ func sample(id, buyer int64, item string, asked time.Time, wait time.Duration) q
 // figures is (total, weekend, working hours, extra hours) in minutes.
 type figures [4]int64
 
-func figuresOf(rt questions.ResponseTime) figures {
+func figuresOf(rt responsetime.ResponseTime) figures {
 	return figures{rt.Total.ResponseTime, rt.Weekend.ResponseTime, rt.WeekdaysWorkingHours.ResponseTime, rt.WeekdaysExtraHours.ResponseTime}
 }
 
-func mustCompute(t *testing.T, samples []questions.Sample, now time.Time) questions.ResponseTime {
+func mustCompute(t *testing.T, samples []questions.Sample, now time.Time) responsetime.ResponseTime {
 	t.Helper()
-	rt, ok := questions.ComputeResponseTime(1, samples, now, ba)
+	rt, ok := responsetime.Compute(1, samples, now, ba)
 	if !ok {
 		t.Fatalf("no response time for %d samples", len(samples))
 	}
@@ -125,7 +126,7 @@ func TestResponseTime_OnlyQuestionsOfTheLast14DaysCount(t *testing.T) {
 	inside := sample(1, 10, "MLA1", edge, 30*time.Minute)
 	outside := sample(2, 11, "MLA1", edge.Add(-time.Second), 90*time.Minute)
 	is.Equal(figuresOf(mustCompute(t, []questions.Sample{inside, outside}, rtNow)), figures{30, 0, 30, 0})
-	_, ok := questions.ComputeResponseTime(1, []questions.Sample{outside}, rtNow, ba)
+	_, ok := responsetime.Compute(1, []questions.Sample{outside}, rtNow, ba)
 	is.True(!ok) // a seller with questions only before the window has no response time
 }
 
@@ -157,8 +158,8 @@ func TestResponseTime_PeriodsAreReadInTheSellersSiteTimeZone(t *testing.T) {
 	// 11:00 in UTC (working hours).
 	asked := time.Date(2026, 3, 4, 11, 0, 0, 0, time.UTC)
 	s := []questions.Sample{sample(1, 10, "MLA1", asked, 20*time.Minute)}
-	inBA, _ := questions.ComputeResponseTime(1, s, rtNow, ba)
-	inUTC, _ := questions.ComputeResponseTime(1, s, rtNow, time.UTC)
+	inBA, _ := responsetime.Compute(1, s, rtNow, ba)
+	inUTC, _ := responsetime.Compute(1, s, rtNow, time.UTC)
 	is.Equal(figuresOf(inBA), figures{20, 0, 0, 0})
 	is.Equal(figuresOf(inUTC), figures{20, 0, 20, 0})
 }
@@ -243,7 +244,7 @@ func TestResponseTime_DeletedBannedDisabledAndUnderReviewQuestionsDoNotCount(t *
 	for _, status := range []string{"DELETED", "BANNED", "DISABLED", "UNDER_REVIEW"} {
 		excluded := sample(1, 10, "MLA1", monday, 0)
 		excluded.Status = status
-		_, ok := questions.ComputeResponseTime(1, []questions.Sample{excluded}, rtNow, ba)
+		_, ok := responsetime.Compute(1, []questions.Sample{excluded}, rtNow, ba)
 		is.True(!ok) // only an excluded question: no response time
 		// The buyer's next question on the item is then the first that counts.
 		second := sample(2, 10, "MLA1", monday.Add(time.Hour), 25*time.Minute)
@@ -264,12 +265,12 @@ func TestResponseTime_AnswerAfterTheCalculationTimeCountsAsUnanswered(t *testing
 
 func TestResponseTime_QuestionAskedAfterTheCalculationTimeDoesNotCount(t *testing.T) {
 	is := is.New(t)
-	_, ok := questions.ComputeResponseTime(1, []questions.Sample{sample(1, 10, "MLA1", rtNow.Add(time.Second), time.Minute)}, rtNow, ba)
+	_, ok := responsetime.Compute(1, []questions.Sample{sample(1, 10, "MLA1", rtNow.Add(time.Second), time.Minute)}, rtNow, ba)
 	is.True(!ok)
 }
 
 func TestResponseTime_NoQuestionsMeansNoResponseTime(t *testing.T) {
-	_, ok := questions.ComputeResponseTime(1, nil, rtNow, ba)
+	_, ok := responsetime.Compute(1, nil, rtNow, ba)
 	if ok {
 		t.Fatal("a seller without questions has a response time")
 	}
@@ -284,7 +285,7 @@ func TestSalesPercentIncrease_ModelIsFivePercentPerStartedHourAboveTheFirstUpTo5
 		{600, 45}, {601, 50}, {660, 50}, {10080, 50},
 	}
 	for _, c := range cases {
-		got := questions.SalesPercentIncrease(c.minutes)
+		got := responsetime.SalesPercentIncrease(c.minutes)
 		switch {
 		case c.want < 0 && got != nil:
 			t.Errorf("SalesPercentIncrease(%d) = %d, want null", c.minutes, *got)
@@ -297,7 +298,7 @@ func TestSalesPercentIncrease_ModelIsFivePercentPerStartedHourAboveTheFirstUpTo5
 func TestSalesPercentIncrease_IsMonotoneAndNullExactlyUpTo60(t *testing.T) {
 	prev := int64(0)
 	for m := int64(0); m <= 10080; m++ {
-		p := questions.SalesPercentIncrease(m)
+		p := responsetime.SalesPercentIncrease(m)
 		if (p == nil) != (m <= 60) {
 			t.Fatalf("SalesPercentIncrease(%d) = %v: null must be exactly m <= 60", m, p)
 		}

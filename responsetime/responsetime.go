@@ -1,7 +1,13 @@
-package questions
+// Package responsetime keeps the sellers' response times to questions: the
+// rules of the figure (Compute) and the daily refresh that stores every
+// seller's figures (Service). It reads questions through SampleSource, which
+// the questions service implements; questions knows nothing of it.
+package responsetime
 
 import (
 	"time"
+
+	"marketplace/questions"
 )
 
 // Response time rules, as the spec's Limits table gives them.
@@ -54,7 +60,7 @@ type Period struct {
 	SalesPercentIncrease *int64 `json:"sales_percent_increase"`
 }
 
-// period numbers index the sums of ComputeResponseTime.
+// period numbers index the sums of Compute.
 const (
 	periodNone    = iota // Monday to Friday, 00:00 to 09:00: total only
 	periodWeekend        // Saturday and Sunday, all day
@@ -84,7 +90,7 @@ type buyerItem struct {
 	item  string
 }
 
-// ComputeResponseTime computes sellerID's response time at now from the
+// Compute computes sellerID's response time at now from the
 // seller's questions; loc is the seller's site time zone, in which the
 // periods are read. It reports false when no question counts (none in the
 // window, or only excluded ones), which the API answers with a 404.
@@ -95,7 +101,7 @@ type buyerItem struct {
 // its answer, or to now when it has no answer by now, in whole seconds,
 // capped at one week. Each figure is the mean in minutes, rounded to the
 // nearest minute with halves up.
-func ComputeResponseTime(sellerID int64, samples []Sample, now time.Time, loc *time.Location) (ResponseTime, bool) {
+func Compute(sellerID int64, samples []questions.Sample, now time.Time, loc *time.Location) (ResponseTime, bool) {
 	if loc == nil {
 		loc = time.UTC
 	}
@@ -141,7 +147,7 @@ func ComputeResponseTime(sellerID int64, samples []Sample, now time.Time, loc *t
 }
 
 // countedSeconds is the time question s counts at now, in whole seconds.
-func countedSeconds(s Sample, now time.Time) int64 {
+func countedSeconds(s questions.Sample, now time.Time) int64 {
 	end := now
 	if !s.Answered.IsZero() && !s.Answered.After(now) {
 		end = s.Answered

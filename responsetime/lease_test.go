@@ -1,4 +1,4 @@
-package questions_test
+package responsetime_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 
 	"marketplace/clock"
 	"marketplace/geo"
-	"marketplace/questions"
+	"marketplace/responsetime"
 )
 
 // gatedSource is a SampleSource whose listing of sellers counts its calls
@@ -37,23 +37,23 @@ func TestRefresh_SharedStore_OneProcessRefreshesAndTheOthersFindItDone(t *testin
 	g := geo.New(e.store)
 	srcA := &gatedSource{entered: make(chan struct{}), release: make(chan struct{})}
 	srcB := &gatedSource{}
-	a := questions.NewResponseTimes(e.store, e.clock, g, srcA)
-	b := questions.NewResponseTimes(e.store, e.clock, g, srcB)
+	a := responsetime.New(e.store, e.clock, g, srcA)
+	b := responsetime.New(e.store, e.clock, g, srcB)
 	a.ShareStore("server-a", wall)
 	b.ShareStore("server-b", wall)
 	ctx := context.Background()
 
 	done := make(chan error, 1)
-	go func() { done <- questions.ScheduledRefresh(ctx, a) }()
+	go func() { done <- responsetime.ScheduledRefresh(ctx, a) }()
 	<-srcA.entered // a holds the lease and is refreshing
-	if err := questions.ScheduledRefresh(ctx, b); !errors.Is(err, questions.ErrRefreshElsewhere) {
+	if err := responsetime.ScheduledRefresh(ctx, b); !errors.Is(err, responsetime.ErrRefreshElsewhere) {
 		t.Fatalf("b while a refreshes: %v; want ErrRefreshElsewhere", err)
 	}
 	close(srcA.release)
 	if err := <-done; err != nil {
 		t.Fatalf("a's refresh: %v", err)
 	}
-	if err := questions.ScheduledRefresh(ctx, b); err != nil {
+	if err := responsetime.ScheduledRefresh(ctx, b); err != nil {
 		t.Fatalf("b after a's refresh: %v", err)
 	}
 	if n := srcB.calls.Load(); n != 0 {
@@ -71,21 +71,21 @@ func TestRefresh_SharedStore_DeadHolderIsTakenOverAfterTheLease(t *testing.T) {
 	g := geo.New(e.store)
 	ctx := context.Background()
 	// A holder that took the lease and died without refreshing.
-	dead := questions.NewResponseTimes(e.store, e.clock, g, &gatedSource{})
+	dead := responsetime.New(e.store, e.clock, g, &gatedSource{})
 	dead.ShareStore("server-dead", wall)
-	if _, err := questions.TakeRefreshLease(ctx, dead); err != nil {
+	if _, err := responsetime.TakeRefreshLease(ctx, dead); err != nil {
 		t.Fatal(err)
 	}
 	src := &gatedSource{}
-	b := questions.NewResponseTimes(e.store, e.clock, g, src)
+	b := responsetime.New(e.store, e.clock, g, src)
 	b.ShareStore("server-b", wall)
-	if err := questions.ScheduledRefresh(ctx, b); !errors.Is(err, questions.ErrRefreshElsewhere) {
+	if err := responsetime.ScheduledRefresh(ctx, b); !errors.Is(err, responsetime.ErrRefreshElsewhere) {
 		t.Fatalf("b while the lease is held: %v; want ErrRefreshElsewhere", err)
 	}
 	if err := wall.Advance(15 * time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	if err := questions.ScheduledRefresh(ctx, b); err != nil || src.calls.Load() != 1 {
+	if err := responsetime.ScheduledRefresh(ctx, b); err != nil || src.calls.Load() != 1 {
 		t.Fatalf("b after the lease expired: %v, %d reads; want one refresh", err, src.calls.Load())
 	}
 }

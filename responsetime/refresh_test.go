@@ -1,4 +1,4 @@
-package questions_test
+package responsetime_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"marketplace/errs"
 	"marketplace/geo"
 	"marketplace/questions"
+	"marketplace/responsetime"
 	"marketplace/storage"
 	"marketplace/storage/teststore"
 )
@@ -75,7 +76,7 @@ type rtEnv struct {
 	clock *clock.Manual
 	acc   *accounts.Service
 	src   *fakeSource
-	rts   *questions.ResponseTimes
+	rts   *responsetime.Service
 }
 
 // rtFataler is what the helpers need of a *testing.T or a *rapid.T.
@@ -100,7 +101,7 @@ func newRTEnvOn(st storage.Store, start time.Time) *rtEnv {
 	clk := clock.NewManual(start)
 	g := geo.New(st)
 	e := &rtEnv{store: st, clock: clk, acc: accounts.New(st, clk, g), src: &fakeSource{}}
-	e.rts = questions.NewResponseTimes(st, clk, g, e.src)
+	e.rts = responsetime.New(st, clk, g, e.src)
 	return e
 }
 
@@ -121,7 +122,7 @@ func ask(id, seller, buyer int64, item string, asked time.Time, wait time.Durati
 	return s
 }
 
-func wantNotFound(t testing.TB, rts *questions.ResponseTimes, seller int64) {
+func wantNotFound(t testing.TB, rts *responsetime.Service, seller int64) {
 	t.Helper()
 	_, err := rts.Get(context.Background(), seller)
 	e := errs.As(err)
@@ -263,10 +264,10 @@ func TestLatestScheduledRefresh_IsThreeInTheMorningInBuenosAires(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := questions.LatestScheduledRefresh(c.t); !got.Equal(c.want) {
+			if got := responsetime.LatestScheduledRefresh(c.t); !got.Equal(c.want) {
 				t.Fatalf("LatestScheduledRefresh(%v) = %v, want %v", c.t, got, c.want)
 			}
-			if got := questions.NextScheduledRefresh(c.t); !got.Equal(c.want.Add(24 * time.Hour)) {
+			if got := responsetime.NextScheduledRefresh(c.t); !got.Equal(c.want.Add(24 * time.Hour)) {
 				t.Fatalf("NextScheduledRefresh(%v) = %v, want %v", c.t, got, c.want.Add(24*time.Hour))
 			}
 		})
@@ -341,7 +342,7 @@ func TestRun_RefreshesAtStartWhenTheLatestRefreshIsMissing(t *testing.T) {
 	a := e.mustSeller(t, "MLA")
 	e.src.add(ask(1, a, 10, "MLA1", rtNow.Add(-24*time.Hour), time.Hour))
 	// A clock that is not manual: Run also arms its timer for the next day.
-	rts := questions.NewResponseTimes(e.store, clock.Func(func() time.Time { return rtNow }), nil, e.src)
+	rts := responsetime.New(e.store, clock.Func(func() time.Time { return rtNow }), nil, e.src)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- rts.Run(ctx, func(err error) { t.Errorf("refresh: %v", err) }) }()

@@ -1,4 +1,4 @@
-package questions_test
+package responsetime_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"marketplace/clock"
 	"marketplace/geo"
 	"marketplace/questions"
+	"marketplace/responsetime"
 	"marketplace/stock"
 	"marketplace/storage/memory"
 )
@@ -19,9 +20,9 @@ import (
 // now, by 1,000 buyers on 100 items, two thirds answered.
 func benchSamples(seller int64, n int, now time.Time, firstID int64) []questions.Sample {
 	out := make([]questions.Sample, n)
-	step := questions.ResponseTimeWindow / time.Duration(n+1)
+	step := responsetime.ResponseTimeWindow / time.Duration(n+1)
 	for i := range out {
-		asked := now.Add(-questions.ResponseTimeWindow).Add(time.Duration(i+1) * step)
+		asked := now.Add(-responsetime.ResponseTimeWindow).Add(time.Duration(i+1) * step)
 		s := questions.Sample{QuestionID: firstID + int64(i), SellerID: seller, BuyerID: int64(i % 1000),
 			ItemID: fmt.Sprintf("MLA%d", i%100), Status: "UNANSWERED", Asked: asked}
 		if i%3 != 0 {
@@ -37,14 +38,14 @@ func BenchmarkComputeResponseTime_100000Questions(b *testing.B) {
 	samples := benchSamples(1, 100_000, rtNow, 1)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, ok := questions.ComputeResponseTime(1, samples, rtNow, ba); !ok {
+		if _, ok := responsetime.Compute(1, samples, rtNow, ba); !ok {
 			b.Fatal("no figures")
 		}
 	}
 }
 
 // benchRefresh measures one whole refresh (read, compute, store, clear).
-func benchRefresh(b *testing.B, rts *questions.ResponseTimes, at time.Time) {
+func benchRefresh(b *testing.B, rts *responsetime.Service, at time.Time) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := rts.RefreshAt(context.Background(), at); err != nil {
@@ -71,7 +72,7 @@ func BenchmarkRefresh_FakeSource_10000Sellers20Questions(b *testing.B) {
 // realWorld is the questions service on the memory store, with sellers,
 // items and buyers created through their services.
 type realWorld struct {
-	rts *questions.ResponseTimes
+	rts *responsetime.Service
 	now time.Time
 }
 
@@ -119,7 +120,7 @@ func newRealWorld(b *testing.B, sellers, perSeller, buyers int) realWorld {
 			_ = clk.Advance(step)
 		}
 	}
-	return realWorld{rts: questions.NewResponseTimes(st, clk, g, qs), now: clk.Now()}
+	return realWorld{rts: responsetime.New(st, clk, g, qs), now: clk.Now()}
 }
 
 func BenchmarkRefresh_QuestionsService_OneSeller100000Questions(b *testing.B) {

@@ -1,9 +1,10 @@
-package questions
+package responsetime
 
 import "marketplace/storage"
 
-// Key layout of the response time figures. Every key starts with "qrt", apart
-// from the rest of the questions package.
+// Key layout of the response time figures. Every key starts with "qrt": the
+// prefix dates from when the figures lived in the questions package, and
+// stays so that existing stores keep their figures.
 //
 //	qrt/seller/<seller_id>   -> ResponseTime (JSON), figures of the latest refresh
 //	qrt/last                 -> refreshRecord (JSON), when the latest refresh ran

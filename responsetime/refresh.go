@@ -1,4 +1,4 @@
-package questions
+package responsetime
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"marketplace/clock"
 	"marketplace/errs"
 	"marketplace/geo"
+	"marketplace/questions"
 	"marketplace/storage"
 )
 
@@ -55,6 +56,19 @@ func NextScheduledRefresh(t time.Time) time.Time {
 	return time.Date(s.Year(), s.Month(), s.Day()+1, RefreshHour, 0, 0, 0, refreshLoc).UTC()
 }
 
+// SampleSource is where the refresh reads questions from. The questions
+// Service implements it over its indexes.
+type SampleSource interface {
+	// SellersWithQuestionsSince returns, in increasing order, the sellers that
+	// received at least one question asked at or after since.
+	SellersWithQuestionsSince(ctx context.Context, since time.Time) ([]int64, error)
+	// SellerSamplesSince returns the seller's questions asked at or after
+	// since, oldest first.
+	SellerSamplesSince(ctx context.Context, sellerID int64, since time.Time) ([]questions.Sample, error)
+}
+
+var _ SampleSource = (*questions.Service)(nil)
+
 // refreshRecord is stored under qrt/last.
 type refreshRecord struct {
 	// At is the calculation time of the latest refresh.
@@ -63,10 +77,10 @@ type refreshRecord struct {
 	Sellers int `json:"sellers"`
 }
 
-// ResponseTimes keeps the sellers' response times: a refresh computes them
+// Service keeps the sellers' response times: a refresh computes them
 // from a SampleSource and stores them; a read is a key lookup. It is safe for
 // concurrent use; refreshes run one at a time.
-type ResponseTimes struct {
+type Service struct {
 	store storage.Store
 	clock clock.Clock
 	geo   *geo.Service
@@ -96,7 +110,7 @@ const (
 // processes that share the store: each takes the store's refresh lease as
 // holder (a name of its own) before it refreshes. wall is real time, in
 // which the lease expires, whatever clock the refresh itself reads.
-func (r *ResponseTimes) ShareStore(holder string, wall clock.Clock) {
+func (r *Service) ShareStore(holder string, wall clock.Clock) {
 	r.holder, r.wall = holder, wall
 }
 
@@ -105,7 +119,7 @@ var errRefreshElsewhere = errors.New("the refresh is running in another process"
 
 // scheduledRefresh is RefreshIfDue at the clock's time, under the refresh
 // lease when the store is shared.
-func (r *ResponseTimes) scheduledRefresh(ctx context.Context) error {
+func (r *Service) scheduledRefresh(ctx context.Context) error {
 	now := r.clock.Now()
 	if r.holder == "" {
 		_, err := r.RefreshIfDue(ctx, now)
@@ -130,17 +144,17 @@ func (r *ResponseTimes) scheduledRefresh(ctx context.Context) error {
 	return err
 }
 
-// NewResponseTimes returns the response times kept in store, computed from
+// New returns the response times kept in store, computed from
 // src. The sellers' site time zones come from their user records (accounts)
 // and the sites (g).
-func NewResponseTimes(store storage.Store, clk clock.Clock, g *geo.Service, src SampleSource) *ResponseTimes {
-	return &ResponseTimes{store: store, clock: clk, geo: g, src: src}
+func New(store storage.Store, clk clock.Clock, g *geo.Service, src SampleSource) *Service {
+	return &Service{store: store, clock: clk, geo: g, src: src}
 }
 
 // Get returns sellerID's figures of the latest refresh. Errors: NotFound (the
 // seller had no counted question at that refresh, or there was none yet),
 // Internal.
-func (r *ResponseTimes) Get(ctx context.Context, sellerID int64) (ResponseTime, error) {
+func (r *Service) Get(ctx context.Context, sellerID int64) (ResponseTime, error) {
 	var rt ResponseTime
 	err := r.store.View(ctx, func(tx storage.Tx) error {
 		return storage.GetJSON(tx, responseTimeKey(sellerID), &rt)
@@ -157,7 +171,7 @@ func (r *ResponseTimes) Get(ctx context.Context, sellerID int64) (ResponseTime, 
 
 // LastRefresh returns the calculation time of the latest refresh, and false
 // when none has run. Errors: Internal.
-func (r *ResponseTimes) LastRefresh(ctx context.Context) (time.Time, bool, error) {
+func (r *Service) LastRefresh(ctx context.Context) (time.Time, bool, error) {
 	var rec refreshRecord
 	err := r.store.View(ctx, func(tx storage.Tx) error {
 		return storage.GetJSON(tx, responseTimeLastKey(), &rec)
@@ -173,7 +187,7 @@ func (r *ResponseTimes) LastRefresh(ctx context.Context) (time.Time, bool, error
 
 // Refresh computes every seller's figures at the clock's current time and
 // replaces the stored ones. Errors: Internal.
-func (r *ResponseTimes) Refresh(ctx context.Context) error {
+func (r *Service) Refresh(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.refreshAt(ctx, r.clock.Now())
@@ -182,7 +196,7 @@ func (r *ResponseTimes) Refresh(ctx context.Context) error {
 // RefreshAt is Refresh with the calculation time at: the figures are what a
 // refresh at that instant would have computed (questions asked later are left
 // out; answers given later count as missing at that time). Errors: Internal.
-func (r *ResponseTimes) RefreshAt(ctx context.Context, at time.Time) error {
+func (r *Service) RefreshAt(ctx context.Context, at time.Time) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.refreshAt(ctx, at)
@@ -191,7 +205,7 @@ func (r *ResponseTimes) RefreshAt(ctx context.Context, at time.Time) error {
 // RefreshIfDue runs the scheduled refresh when the latest scheduled instant at
 // or before now has not been refreshed yet; the calculation time is that
 // instant. It reports whether it ran. Errors: Internal.
-func (r *ResponseTimes) RefreshIfDue(ctx context.Context, now time.Time) (bool, error) {
+func (r *Service) RefreshIfDue(ctx context.Context, now time.Time) (bool, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	due := LatestScheduledRefresh(now)
@@ -205,7 +219,7 @@ func (r *ResponseTimes) RefreshIfDue(ctx context.Context, now time.Time) (bool, 
 	return true, r.refreshAt(ctx, due)
 }
 
-func (r *ResponseTimes) refreshAt(ctx context.Context, at time.Time) error {
+func (r *Service) refreshAt(ctx context.Context, at time.Time) error {
 	at = at.UTC()
 	since := at.Add(-ResponseTimeWindow)
 	sellers, err := r.src.SellersWithQuestionsSince(ctx, since)
@@ -225,7 +239,7 @@ func (r *ResponseTimes) refreshAt(ctx context.Context, at time.Time) error {
 			if err != nil {
 				return errs.Internalf(err, "read questions of seller %d", id)
 			}
-			if rt, ok := ComputeResponseTime(id, samples, at, locs[i]); ok {
+			if rt, ok := Compute(id, samples, at, locs[i]); ok {
 				figures = append(figures, rt)
 			}
 		}
@@ -259,7 +273,7 @@ func (r *ResponseTimes) refreshAt(ctx context.Context, at time.Time) error {
 
 // clearStale deletes the figures of every seller not in kept (sorted), so that
 // a seller whose questions left the window answers 404 again.
-func (r *ResponseTimes) clearStale(ctx context.Context, kept []int64) error {
+func (r *Service) clearStale(ctx context.Context, kept []int64) error {
 	for {
 		var stale [][]byte
 		err := r.store.View(ctx, func(tx storage.Tx) error {
@@ -299,7 +313,7 @@ func (r *ResponseTimes) clearStale(ctx context.Context, kept []int64) error {
 // sellerLocations returns the site time zone of each seller. A seller without
 // a user record or on an unknown site is read in UTC: its questions still
 // count, only the periods may shift.
-func (r *ResponseTimes) sellerLocations(ctx context.Context, sellers []int64) ([]*time.Location, error) {
+func (r *Service) sellerLocations(ctx context.Context, sellers []int64) ([]*time.Location, error) {
 	sites := make([]string, len(sellers))
 	err := r.store.View(ctx, func(tx storage.Tx) error {
 		for i, id := range sellers {
@@ -324,7 +338,7 @@ func (r *ResponseTimes) sellerLocations(ctx context.Context, sellers []int64) ([
 	return locs, nil
 }
 
-func (r *ResponseTimes) siteLocation(ctx context.Context, siteID string) *time.Location {
+func (r *Service) siteLocation(ctx context.Context, siteID string) *time.Location {
 	if siteID == "" || r.geo == nil {
 		return time.UTC
 	}
@@ -346,7 +360,7 @@ func (r *ResponseTimes) siteLocation(ctx context.Context, siteID string) *time.L
 // FollowManual makes every forward move of m that crosses a scheduled
 // refresh instant run the refresh before the move returns; failures go to
 // onErr. The returned function stops following.
-func (r *ResponseTimes) FollowManual(m *clock.Manual, onErr func(error)) (stop func()) {
+func (r *Service) FollowManual(m *clock.Manual, onErr func(error)) (stop func()) {
 	return m.OnChange(func(from, to time.Time) {
 		if !LatestScheduledRefresh(to).After(from) {
 			return
@@ -365,7 +379,7 @@ func (r *ResponseTimes) FollowManual(m *clock.Manual, onErr func(error)) (stop f
 // On a store shared with other processes (ShareStore), the process that
 // takes the refresh lease refreshes; the others look again a minute later
 // and find the refresh done.
-func (r *ResponseTimes) Run(ctx context.Context, onErr func(error)) error {
+func (r *Service) Run(ctx context.Context, onErr func(error)) error {
 	report := func(err error) {
 		if err != nil && !errors.Is(err, errRefreshElsewhere) && onErr != nil && ctx.Err() == nil {
 			onErr(err)

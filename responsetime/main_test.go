@@ -1,0 +1,11 @@
+package responsetime_test
+
+import (
+	"testing"
+
+	"marketplace/storage/teststore"
+)
+
+// The tests run on the backend that MARKETPLACE_TEST_STORE names (see
+// storage/teststore).
+func TestMain(m *testing.M) { teststore.Main(m) }
