@@ -36,9 +36,6 @@ func (s *Server) handleBlock(w http.ResponseWriter, r *http.Request, p httproute
 	if in.UserID == nil {
 		return errRequired("user_id")
 	}
-	if *in.UserID <= 0 {
-		return errs.Invalidf("Invalid user_id: %d. It must be a positive integer", *in.UserID)
-	}
 	added, err := s.m.Questions.Block(r.Context(), caller, seller, *in.UserID)
 	if err != nil {
 		return err

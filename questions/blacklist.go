@@ -33,11 +33,11 @@ func checkOwnBlacklist(caller, seller int64) error {
 // user already blocked changes nothing and reports added false. Errors:
 // Forbidden, Invalid (self), NotFound (user).
 func (s *Service) Block(ctx context.Context, caller, seller, user int64) (added bool, err error) {
+	if user <= 0 {
+		return false, errs.Invalidf("Invalid user_id: %d. It must be a positive integer", user)
+	}
 	if err := checkOwnBlacklist(caller, seller); err != nil {
 		return false, err
-	}
-	if user <= 0 {
-		return false, errs.Invalidf("The fields [user_id] are required for requested call")
 	}
 	if user == seller {
 		return false, errs.Invalidf("A seller cannot block itself")
