@@ -41,14 +41,18 @@ func (m *Marketplace) runNotify(ctx context.Context) error {
 		b.mu.Unlock()
 
 		err := m.Notify.Run(runCtx)
+		// Read before our own cancel: the loop's context ended while ctx
+		// lives only when a pause (or close) stopped it. The pause count
+		// cannot say so, because a pause may have ended already by the
+		// time this goroutine looks, and the loop would then stop for good.
+		pausedOrClosed := runCtx.Err() != nil && ctx.Err() == nil
 		cancel()
-		close(done)
 
 		b.mu.Lock()
 		b.cancel, b.done = nil, nil
-		paused := b.paused > 0 && !b.closed
 		b.mu.Unlock()
-		if !paused || ctx.Err() != nil {
+		close(done)
+		if !pausedOrClosed {
 			return err
 		}
 	}
