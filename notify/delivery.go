@@ -346,6 +346,16 @@ func (s *Service) send(ctx context.Context, j job) (outcome, bool) {
 	if ctx.Err() != nil {
 		return outcome{}, false
 	}
+	if s.opts.OnAttempt != nil {
+		switch {
+		case res.Error != "" || res.HTTPCode == 0:
+			s.opts.OnAttempt(AttemptFailed)
+		case res.HTTPCode == http.StatusOK:
+			s.opts.OnAttempt(AttemptAcked)
+		default:
+			s.opts.OnAttempt(AttemptRefused)
+		}
+	}
 	return outcome{job: j, req: req, res: res, sent: sent, now: s.clock.Now(), delay: s.backoff(j.d.Attempts + 1)}, true
 }
 

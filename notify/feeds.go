@@ -2,6 +2,7 @@ package notify
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -228,4 +229,48 @@ func (s *Service) Pending(ctx context.Context) (int, error) {
 		return nil
 	})
 	return n, wrapInternal(err, "count pending")
+}
+
+// Oldest returns when the oldest notification not yet acknowledged nor
+// missed was received (its event's time), and false when there is none. It
+// reads every waiting delivery: meant for a metrics scrape, not a request.
+// Errors: storage failures (Internal).
+func (s *Service) Oldest(ctx context.Context) (time.Time, bool, error) {
+	var oldest time.Time
+	found := false
+	note := func(t time.Time) {
+		if !found || t.Before(oldest) {
+			oldest, found = t, true
+		}
+	}
+	err := s.store.View(ctx, func(tx storage.Tx) error {
+		oldest, found = time.Time{}, false
+		// Outbox keys are in append order: the first is the oldest event.
+		it := tx.Iterate(storage.Prefix(OutboxPrefix()))
+		if it.Valid() {
+			if v, err := it.Value(); err == nil {
+				if e, err := decodeEvent(v); err == nil {
+					note(e.Received)
+				}
+			}
+		}
+		it.Close()
+		it = tx.Iterate(storage.Prefix(duePrefix()))
+		defer it.Close()
+		for ; it.Valid(); it.Next() {
+			// A due key ends with the delivery's id (dueKey).
+			k := it.Key()
+			if len(k) < 8 {
+				continue
+			}
+			id := binary.BigEndian.Uint64(k[len(k)-8:])
+			var d Delivery
+			if err := storage.GetJSON(tx, deliveryKey(id), &d); err != nil {
+				continue
+			}
+			note(d.Event.Received)
+		}
+		return nil
+	})
+	return oldest, found, wrapInternal(err, "oldest pending")
 }

@@ -59,7 +59,18 @@ type Options struct {
 	// ShareStore; default 10 s): how long notifications wait when the
 	// process delivering them dies.
 	Lease time.Duration
+	// OnAttempt, when set, is told the result of every POST: AttemptAcked
+	// (the receiver answered 200), AttemptRefused (another status) or
+	// AttemptFailed (no answer). It is the metrics' hook and must be cheap.
+	OnAttempt func(result string)
 }
+
+// Results of a POST, as OnAttempt is told them.
+const (
+	AttemptAcked   = "acknowledged"
+	AttemptRefused = "refused"
+	AttemptFailed  = "failed"
+)
 
 func (o Options) withDefaults() Options {
 	if o.Timeout <= 0 {

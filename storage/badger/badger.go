@@ -139,18 +139,23 @@ func (s *Store) Dir() string { return s.dir }
 func (s *Store) DB() *badgerdb.DB { return s.db }
 
 // View runs fn in a read-only Badger transaction.
-func (s *Store) View(ctx context.Context, fn func(storage.Tx) error) error {
+func (s *Store) View(ctx context.Context, fn func(storage.Tx) error) (err error) {
+	defer func() { storage.ObserveTransaction(backendName, false, err) }()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	err := s.db.View(func(btx *badgerdb.Txn) error {
+	err = s.db.View(func(btx *badgerdb.Txn) error {
 		return fn(&tx{btx: btx})
 	})
 	return translate(err)
 }
 
+// backendName labels this backend's transactions for storage.Observer.
+const backendName = "badger"
+
 // Update runs fn in a read-write transaction, retrying it on conflict.
-func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) error {
+func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) (err error) {
+	defer func() { storage.ObserveTransaction(backendName, true, err) }()
 	backoff := 50 * time.Microsecond
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
@@ -164,6 +169,7 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) error {
 			return translate(err)
 		}
 		s.conflicts.Add(1)
+		storage.ObserveConflict(backendName, attempt+1 < maxAttempts)
 		if attempt+1 >= maxAttempts {
 			return storage.ErrConflict
 		}

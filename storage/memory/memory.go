@@ -133,8 +133,12 @@ func (s *Store) hint(key []byte) *btree.PathHint {
 
 func slotLess(a, b slot) bool { return a.key() < b.key() }
 
+// backendName labels this backend's transactions for storage.Observer.
+const backendName = "memory"
+
 // View runs fn over the snapshot of the last committed Update.
-func (s *Store) View(ctx context.Context, fn func(storage.Tx) error) error {
+func (s *Store) View(ctx context.Context, fn func(storage.Tx) error) (err error) {
+	defer func() { storage.ObserveTransaction(backendName, false, err) }()
 	if err := s.check(ctx); err != nil {
 		return err
 	}
@@ -159,6 +163,7 @@ func (s *Store) release(at uint64) {
 // Update runs fn with the store's next commit number and commits it if fn
 // returns nil. Updates are serialized, so they never conflict.
 func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) (err error) {
+	defer func() { storage.ObserveTransaction(backendName, true, err) }()
 	if err := s.check(ctx); err != nil {
 		return err
 	}

@@ -249,7 +249,8 @@ func (s *Store) prepareLayout(ctx context.Context) error {
 func (s *Store) Conflicts() uint64 { return s.conflicts.Load() }
 
 // View runs fn in a REPEATABLE READ READ ONLY transaction.
-func (s *Store) View(ctx context.Context, fn func(storage.Tx) error) error {
+func (s *Store) View(ctx context.Context, fn func(storage.Tx) error) (err error) {
+	defer func() { storage.ObserveTransaction(backendName, false, err) }()
 	if s.closed.Load() {
 		return storage.ErrClosed
 	}
@@ -259,7 +260,7 @@ func (s *Store) View(ctx context.Context, fn func(storage.Tx) error) error {
 	// fn may gather results outside the transaction, so a View is never
 	// run twice.
 	t := &tx{s: s, ctx: ctx}
-	err := t.run(fn)
+	err = t.run(fn)
 	if t.failed == nil {
 		return err
 	}
@@ -272,10 +273,14 @@ func (s *Store) View(ctx context.Context, fn func(storage.Tx) error) error {
 	return err
 }
 
+// backendName labels this backend's transactions for storage.Observer.
+const backendName = "postgres"
+
 // Update runs fn in a SERIALIZABLE transaction and commits it, running fn
 // again after a serialization failure, a deadlock, or a connection that
 // broke before COMMIT.
-func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) error {
+func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) (err error) {
+	defer func() { storage.ObserveTransaction(backendName, true, err) }()
 	if s.closed.Load() {
 		return storage.ErrClosed
 	}
@@ -285,7 +290,7 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) error {
 			return err
 		}
 		t := &tx{s: s, ctx: ctx, write: true}
-		err := t.run(fn)
+		err = t.run(fn)
 		if t.failed == nil {
 			return err
 		}
@@ -299,6 +304,7 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) error {
 			return fmt.Errorf("%w: %w: %w", storage.ErrUnavailable, ErrCommitUnknown, failed)
 		case retryable(failed):
 			s.conflicts.Add(1)
+			storage.ObserveConflict(backendName, attempt < maxAttempts)
 			if attempt >= maxAttempts {
 				return fmt.Errorf("%w after %d attempts: %w", storage.ErrConflict, attempt, failed)
 			}
