@@ -77,7 +77,7 @@ func TestClockRoutes_OnTheWallClockAnswer409(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = m.Close() })
-	ts := &testServer{t: t, m: m, handler: httpapi.New(m, httpapi.Config{OperatorToken: testOperatorToken})}
+	ts := &testServer{t: t, m: m, handler: httpapi.New(m, checked(t, httpapi.Config{OperatorToken: testOperatorToken}))}
 	const msg = "The server runs on the wall clock; start it with -clock manual to read and move its clock"
 	wantError(t, ts.do("GET", "/operator/clock", testOperatorToken, nil), http.StatusConflict, msg)
 	wantError(t, ts.do("PUT", "/operator/clock", testOperatorToken, map[string]any{"now": "2030-01-01T00:00:00Z"}), http.StatusConflict, msg)
@@ -95,7 +95,7 @@ func TestClockRoutes_TheEnginesManualClockIsFoundWithoutBeingGivenTwice(t *testi
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = m.Close() })
-	ts := &testServer{t: t, m: m, handler: httpapi.New(m, httpapi.Config{OperatorToken: testOperatorToken})}
+	ts := &testServer{t: t, m: m, handler: httpapi.New(m, checked(t, httpapi.Config{OperatorToken: testOperatorToken}))}
 	res := ts.do("PUT", "/operator/clock", testOperatorToken, map[string]any{"now": "2026-03-05T10:30:00Z"})
 	if res.Status != http.StatusOK {
 		t.Fatalf("PUT /operator/clock: %d %s", res.Status, res.Raw)

@@ -21,7 +21,7 @@ func newCORSServer(t *testing.T, origins ...string) http.Handler {
 		t.Fatalf("new marketplace: %v", err)
 	}
 	t.Cleanup(func() { _ = m.Close() })
-	return httpapi.New(m, httpapi.Config{OperatorToken: testOperatorToken, CORSOrigins: origins})
+	return httpapi.New(m, checked(t, httpapi.Config{OperatorToken: testOperatorToken, CORSOrigins: origins}))
 }
 
 // serveCORS sends method path with headers (name, value pairs).

@@ -344,7 +344,7 @@ func TestLogLines_CarryThePathWithoutTheQueryAndADurationWithItsUnit(t *testing.
 	m, err := marketplace.New(memory.New(), marketplace.Options{Clock: clock.NewManual(testStart)})
 	is.NoErr(err)
 	t.Cleanup(func() { _ = m.Close() })
-	h := httpapi.New(m, httpapi.Config{OperatorToken: testOperatorToken, Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
+	h := httpapi.New(m, checked(t, httpapi.Config{OperatorToken: testOperatorToken, Logger: slog.New(slog.NewJSONHandler(&buf, nil))}))
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest("GET", "/health?access_token=APP_USR-secret-token", nil))
 	var line struct {
@@ -366,7 +366,7 @@ func TestJournal_OffKeepsNothing(t *testing.T) {
 	m, err := marketplace.New(memory.New(), marketplace.Options{Clock: clock.NewManual(testStart)})
 	is.NoErr(err)
 	t.Cleanup(func() { _ = m.Close() })
-	srv := httpapi.New(m, httpapi.Config{OperatorToken: testOperatorToken, Journal: journal.New(0)})
+	srv := httpapi.New(m, checked(t, httpapi.Config{OperatorToken: testOperatorToken, Journal: journal.New(0)}))
 	ts := &testServer{t: t, m: m, handler: srv}
 	ts.do("GET", "/health", "", nil)
 	res := ts.do("GET", "/operator/requests", testOperatorToken, nil)

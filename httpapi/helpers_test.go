@@ -40,7 +40,7 @@ func newTestServer(t testing.TB) *testServer {
 		t.Fatalf("new marketplace: %v", err)
 	}
 	t.Cleanup(func() { _ = m.Close() })
-	h := httpapi.New(m, httpapi.Config{OperatorToken: testOperatorToken, ManualClock: clk})
+	h := httpapi.New(m, checked(t, httpapi.Config{OperatorToken: testOperatorToken, ManualClock: clk}))
 	return &testServer{t: t, m: m, clock: clk, handler: h}
 }
 
@@ -195,4 +195,18 @@ func wantError(t testing.TB, res response, status int, message string) {
 	if c, ok := o["cause"].([]any); !ok || c == nil {
 		t.Fatalf("body cause is not an array: %s", res.Raw)
 	}
+}
+
+// checked returns cfg with every answer checked against the OpenAPI
+// document: an answer that breaks it fails the test t.
+//
+// A fuzz target's server is shared by its inputs, where only the input's
+// own *testing.T may fail: there the answers are left unchecked (the
+// robustness property tests send the same inputs, checked).
+func checked(t testing.TB, cfg httpapi.Config) httpapi.Config {
+	if _, ok := t.(*testing.F); ok {
+		return cfg
+	}
+	cfg.CheckResponse = func(problem string) { t.Error(problem) }
+	return cfg
 }

@@ -73,8 +73,8 @@ func newFaultWorld(t *testing.T, st storage.Store) faultWorld {
 	}
 	t.Cleanup(func() { _ = m.Close() })
 	log := &errorLog{}
-	ts := &testServer{t: t, m: m, clock: clk, handler: httpapi.New(m, httpapi.Config{
-		OperatorToken: testOperatorToken, ManualClock: clk, Logger: slog.New(log)})}
+	ts := &testServer{t: t, m: m, clock: clk, handler: httpapi.New(m, checked(t, httpapi.Config{
+		OperatorToken: testOperatorToken, ManualClock: clk, Logger: slog.New(log)}))}
 	w := &qWorld{testServer: ts, seller: ts.mustUser("MLA"), buyer: ts.mustUser("MLA")}
 	w.item = w.mustItem(w.seller.ID)
 	f := faultWorld{ts: ts, w: w, log: log, asked: w.mustAsk(w.buyer, w.item, "Does it come with a case?")}

@@ -32,7 +32,7 @@ func newNotifyServer(t *testing.T) *testServer {
 		t.Fatalf("new marketplace: %v", err)
 	}
 	t.Cleanup(func() { _ = m.Close() })
-	h := httpapi.New(m, httpapi.Config{OperatorToken: testOperatorToken, ManualClock: clk})
+	h := httpapi.New(m, checked(t, httpapi.Config{OperatorToken: testOperatorToken, ManualClock: clk}))
 	return &testServer{t: t, m: m, clock: clk, handler: h}
 }
 

@@ -87,7 +87,7 @@ func newRobustWorld(t testing.TB) *robustWorld {
 	}
 	t.Cleanup(func() { _ = m.Close() })
 	log := &errorLog{}
-	h := httpapi.New(m, httpapi.Config{OperatorToken: testOperatorToken, ManualClock: clk, Logger: slog.New(log)})
+	h := httpapi.New(m, checked(t, httpapi.Config{OperatorToken: testOperatorToken, ManualClock: clk, Logger: slog.New(log)}))
 	w := &robustWorld{testServer: &testServer{t: t, m: m, clock: clk, handler: h}, server: h, log: log}
 	w.tagged, w.stores = w.mustSeller(2)
 	w.plain = w.mustUser("MLA", "normal")
@@ -145,6 +145,13 @@ type route struct {
 // register; TestRobustness_EveryRouteIsListed keeps it complete.
 var allRoutes = []route{
 	{"GET", "/health", nil, nil},
+	{"HEAD", "/health", nil, nil},
+	{"GET", "/ready", nil, nil},
+	{"HEAD", "/ready", nil, nil},
+	{"GET", "/version", nil, nil},
+	{"HEAD", "/version", nil, nil},
+	{"GET", "/openapi.json", nil, nil},
+	{"GET", "/metrics", nil, nil},
 	{"GET", "/users/:user_id", nil, nil},
 	{"GET", "/users/:user_id/stores/search", []string{"tags", "limit", "offset"}, nil},
 	{"POST", "/operator/users", nil, []string{"nickname", "site_id", "country_id", "first_name", "last_name", "gender", "tags"}},
@@ -836,7 +843,7 @@ func TestOptions_AnswersJSONWithTheAllowedMethods(t *testing.T) {
 		allow []any
 	}{
 		{"/items/MLA1", []any{"GET", "OPTIONS", "PUT"}},
-		{"/health", []any{"GET", "OPTIONS"}},
+		{"/health", []any{"GET", "HEAD", "OPTIONS"}},
 	} {
 		res := ts.do("OPTIONS", c.path, "", nil)
 		if res.Status != http.StatusOK {
@@ -879,7 +886,7 @@ func TestRobustness_HugeIdentifiersOnBadgerAreRefusedNot500(t *testing.T) {
 	}
 	defer m.Close()
 	log := &errorLog{}
-	ts := &testServer{t: t, m: m, clock: clk, handler: httpapi.New(m, httpapi.Config{OperatorToken: testOperatorToken, ManualClock: clk, Logger: slog.New(log)})}
+	ts := &testServer{t: t, m: m, clock: clk, handler: httpapi.New(m, checked(t, httpapi.Config{OperatorToken: testOperatorToken, ManualClock: clk, Logger: slog.New(log)}))}
 	w := &robustWorld{testServer: ts, log: log}
 	seller, stores := ts.mustSeller(1)
 	item, up := ts.mustMultiItem(seller.Token, stores[0], 2)

@@ -9,7 +9,7 @@ import "net/http"
 // a parameter (GET /questions/search beside GET /questions/:question_id), the
 // parameter route is registered once and dispatches the static name inside it.
 func (s *Server) routes() {
-	s.handle(http.MethodGet, "/health", s.handleHealth)
+	s.opsRoutes()
 
 	// Users and stores.
 	// A user's public subset is a public read, as in the public API.

@@ -4,6 +4,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"fmt"
@@ -19,7 +20,9 @@ import (
 
 	"marketplace"
 	"marketplace/errs"
+	"marketplace/httpapi/openapi"
 	"marketplace/journal"
+	"marketplace/metrics"
 )
 
 // Config configures a Server.
@@ -39,6 +42,19 @@ type Config struct {
 	// for any; see CheckCORSOrigin). Empty turns CORS off: no CORS headers,
 	// and OPTIONS answers only the path's methods.
 	CORSOrigins []string
+	// Metrics, when set, counts every request by route template, method
+	// and status, and is served at GET /metrics unless MetricsOwnAddress
+	// says that it is served on a listener of its own.
+	Metrics           *metrics.Metrics
+	MetricsOwnAddress bool
+	// ValidateRequests refuses, with 400 bad_request, a request that breaks
+	// the OpenAPI document (docs/openapi.md).
+	ValidateRequests bool
+	// CheckResponse, when set, is told of every answer that breaks the
+	// OpenAPI document, with the route, the status and the validator's
+	// findings: tests set it to t.Error. Answers of fault rules, whose
+	// bodies the operator writes, are not checked.
+	CheckResponse func(problem string)
 }
 
 // ManualClock is the part of clock.Manual the operator routes use.
@@ -61,6 +77,11 @@ type Server struct {
 	// may name, its parameter names dropped (faults.TemplateKey).
 	routeKeys map[string]bool
 	cors      *corsPolicy
+	// validator checks requests (ValidateRequests) and answers
+	// (CheckResponse) against the OpenAPI document; nil when neither is on.
+	validator *openapi.Validator
+	// unmatched counts the answers of no route (404, 405, OPTIONS).
+	unmatched *metrics.Route
 }
 
 // Route is one registered route: its method and its path in httprouter's
@@ -88,18 +109,29 @@ func New(m *marketplace.Marketplace, cfg Config) *Server {
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.ValidateRequests || cfg.CheckResponse != nil {
+		v, err := openapi.NewValidator()
+		if err != nil {
+			// The document is embedded and checked by the tests: a
+			// failure here is a build that should never have shipped.
+			panic(err)
+		}
+		s.validator = v
+	}
+	s.unmatched = cfg.Metrics.Route("OTHER", "unmatched")
+	s.registerGauges()
 	r := httprouter.New()
 	r.RedirectTrailingSlash = false
 	r.RedirectFixedPath = false
 	r.HandleMethodNotAllowed = true
 	r.NotFound = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		s.logged(w, req, "", func(w http.ResponseWriter) {
+		s.logged(w, req, "", s.unmatched, func(w http.ResponseWriter) {
 			s.writeError(w, req, &httpError{status: http.StatusNotFound, code: "not_found",
 				message: fmt.Sprintf("Resource %s %s not found", req.Method, req.URL.Path)})
 		})
 	})
 	r.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		s.logged(w, req, "", func(w http.ResponseWriter) {
+		s.logged(w, req, "", s.unmatched, func(w http.ResponseWriter) {
 			s.writeError(w, req, &httpError{status: http.StatusMethodNotAllowed, code: "method_not_allowed",
 				message: fmt.Sprintf("Method %s not allowed on %s", req.Method, req.URL.Path)})
 		})
@@ -109,7 +141,7 @@ func New(m *marketplace.Marketplace, cfg Config) *Server {
 	// path (already in the Allow header) are also the body. A CORS preflight
 	// from an allowed origin gets the CORS answer instead.
 	r.GlobalOPTIONS = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		s.logged(w, req, "", func(w http.ResponseWriter) {
+		s.logged(w, req, "", s.unmatched, func(w http.ResponseWriter) {
 			if s.isPreflight(req) {
 				writePreflight(w, req)
 				return
@@ -145,8 +177,9 @@ type authedFunc func(w http.ResponseWriter, r *http.Request, p httprouter.Params
 func (s *Server) handle(method, path string, h handlerFunc) {
 	s.registered = append(s.registered, Route{Method: method, Path: path})
 	tmpl, statics, faultable := s.routeTemplate(method, path)
+	rm := s.cfg.Metrics.Route(method, path)
 	s.router.Handle(method, path, func(w http.ResponseWriter, r *http.Request, p httprouter.Params) {
-		s.logged(w, r, path, func(w http.ResponseWriter) {
+		s.logged(w, r, path, rm, func(w http.ResponseWriter) {
 			rec := w.(*statusRecorder)
 			rec.route = requestTemplate(tmpl, statics, r.URL.Path)
 			defer s.enterState(path)()
@@ -178,6 +211,9 @@ type statusRecorder struct {
 	route     string
 	user, app int64
 	fault     int64
+	// body keeps what was written when answers are checked against the
+	// OpenAPI document.
+	body *bytes.Buffer
 }
 
 func (w *statusRecorder) WriteHeader(status int) {
@@ -191,6 +227,9 @@ func (w *statusRecorder) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
+	if w.body != nil {
+		w.body.Write(b)
+	}
 	return w.ResponseWriter.Write(b)
 }
 
@@ -198,7 +237,7 @@ func (w *statusRecorder) Write(b []byte) (int, error) {
 // handler only for the length of the call, which keeps no reference to it.
 var recorderPool = sync.Pool{New: func() any { return new(statusRecorder) }}
 
-func (s *Server) logged(w http.ResponseWriter, r *http.Request, route string, serve func(http.ResponseWriter)) {
+func (s *Server) logged(w http.ResponseWriter, r *http.Request, route string, rm *metrics.Route, serve func(http.ResponseWriter)) {
 	// The log line costs allocations (its attributes); a discarding logger
 	// should not pay for them, nor for reading the clock.
 	logOn := s.logger.Enabled(r.Context(), slog.LevelInfo)
@@ -207,7 +246,7 @@ func (s *Server) logged(w http.ResponseWriter, r *http.Request, route string, se
 	journalOn := s.journal.Enabled() && !strings.HasPrefix(r.URL.Path, "/operator/")
 	var start time.Time
 	var at time.Time
-	if logOn || journalOn {
+	if logOn || journalOn || rm != nil {
 		start = time.Now()
 	}
 	if journalOn {
@@ -215,12 +254,21 @@ func (s *Server) logged(w http.ResponseWriter, r *http.Request, route string, se
 	}
 	rec := recorderPool.Get().(*statusRecorder)
 	*rec = statusRecorder{ResponseWriter: w}
+	if s.cfg.CheckResponse != nil {
+		rec.body = new(bytes.Buffer)
+	}
 	defer func() {
 		if v := recover(); v != nil {
 			s.logger.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", v)
 			if rec.status == 0 {
 				s.writeError(rec, r, &httpError{status: http.StatusInternalServerError, code: "internal_error", message: "Internal server error"})
 			}
+		}
+		if rm != nil {
+			rm.Observe(rec.status, time.Since(start))
+		}
+		if rec.body != nil && rec.fault == 0 {
+			s.checkResponse(r, rec)
 		}
 		if logOn || journalOn {
 			elapsed := time.Since(start)
@@ -238,6 +286,9 @@ func (s *Server) logged(w http.ResponseWriter, r *http.Request, route string, se
 		*rec = statusRecorder{}
 		recorderPool.Put(rec)
 	}()
+	if s.cfg.ValidateRequests && s.refuseInvalid(rec, r) {
+		return
+	}
 	serve(rec)
 }
 

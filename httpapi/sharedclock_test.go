@@ -21,7 +21,7 @@ func serverOn(t *testing.T, st storage.Store) *testServer {
 		t.Fatalf("new marketplace: %v", err)
 	}
 	t.Cleanup(func() { _ = m.Close() })
-	return &testServer{t: t, m: m, clock: clk, handler: httpapi.New(m, httpapi.Config{OperatorToken: testOperatorToken, ManualClock: clk})}
+	return &testServer{t: t, m: m, clock: clk, handler: httpapi.New(m, checked(t, httpapi.Config{OperatorToken: testOperatorToken, ManualClock: clk}))}
 }
 
 func TestSharedStore_ClockMovedThroughOneServerIsTheNextRequestsTimeOnAnother(t *testing.T) {

@@ -422,7 +422,7 @@ func newBenchServer(b *testing.B, onBadger bool) benchServer {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ts := &testServer{t: b, m: m, clock: clk, handler: httpapi.New(m, httpapi.Config{OperatorToken: testOperatorToken, ManualClock: clk})}
+	ts := &testServer{t: b, m: m, clock: clk, handler: httpapi.New(m, checked(b, httpapi.Config{OperatorToken: testOperatorToken, ManualClock: clk}))}
 	seller, stores := ts.mustSeller(1)
 	_, up := ts.mustMultiItem(seller.Token, stores[0], 5)
 	return benchServer{h: ts.handler, token: seller.Token, up: up, store: stores[0]}

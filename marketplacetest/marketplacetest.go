@@ -83,6 +83,8 @@ type config struct {
 	docs            []fixtures.Document
 	files           []string
 	privateCallback bool
+	// check is told of every answer that breaks the OpenAPI document.
+	check func(problem string)
 }
 
 // Option configures NewServer.
@@ -113,8 +115,13 @@ func WithPrivateCallbacks(allow bool) Option {
 // NewServer starts a server for the test t and stops it when the test
 // ends. It fails the test when the server cannot start or a fixture is
 // refused.
+//
+// Every answer of the server is checked against the API's OpenAPI document
+// (GET /openapi.json): one that breaks it fails t with the route, the
+// status and what does not match.
 func NewServer(t testing.TB, opts ...Option) *Server {
 	t.Helper()
+	opts = append(opts, func(c *config) { c.check = func(problem string) { t.Error(problem) } })
 	s, err := Start(opts...)
 	if err != nil {
 		t.Fatalf("marketplacetest: %v", err)
@@ -179,7 +186,7 @@ func Start(opts ...Option) (*Server, error) {
 	}
 	s.initial = snap.ID
 
-	ts := httptest.NewServer(httpapi.New(m, httpapi.Config{OperatorToken: s.OperatorToken}))
+	ts := httptest.NewServer(httpapi.New(m, httpapi.Config{OperatorToken: s.OperatorToken, CheckResponse: c.check}))
 	s.URL = ts.URL
 	s.Operator = s.Client(s.OperatorToken)
 	bg, cancel := context.WithCancel(ctx)

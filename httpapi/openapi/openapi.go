@@ -1,0 +1,178 @@
+// Package openapi holds the OpenAPI 3.1 document of the marketplace API
+// (openapi.yaml beside this file, kept by hand) and checks requests and
+// answers against it with github.com/pb33f/libopenapi-validator.
+package openapi
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+
+	yaml "github.com/pb33f/go-yaml"
+	"github.com/pb33f/libopenapi"
+	validator "github.com/pb33f/libopenapi-validator"
+	"github.com/pb33f/libopenapi-validator/config"
+	"github.com/pb33f/libopenapi-validator/errors"
+	"github.com/pb33f/libopenapi-validator/helpers"
+	"github.com/pb33f/libopenapi-validator/paths"
+	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
+)
+
+// YAML is the document as it is kept in the repository.
+//
+//go:embed openapi.yaml
+var YAML []byte
+
+var (
+	jsonOnce sync.Once
+	jsonDoc  []byte
+	jsonErr  error
+)
+
+// JSON returns the document as JSON, converted once from YAML.
+func JSON() ([]byte, error) {
+	jsonOnce.Do(func() {
+		var v any
+		if err := yaml.Unmarshal(YAML, &v); err != nil {
+			jsonErr = fmt.Errorf("openapi: parse: %w", err)
+			return
+		}
+		jsonDoc, jsonErr = json.Marshal(v)
+	})
+	return jsonDoc, jsonErr
+}
+
+// Operation is one method of one path of the document, the path in
+// OpenAPI's syntax (/items/{item_id}).
+type Operation struct {
+	Method, Path string
+}
+
+// Operations returns every operation of the document, sorted by path then
+// method.
+func Operations() ([]Operation, error) {
+	b, err := JSON()
+	if err != nil {
+		return nil, err
+	}
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, err
+	}
+	var ops []Operation
+	for p, item := range doc.Paths {
+		for m := range item {
+			switch m {
+			case "get", "put", "post", "delete", "patch", "head", "options", "trace":
+				ops = append(ops, Operation{Method: strings.ToUpper(m), Path: p})
+			}
+		}
+	}
+	slices.SortFunc(ops, func(a, b Operation) int {
+		if c := strings.Compare(a.Path, b.Path); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Method, b.Method)
+	})
+	return ops, nil
+}
+
+// Validator checks requests and answers against the document. It is safe
+// for concurrent use.
+type Validator struct {
+	model *v3.Document
+	v     validator.Validator
+	opts  *config.ValidationOptions
+}
+
+// NewValidator builds a validator over the document. Security is not
+// checked: a missing or wrong token is the handlers' to answer, with their
+// own messages.
+func NewValidator() (*Validator, error) {
+	doc, err := libopenapi.NewDocument(YAML)
+	if err != nil {
+		return nil, fmt.Errorf("openapi: %w", err)
+	}
+	model, err := doc.BuildV3Model()
+	if err != nil {
+		return nil, fmt.Errorf("openapi: build model: %w", err)
+	}
+	v, errs := validator.NewValidator(doc, config.WithoutSecurityValidation())
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("openapi: validator: %v", errs)
+	}
+	return &Validator{model: &model.Model, v: v, opts: config.NewValidationOptions(config.WithoutSecurityValidation())}, nil
+}
+
+// Documented says whether the document has an operation for r's method and
+// path. The router answers the others itself (404, 405, OPTIONS).
+func (v *Validator) Documented(r *http.Request) bool {
+	item, errs, _ := paths.FindPath(r, v.model, v.opts)
+	return item != nil && len(errs) == 0
+}
+
+// Request returns the document's findings on r, none when r matches it or
+// is not documented. It reads r's body and puts it back.
+func (v *Validator) Request(r *http.Request) []string {
+	if !v.Documented(r) {
+		return nil
+	}
+	ok, errs := v.v.ValidateHttpRequestSync(r)
+	if ok {
+		return nil
+	}
+	return messages(withoutPathErrors(errs))
+}
+
+// Response returns the document's findings on res, the answer to r; none
+// when it matches or r is not documented.
+func (v *Validator) Response(r *http.Request, res *http.Response) []string {
+	if !v.Documented(r) {
+		return nil
+	}
+	ok, errs := v.v.ValidateHttpResponse(r, res)
+	if ok {
+		return nil
+	}
+	return messages(withoutPathErrors(errs))
+}
+
+// withoutPathErrors drops the findings that the request's path or method
+// is not in the document. The router, not the document, decides which
+// handler answers: it sends GET /items/multiwarehouse to GET
+// /items/{item_id} where the document's literal path has only POST, and it
+// answers unknown paths and methods itself (404, 405) in the error shape.
+func withoutPathErrors(errs []*errors.ValidationError) []*errors.ValidationError {
+	out := errs[:0:0]
+	for _, e := range errs {
+		if e.ValidationType != helpers.PathValidation {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func messages(errs []*errors.ValidationError) []string {
+	out := make([]string, 0, len(errs))
+	for _, e := range errs {
+		msg := e.Message
+		if e.Reason != "" {
+			msg += ": " + e.Reason
+		}
+		for _, f := range e.SchemaValidationErrors {
+			loc := f.FieldPath
+			if loc == "" {
+				loc = f.KeywordLocation
+			}
+			msg += fmt.Sprintf(" [%s: %s]", loc, f.Reason)
+		}
+		out = append(out, msg)
+	}
+	return out
+}

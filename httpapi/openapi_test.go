@@ -1,0 +1,135 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	"marketplace/httpapi"
+	"marketplace/httpapi/openapi"
+)
+
+// docPath turns a router path (/items/:item_id) into the document's
+// syntax (/items/{item_id}).
+func docPath(routerPath string) string {
+	segs := strings.Split(routerPath, "/")
+	for i, s := range segs {
+		if strings.HasPrefix(s, ":") {
+			segs[i] = "{" + s[1:] + "}"
+		}
+	}
+	return strings.Join(segs, "/")
+}
+
+func TestOpenAPI_EveryRouteIsInTheDocument(t *testing.T) {
+	ops, err := openapi.Operations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := newTestServer(t)
+	for _, r := range ts.handler.(*httpapi.Server).Routes() {
+		want := openapi.Operation{Method: r.Method, Path: docPath(r.Path)}
+		if !slices.Contains(ops, want) {
+			t.Errorf("%s %s is routed but not in httpapi/openapi/openapi.yaml (as %s)", r.Method, r.Path, want.Path)
+		}
+	}
+}
+
+// staticDispatch is the document's paths that the router serves through a
+// parameter route, dispatching the static name inside the handler
+// (httprouter cannot hold both at one position).
+var staticDispatch = map[string]string{
+	"GET /questions/search": "GET /questions/:question_id",
+}
+
+func TestOpenAPI_EveryDocumentPathIsRouted(t *testing.T) {
+	ops, err := openapi.Operations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := newTestServer(t)
+	routed := map[string]bool{}
+	for _, r := range ts.handler.(*httpapi.Server).Routes() {
+		routed[r.Method+" "+docPath(r.Path)] = true
+	}
+	for _, op := range ops {
+		key := op.Method + " " + op.Path
+		if via, ok := staticDispatch[key]; ok {
+			parts := strings.SplitN(via, " ", 2)
+			key = parts[0] + " " + docPath(parts[1])
+		}
+		if !routed[key] {
+			t.Errorf("%s %s is in the document but no route serves it", op.Method, op.Path)
+		}
+	}
+}
+
+func TestOpenAPI_ServedAsJSONAtOpenAPIJSON(t *testing.T) {
+	ts := newTestServer(t)
+	res := ts.do("GET", "/openapi.json", "", nil)
+	if res.Status != http.StatusOK {
+		t.Fatalf("status %d: %s", res.Status, res.Raw)
+	}
+	if res.Obj()["openapi"] != "3.1.0" {
+		t.Errorf("openapi = %v, want 3.1.0", res.Obj()["openapi"])
+	}
+	paths, _ := res.Obj()["paths"].(map[string]any)
+	if _, ok := paths["/user-products/{user_product_id}/stock"]; !ok {
+		t.Errorf("paths lack the stock route: %v", paths)
+	}
+}
+
+// TestOpenAPI_AnAnswerThatBreaksTheDocumentIsReported keeps the check of
+// every test's answers honest: an answer of the wrong shape is caught.
+func TestOpenAPI_AnAnswerThatBreaksTheDocumentIsReported(t *testing.T) {
+	v, err := openapi.NewValidator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, method, path string
+		status             int
+		body               string
+		wantOK             bool
+	}{
+		{"OK health", "GET", "/health", 200, `{"status":"ok"}`, true},
+		{"ErrHealthWithoutStatus", "GET", "/health", 200, `{"state":"ok"}`, false},
+		{"OK error shape", "GET", "/items/MLA1", 404, `{"message":"x","error":"not_found","status":404,"cause":[]}`, true},
+		{"ErrErrorWithoutCause", "GET", "/items/MLA1", 404, `{"message":"x","error":"not_found","status":404}`, false},
+		{"ErrStockWithoutLocations", "GET", "/user-products/MLAU1/stock", 200, `{"id":"MLAU1","user_id":1}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := httptest.NewRequest(tc.method, tc.path, nil)
+			res := &http.Response{StatusCode: tc.status, Header: http.Header{"Content-Type": {"application/json; charset=utf-8"}},
+				Body: io.NopCloser(bytes.NewReader([]byte(tc.body)))}
+			findings := v.Response(req, res)
+			if tc.wantOK != (len(findings) == 0) {
+				t.Errorf("findings %v, want ok=%v", findings, tc.wantOK)
+			}
+		})
+	}
+}
+
+func TestValidateRequests_ABodyThatBreaksTheDocumentIsRefusedWith400(t *testing.T) {
+	ts := newTestServer(t)
+	ts.handler = httpapi.New(ts.m, checked(t, httpapi.Config{OperatorToken: testOperatorToken, ValidateRequests: true}))
+	seller, stores := ts.mustSeller(1)
+	_ = stores
+	// quantity must be an integer by the document.
+	res := ts.do("POST", "/items/multiwarehouse", seller.Token, `{"title":"x","stock_locations":[{"store_id":"1","quantity":"many"}]}`)
+	if res.Status != http.StatusBadRequest || res.Obj()["error"] != "bad_request" {
+		t.Fatalf("got %d %s, want 400 bad_request", res.Status, res.Raw)
+	}
+	if c, _ := res.Obj()["cause"].([]any); len(c) == 0 {
+		t.Errorf("cause is empty, want the validator's findings: %s", res.Raw)
+	}
+	// A request that matches goes through to the handler.
+	res = ts.do("GET", "/health", "", nil)
+	if res.Status != http.StatusOK {
+		t.Errorf("GET /health: %d %s", res.Status, res.Raw)
+	}
+}
