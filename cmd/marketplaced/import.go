@@ -16,7 +16,7 @@ import (
 // records of a reference document into the data folder or the PostgreSQL
 // database and exits. "-" reads standard input.
 func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	c, rest, err := parseFlagsWithArgs(args, stderr)
+	c, rest, err := parseCommandFlags("import", args, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil

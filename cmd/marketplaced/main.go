@@ -14,15 +14,18 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	neturl "net/url"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -35,7 +38,9 @@ import (
 	"marketplace/clock"
 	"marketplace/faults"
 	"marketplace/httpapi"
+	"marketplace/internal/buildinfo"
 	"marketplace/journal"
+	"marketplace/metrics"
 	"marketplace/notify"
 	"marketplace/storage"
 	"marketplace/storage/badger"
@@ -94,6 +99,16 @@ type config struct {
 	faultSeed uint64
 	// corsOrigins are the origins whose browser apps may call the API.
 	corsOrigins originList
+	// version prints the build and exits; metrics turns the Prometheus
+	// metrics on, served on the public port unless metricsAddr names a
+	// listener of their own; pprof serves net/http/pprof on that address
+	// when given; validateRequests refuses requests that break the OpenAPI
+	// document.
+	version          bool
+	metrics          bool
+	metricsAddr      string
+	pprof            string
+	validateRequests bool
 }
 
 // originList is the repeatable -cors-origin flag. One value may also list
@@ -133,6 +148,24 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 // and returns the arguments after them. Its errors are usageErrors, but for
 // flag.ErrHelp, which asks for the usage text and nothing else.
 func parseFlagsWithArgs(args []string, stderr io.Writer) (config, []string, error) {
+	return parseCommandFlags("", args, stderr)
+}
+
+// subcommandUsage is the usage line and summary of each subcommand, and
+// the server's flags it takes: its -h prints these only.
+var subcommandUsage = map[string]struct {
+	usage string
+	flags []string
+}{
+	"import": {"usage: marketplaced import [-data DIR | -postgres URL] FILE\n\nUpserts the records of a reference document (FILE, or - for standard input)\ninto the data folder or the PostgreSQL database, and exits.",
+		[]string{"data", "postgres", "log-level"}},
+	"migrate": {"usage: marketplaced migrate [-dry-run] [-data DIR | -postgres URL]\n\nRuns the pending storage migrations and exits; -dry-run prints each pending\nmigration and how many keys it would write and delete, and changes nothing.",
+		[]string{"data", "postgres", "log-level"}},
+}
+
+// parseCommandFlags parses the server's flags for cmd ("" for the server,
+// else a subcommand, whose -h shows its own usage).
+func parseCommandFlags(cmd string, args []string, stderr io.Writer) (config, []string, error) {
 	var c config
 	fs := flag.NewFlagSet("marketplaced", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -151,7 +184,23 @@ func parseFlagsWithArgs(args []string, stderr io.Writer) (config, []string, erro
 	fs.IntVar(&c.journal, "journal", journal.DefaultSize, "number of recent requests kept for GET /operator/requests (0 keeps none)")
 	fs.Uint64Var(&c.faultSeed, "fault-seed", 0, "seed of the random draws of fault rules with a probability (the same seed repeats the same faults)")
 	fs.Var(&c.corsOrigins, "cors-origin", "let browser apps of this origin (scheme://host[:port], or * for any) call the API with CORS; repeatable (comma-separated in the environment); off when none")
+	fs.BoolVar(&c.version, "version", false, "print the build (module version, VCS revision and time) and exit")
+	fs.BoolVar(&c.metrics, "metrics", true, "count requests, storage transactions and notifications for GET /metrics (Prometheus)")
+	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve /metrics on this address of its own instead of the public one")
+	fs.StringVar(&c.pprof, "pprof", "", "serve net/http/pprof on this address (off when empty; keep it on loopback)")
+	fs.BoolVar(&c.validateRequests, "validate-requests", false, "refuse with 400 a request that breaks the OpenAPI document (GET /openapi.json)")
 	fs.Usage = func() {
+		if u, ok := subcommandUsage[cmd]; ok {
+			fmt.Fprintf(stderr, "%s\n\nFlags (each also MARKETPLACE_<NAME>):\n", u.usage)
+			sub := flag.NewFlagSet(cmd, flag.ContinueOnError)
+			sub.SetOutput(stderr)
+			for _, name := range u.flags {
+				f := fs.Lookup(name)
+				sub.Var(f.Value, f.Name, f.Usage)
+			}
+			sub.PrintDefaults()
+			return
+		}
 		fmt.Fprintf(stderr, "usage: marketplaced [flags]\n       marketplaced import [-data DIR | -postgres URL] FILE\n       marketplaced migrate [-dry-run] [-data DIR | -postgres URL]\n\nFlags (each also MARKETPLACE_<NAME>):\n")
 		fs.PrintDefaults()
 	}
@@ -204,18 +253,51 @@ func checkStorageFlags(fs *flag.FlagSet, c config) error {
 }
 
 // applyEnv sets each flag from MARKETPLACE_<NAME> before the command line is
-// parsed, so that the command line wins.
+// parsed, so that the command line wins. A value that is refused names the
+// values accepted.
 func applyEnv(fs *flag.FlagSet) error {
 	var err error
 	fs.VisitAll(func(f *flag.Flag) {
+		if f.Name == "version" {
+			return // a request to print and exit, not a setting
+		}
 		name := "MARKETPLACE_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		if v, ok := os.LookupEnv(name); ok && err == nil {
-			if e := fs.Set(f.Name, v); e != nil {
-				err = fmt.Errorf("%s: %w", name, e)
-			}
+		v, ok := os.LookupEnv(name)
+		if !ok || err != nil {
+			return
+		}
+		if values, ok := enumValues[f.Name]; ok && !slices.Contains(values, v) {
+			err = fmt.Errorf("%s=%q: accepted values are %s", name, v, strings.Join(values, ", "))
+			return
+		}
+		if e := fs.Set(f.Name, v); e != nil {
+			err = fmt.Errorf("%s=%q: %w; accepted values are %s", name, v, e, acceptedValues(f))
 		}
 	})
 	return err
+}
+
+// enumValues are the values of the flags that take one of a few words.
+var enumValues = map[string][]string{
+	"clock":     {"wall", "manual"},
+	"log-level": {"debug", "info", "warn", "error"},
+}
+
+// acceptedValues describes what a flag takes, by its type.
+func acceptedValues(f *flag.Flag) string {
+	switch f.Value.(type) {
+	case interface{ IsBoolFlag() bool }:
+		return "true, false, 1, 0, t, f, TRUE, FALSE"
+	}
+	switch fmt.Sprintf("%T", f.Value) {
+	case "*flag.durationValue":
+		return "a duration such as 500ms, 10s or 1m"
+	case "*flag.intValue":
+		return "an integer"
+	case "*flag.uint64Value":
+		return "an integer of 0 or more"
+	}
+	return "a text"
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -225,6 +307,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return nil
 		}
 		return err
+	}
+	if c.version {
+		b, _ := json.Marshal(buildinfo.Get())
+		fmt.Fprintf(stdout, "%s\n", b)
+		return nil
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
@@ -236,6 +323,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		AllowPrivateCallbacks: c.allowPrivateCallbacks,
 		Timeout:               c.notifyTimeout,
 	}, Faults: faults.Options{Seed: c.faultSeed}}
+	var met *metrics.Metrics
+	if c.metrics {
+		met = metrics.New()
+		storage.SetObserver(met.Storage())
+		defer storage.SetObserver(nil)
+		opts.Notifications.OnAttempt = met.NotificationAttempt
+	}
 	var manual *clock.Manual
 	if c.clockMode == "manual" {
 		manual = clock.NewManual(time.Now())
@@ -268,8 +362,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cfg := httpapi.Config{OperatorToken: c.operatorToken, Logger: logger, Journal: journal.New(c.journal),
-		CORSOrigins: c.corsOrigins.origins}
+		CORSOrigins: c.corsOrigins.origins, Metrics: met, MetricsOwnAddress: c.metricsAddr != "",
+		ValidateRequests: c.validateRequests}
+	if met != nil {
+		met.Engine(m)
+	}
 	srv := httpapi.New(m, cfg)
+	if met != nil && c.metricsAddr != "" {
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", met.Handler())
+		go serveSide(ctx, logger, "metrics", c.metricsAddr, mux, stdout)
+	}
+	if c.pprof != "" {
+		go serveSide(ctx, logger, "pprof", c.pprof, pprofMux(), stdout)
+	}
 	bg, cancelBG := context.WithCancel(ctx)
 	defer cancelBG()
 	go func() {

@@ -38,7 +38,7 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			}
 		}
 	}
-	c, extra, err := parseFlagsWithArgs(rest, stderr)
+	c, extra, err := parseCommandFlags("migrate", rest, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
