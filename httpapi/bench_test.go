@@ -7,6 +7,9 @@ import (
 	"testing"
 
 	"github.com/julienschmidt/httprouter"
+
+	"marketplace/httpapi"
+	"marketplace/metrics"
 )
 
 // bareHandler answers every request on path with body, through httprouter
@@ -53,6 +56,8 @@ func BenchmarkGetUser(b *testing.B) {
 	path := fmt.Sprintf("/users/%d", u.ID)
 	res := ts.do("GET", path, u.Token, nil)
 	b.Run("stack", func(b *testing.B) { benchServe(b, ts.handler, "GET", path, u.Token) })
+	metered := httpapi.New(ts.m, httpapi.Config{OperatorToken: testOperatorToken, Metrics: metrics.New()})
+	b.Run("stack+metrics", func(b *testing.B) { benchServe(b, metered, "GET", path, u.Token) })
 	b.Run("bare", func(b *testing.B) {
 		benchServe(b, bareHandler("GET", "/users/:user_id", res.Raw), "GET", path, u.Token)
 	})

@@ -202,9 +202,11 @@ func wantError(t testing.TB, res response, status int, message string) {
 //
 // A fuzz target's server is shared by its inputs, where only the input's
 // own *testing.T may fail: there the answers are left unchecked (the
-// robustness property tests send the same inputs, checked).
+// robustness property tests send the same inputs, checked). Benchmarks are
+// left unchecked too: they measure the server, not the validator.
 func checked(t testing.TB, cfg httpapi.Config) httpapi.Config {
-	if _, ok := t.(*testing.F); ok {
+	switch t.(type) {
+	case *testing.F, *testing.B:
 		return cfg
 	}
 	cfg.CheckResponse = func(problem string) { t.Error(problem) }

@@ -131,23 +131,72 @@ func (r *Route) Observe(status int, d time.Duration) {
 }
 
 // Storage returns the storage.Observer that counts into m.
-func (m *Metrics) Storage() storage.Observer { return storageObserver{m} }
+func (m *Metrics) Storage() storage.Observer { return &storageObserver{m: m} }
 
-type storageObserver struct{ m *Metrics }
+// backends are the backends whose counters are bound once; another name
+// is counted through a label lookup.
+var backends = [...]string{"memory", "badger", "postgres"}
 
-func (o storageObserver) Transaction(backend string, write bool, err error) {
-	kind, result := "view", "ok"
-	if write {
-		kind = "update"
-	}
-	if err != nil {
-		result = "error"
-	}
-	o.m.txs.WithLabelValues(backend, kind, result).Inc()
+// storageObserver binds the counters of each backend, kind and result on
+// first use: a transaction costs no label lookup.
+type storageObserver struct {
+	m *Metrics
+	// txs is by backend, write, failed; conflicts and retries by backend.
+	txs       [len(backends)][2][2]atomic.Pointer[counter]
+	conflicts [len(backends)]atomic.Pointer[counter]
+	retries   [len(backends)]atomic.Pointer[counter]
 }
 
-func (o storageObserver) Conflict(backend string) { o.m.conflicts.WithLabelValues(backend).Inc() }
-func (o storageObserver) Retry(backend string)    { o.m.retries.WithLabelValues(backend).Inc() }
+func backendIndex(name string) int {
+	for i, b := range backends {
+		if b == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func bound(slot *atomic.Pointer[counter], vec *prometheus.CounterVec, labels ...string) prometheus.Counter {
+	c := slot.Load()
+	if c == nil {
+		c = &counter{vec.WithLabelValues(labels...)}
+		slot.Store(c)
+	}
+	return c.c
+}
+
+func (o *storageObserver) Transaction(backend string, write bool, err error) {
+	kind, result := "view", "ok"
+	w, f := 0, 0
+	if write {
+		kind, w = "update", 1
+	}
+	if err != nil {
+		result, f = "error", 1
+	}
+	i := backendIndex(backend)
+	if i < 0 {
+		o.m.txs.WithLabelValues(backend, kind, result).Inc()
+		return
+	}
+	bound(&o.txs[i][w][f], o.m.txs, backend, kind, result).Inc()
+}
+
+func (o *storageObserver) Conflict(backend string) {
+	if i := backendIndex(backend); i >= 0 {
+		bound(&o.conflicts[i], o.m.conflicts, backend).Inc()
+		return
+	}
+	o.m.conflicts.WithLabelValues(backend).Inc()
+}
+
+func (o *storageObserver) Retry(backend string) {
+	if i := backendIndex(backend); i >= 0 {
+		bound(&o.retries[i], o.m.retries, backend).Inc()
+		return
+	}
+	o.m.retries.WithLabelValues(backend).Inc()
+}
 
 // NotificationAttempt counts one notification POST by its result, for
 // notify.Options.OnAttempt.
