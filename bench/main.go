@@ -5,6 +5,12 @@
 //
 //	go run ./bench -duration 3s -concurrency 16
 //
+// With -metrics it also drives the same engine behind a server with the
+// Prometheus metrics on, in turns of 100 ms with the one without, and
+// prints the metered rate over the other:
+//
+//	go run ./bench -duration 3s -metrics
+//
 // With -write it measures durable writes instead (see write.go and
 // docs/benchmarks.md), and with -phases pg,pgread the PostgreSQL backend
 // (postgres.go):
@@ -32,8 +38,10 @@ import (
 
 	"marketplace"
 	"marketplace/httpapi"
+	"marketplace/metrics"
 	"marketplace/questions"
 	"marketplace/stock"
+	"marketplace/storage"
 	"marketplace/storage/memory"
 )
 
@@ -41,6 +49,7 @@ func main() {
 	duration := flag.Duration("duration", 3*time.Second, "how long each route is driven, per server")
 	concurrency := flag.Int("concurrency", 16, "concurrent clients")
 	write := flag.Bool("write", false, "measure the write routes instead of the read routes")
+	withMetrics := flag.Bool("metrics", false, "also drive a server with Prometheus metrics on (requests and storage) and print its rate over the same server without")
 	var wc writeConfig
 	wc.flags()
 	flag.Parse()
@@ -77,6 +86,9 @@ func main() {
 	}
 	full := serve(httpapi.New(m, httpapi.Config{}))
 	defer full.Close()
+	met := metrics.New()
+	metered := serve(httpapi.New(m, httpapi.Config{Metrics: met}))
+	defer metered.Close()
 
 	routes := []struct{ name, pattern, path string }{
 		{"GET /users/{id}", "/users/:user_id", fmt.Sprintf("/users/%d", d.Seller.ID)},
@@ -87,14 +99,35 @@ func main() {
 		{"GET /currencies/ARS", "/currencies/:id", "/currencies/ARS"},
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "route\tfull req/s\tbare req/s\tratio\t")
+	if *withMetrics {
+		fmt.Fprintln(w, "route\tfull req/s\tbare req/s\tratio\tmetrics req/s\tmetrics/full\t")
+	} else {
+		fmt.Fprintln(w, "route\tfull req/s\tbare req/s\tratio\t")
+	}
 	for _, r := range routes {
 		body, header := fetch(full.URL+r.path, d.SellerToken)
 		bare := serve(bareServer(r.pattern, body, header))
 		fullRate := drive(full.URL+r.path, d.SellerToken, *duration, *concurrency)
 		bareRate := drive(bare.URL+r.path, d.SellerToken, *duration, *concurrency)
 		bare.Close()
-		fmt.Fprintf(w, "%s\t%.0f\t%.0f\t%.2f\t\n", r.name, fullRate, bareRate, fullRate/bareRate)
+		if !*withMetrics {
+			fmt.Fprintf(w, "%s\t%.0f\t%.0f\t%.2f\t\n", r.name, fullRate, bareRate, fullRate/bareRate)
+			continue
+		}
+		// The two servers take turns in short slices, so that whatever else
+		// the machine does falls on both alike; the storage observer is the
+		// process's, on only during the metered server's slices.
+		obs := met.Storage()
+		fullRate, meteredRate := driveTurns(full.URL+r.path, metered.URL+r.path, d.SellerToken, *duration, *concurrency,
+			func(metered bool) {
+				if metered {
+					storage.SetObserver(obs)
+				} else {
+					storage.SetObserver(nil)
+				}
+			})
+		storage.SetObserver(nil)
+		fmt.Fprintf(w, "%s\t%.0f\t%.0f\t%.2f\t%.0f\t%.3f\t\n", r.name, fullRate, bareRate, fullRate/bareRate, meteredRate, meteredRate/fullRate)
 	}
 	w.Flush()
 }
@@ -146,6 +179,54 @@ func bareServer(pattern string, body []byte, header http.Header) http.Handler {
 }
 
 // drive sends GETs from n clients for d and returns the rate of 200 answers.
+// turnSlice is how long one server is driven before the other's turn.
+const turnSlice = 100 * time.Millisecond
+
+// driveTurns drives a and b in turns of turnSlice for d each, with n clients
+// kept connected to each, and returns both rates; turn is called before each
+// turn with whether it is b's.
+func driveTurns(a, b, token string, d time.Duration, n int, turn func(isB bool)) (rateA, rateB float64) {
+	clients := [2]*http.Client{
+		{Transport: &http.Transport{MaxIdleConnsPerHost: n}},
+		{Transport: &http.Transport{MaxIdleConnsPerHost: n}},
+	}
+	urls := [2]string{a, b}
+	var counts [2]int64
+	for spent := time.Duration(0); spent < d; spent += turnSlice {
+		for i := range 2 {
+			turn(i == 1)
+			var ok atomic.Int64
+			deadline := time.Now().Add(turnSlice)
+			var wg sync.WaitGroup
+			for range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for time.Now().Before(deadline) {
+						req, _ := http.NewRequest("GET", urls[i], nil)
+						req.Header.Set("Authorization", "Bearer "+token)
+						res, err := clients[i].Do(req)
+						if err != nil {
+							continue
+						}
+						_, _ = io.Copy(io.Discard, res.Body)
+						res.Body.Close()
+						if res.StatusCode == http.StatusOK {
+							ok.Add(1)
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			counts[i] += ok.Load()
+		}
+	}
+	for _, c := range clients {
+		c.CloseIdleConnections()
+	}
+	return float64(counts[0]) / d.Seconds(), float64(counts[1]) / d.Seconds()
+}
+
 func drive(url, token string, d time.Duration, n int) float64 {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}}
 	var ok atomic.Int64

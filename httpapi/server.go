@@ -242,8 +242,9 @@ func (s *Server) logged(w http.ResponseWriter, r *http.Request, route string, rm
 	// should not pay for them, nor for reading the clock.
 	logOn := s.logger.Enabled(r.Context(), slog.LevelInfo)
 	// The operator's own requests are left out of the journal, so that a
-	// test reading it does not find its reads there.
-	journalOn := s.journal.Enabled() && !strings.HasPrefix(r.URL.Path, "/operator/")
+	// test reading it does not find its reads there; so are the scrapes of
+	// the metrics, which would push a test's requests out.
+	journalOn := s.journal.Enabled() && !strings.HasPrefix(r.URL.Path, "/operator/") && r.URL.Path != "/metrics"
 	var start time.Time
 	var at time.Time
 	if logOn || journalOn || rm != nil {
