@@ -42,7 +42,7 @@ func runConcurrently(t *testing.T, n int, fn func(i int) error) {
 // write a key that the others also write, so almost no Update is run again.
 // The only ones allowed are counter compactions meeting each other.
 func TestNoHotKeys_ConcurrentWritersOfDifferentRecordsDoNotConflictOnBadger(t *testing.T) {
-	m, err := marketplace.Open(t.TempDir(), marketplace.Options{})
+	m, err := marketplace.Open(context.Background(), badger.Dir(t.TempDir()), marketplace.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

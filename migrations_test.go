@@ -529,7 +529,7 @@ func TestMigrate_StoreNewerThanBinaryIsRefusedByNewAndOpen(t *testing.T) {
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
-	_, err = marketplace.Open(dir, marketplace.Options{})
+	_, err = marketplace.Open(context.Background(), badger.Dir(dir), marketplace.Options{})
 	if !errors.As(err, &tooNew) {
 		t.Fatalf("Open: err = %v; want a TooNewError", err)
 	}

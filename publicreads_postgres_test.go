@@ -13,10 +13,10 @@ import (
 	"marketplace/storage/postgres/pgtest"
 )
 
-// TestOpenPostgres_CategoriesMultigetsAndSellerItemsWorkOnPostgres runs the
+// TestOpenOnPostgres_CategoriesMultigetsAndSellerItemsWorkOnPostgres runs the
 // public reads' domain calls on the PostgreSQL backend: shipped and imported
 // categories, a site, both multigets and a seller's item ids.
-func TestOpenPostgres_CategoriesMultigetsAndSellerItemsWorkOnPostgres(t *testing.T) {
+func TestOpenOnPostgres_CategoriesMultigetsAndSellerItemsWorkOnPostgres(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	ctx := context.Background()
 	m := mustOpenPostgres(t, url)

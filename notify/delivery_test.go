@@ -15,6 +15,7 @@ import (
 	"marketplace/clock"
 	"marketplace/errs"
 	"marketplace/notify"
+	"marketplace/storage/badger"
 )
 
 func TestDelivery_AcknowledgedOnFirstTry(t *testing.T) {
@@ -391,7 +392,7 @@ func TestDelivery_PendingNotificationsAreDeliveredAfterRestart(t *testing.T) {
 		return marketplace.Options{Clock: c, Notifications: notify.Options{AllowPrivateCallbacks: true}}
 	}
 	clk1 := clock.NewManual(start)
-	m1, err := marketplace.Open(dir, opts(clk1))
+	m1, err := marketplace.Open(context.Background(), badger.Dir(dir), opts(clk1))
 	is.NoErr(err)
 	e1 := &env{t: t, ctx: context.Background(), m: m1, clock: clk1}
 	seller := e1.mustUser()
@@ -406,7 +407,7 @@ func TestDelivery_PendingNotificationsAreDeliveredAfterRestart(t *testing.T) {
 	is.NoErr(m1.Close())
 
 	clk2 := clock.NewManual(start.Add(30 * time.Minute))
-	m2, err := marketplace.Open(dir, opts(clk2))
+	m2, err := marketplace.Open(context.Background(), badger.Dir(dir), opts(clk2))
 	is.NoErr(err)
 	defer m2.Close()
 	ctx, cancel := context.WithCancel(context.Background())

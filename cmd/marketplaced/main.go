@@ -290,7 +290,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 func openMarketplace(ctx context.Context, c config, opts marketplace.Options) (*marketplace.Marketplace, error) {
 	switch {
 	case c.postgres != "":
-		m, err := marketplace.OpenPostgres(ctx, c.postgres, opts)
+		m, err := marketplace.Open(ctx, postgres.URL(c.postgres), opts)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", redactPostgres(c.postgres), err)
 		}
@@ -298,7 +298,7 @@ func openMarketplace(ctx context.Context, c config, opts marketplace.Options) (*
 	case c.memory:
 		return marketplace.New(memory.New(), opts)
 	default:
-		return marketplace.Open(c.data, opts)
+		return marketplace.Open(ctx, badger.Dir(c.data), opts)
 	}
 }
 
