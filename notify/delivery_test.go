@@ -356,6 +356,23 @@ func TestMissedFeeds_OnlyTheOwnerMayRead(t *testing.T) {
 	is.Equal(errs.KindOf(err), errs.NotFound)
 }
 
+func TestMissedFeeds_AppIDMustBePositiveBeforeAnythingElse(t *testing.T) {
+	e := newEnv(t, notify.Options{})
+	seller := e.mustUser()
+	for _, id := range []int64{0, -7} {
+		// Every other part of the query is at fault too: the app id is named,
+		// on every call.
+		for range 3 {
+			_, err := e.m.Notify.MissedFeeds(e.ctx, seller, notify.FeedQuery{AppID: id, Topic: "orders", Offset: -1, Limit: -1})
+			de := errs.As(err)
+			want := fmt.Sprintf("Invalid app_id: %d. It must be a positive integer", id)
+			if de == nil || de.Kind != errs.Invalid || de.Message != want {
+				t.Fatalf("MissedFeeds(app %d) error = %v; want Invalid %q", id, err, want)
+			}
+		}
+	}
+}
+
 func TestMissedFeeds_OffsetLimitAndTopicFilter(t *testing.T) {
 	is := is.New(t)
 	e := newEnv(t, notify.Options{})

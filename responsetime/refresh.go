@@ -151,10 +151,14 @@ func New(store storage.Store, clk clock.Clock, g *geo.Service, src SampleSource)
 	return &Service{store: store, clock: clk, geo: g, src: src}
 }
 
-// Get returns sellerID's figures of the latest refresh. Errors: NotFound (the
-// seller had no counted question at that refresh, or there was none yet),
-// Internal.
-func (r *Service) Get(ctx context.Context, sellerID int64) (ResponseTime, error) {
+// Get returns sellerID's figures of the latest refresh to caller, who must be
+// the seller itself (CheckReader). Errors: Invalid (sellerID not positive),
+// Forbidden (another caller), NotFound (the seller had no counted question at
+// that refresh, or there was none yet), Internal.
+func (r *Service) Get(ctx context.Context, caller, sellerID int64) (ResponseTime, error) {
+	if err := CheckReader(caller, sellerID); err != nil {
+		return ResponseTime{}, err
+	}
 	var rt ResponseTime
 	err := r.store.View(ctx, func(tx storage.Tx) error {
 		return storage.GetJSON(tx, responseTimeKey(sellerID), &rt)
@@ -167,6 +171,24 @@ func (r *Service) Get(ctx context.Context, sellerID int64) (ResponseTime, error)
 		return ResponseTime{}, errs.Internalf(err, "read response time of %d", sellerID)
 	}
 	return rt, nil
+}
+
+// CheckReader is the rule of who may read a response time: the seller
+// itself, as the public API documents the resource among the seller's own
+// management of its questions, called with the seller's token (the figures,
+// sales_percent_increase above all, are advice to the seller, like the
+// seller's other private reads: its questions, items and blacklist). A
+// seller id that is not positive is Invalid before anything else; another
+// caller is Forbidden, whether or not the seller exists, so that the answer
+// tells a stranger nothing.
+func CheckReader(caller, sellerID int64) error {
+	if sellerID <= 0 {
+		return errs.Invalidf("Invalid user_id: %d. It must be a positive integer", sellerID)
+	}
+	if caller != sellerID {
+		return errs.Forbiddenf("Only user %d can read its questions response time", sellerID)
+	}
+	return nil
 }
 
 // LastRefresh returns the calculation time of the latest refresh, and false
