@@ -2,8 +2,6 @@ package marketplace_test
 
 import (
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -14,11 +12,10 @@ import (
 // their transitive packages; the backend is an opener the caller names
 // (badger.Dir, postgres.URL), never an import of the root package.
 func TestMemoryOnlyEmbedder_LinksNeitherBadgerNorPgx(t *testing.T) {
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := exec.LookPath(goTool); err != nil {
-		if goTool, err = exec.LookPath("go"); err != nil {
-			t.Fatalf("the go command is needed to list the packages a program links: %v", err)
-		}
+	// go test puts its own go command first in the PATH of the test.
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command is needed to list the packages a program links: %v", err)
 	}
 	for _, pkg := range []string{".", "./testdata/memoryembedder"} {
 		out, err := exec.Command(goTool, "list", "-deps", pkg).CombinedOutput()

@@ -27,7 +27,7 @@ func mustOpenPostgres(tb testing.TB, url string) *marketplace.Marketplace {
 	tb.Helper()
 	m, err := marketplace.Open(context.Background(), postgres.URL(url), marketplace.Options{})
 	if err != nil {
-		tb.Fatalf("OpenPostgres: %v", err)
+		tb.Fatalf("Open on PostgreSQL: %v", err)
 	}
 	tb.Cleanup(func() { _ = m.Close() })
 	return m
