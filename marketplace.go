@@ -6,9 +6,9 @@
 // Open starts the engine on the store a storage.Opener opens (a Badger
 // folder, badger.Dir, or a PostgreSQL database that several engines may
 // share, postgres.URL); New starts it on any storage.Store (storage/memory
-// for tests). Each field is a domain service
-// with every rule of its domain; the bundled HTTP server (httpapi,
-// cmd/marketplaced) is a thin adapter over the same services.
+// for tests). Each field is a domain service with every rule of its domain;
+// the bundled HTTP server (httpapi, cmd/marketplaced) is a thin adapter over
+// the same services.
 package marketplace
 
 import (
@@ -133,6 +133,9 @@ func Open(ctx context.Context, opener storage.Opener, opts Options) (*Marketplac
 	st, err := opener.Open(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if st == nil {
+		return nil, fmt.Errorf("marketplace: the storage opener returned no store")
 	}
 	m, err := New(st, opts)
 	if err != nil {
