@@ -65,12 +65,15 @@ func TestGetResponseTime(t *testing.T) {
 				`"weekend":{"response_time":45,"sales_percent_increase":null},`+
 				`"weekdays_working_hours":{"response_time":120,"sales_percent_increase":5},`+
 				`"weekdays_extra_hours":{"response_time":0,"sales_percent_increase":null}}`+"\n", seller.ID), ""},
-		{"AnotherUserIs403", fmt.Sprintf("/users/%d/questions/response_time", seller.ID), other.Token, 403, "",
-			fmt.Sprintf("Only user %d can read its questions response time", seller.ID)},
+		{"AnotherUserReadsTheSellersFigures", fmt.Sprintf("/users/%d/questions/response_time", seller.ID), other.Token, 200,
+			fmt.Sprintf(`{"user_id":%d,"total":{"response_time":83},`+
+				`"weekend":{"response_time":45,"sales_percent_increase":null},`+
+				`"weekdays_working_hours":{"response_time":120,"sales_percent_increase":5},`+
+				`"weekdays_extra_hours":{"response_time":0,"sales_percent_increase":null}}`+"\n", seller.ID), ""},
 		{"SellerWithoutQuestionsIs404WithTheSpecBody", fmt.Sprintf("/users/%d/questions/response_time", quiet.ID), quiet.Token, 404,
 			fmt.Sprintf(`{"message":%q,"error":"not_found","status":404,"cause":[]}`+"\n", notFound(quiet.ID)), ""},
-		{"UnknownUserIs403LikeAnyOtherSeller", "/users/999999999/questions/response_time", seller.Token, 403, "",
-			"Only user 999999999 can read its questions response time"},
+		{"UnknownUserIs404WithTheSpecBody", "/users/999999999/questions/response_time", seller.Token, 404,
+			fmt.Sprintf(`{"message":%q,"error":"not_found","status":404,"cause":[]}`+"\n", notFound(999999999)), ""},
 		{"NoTokenIs401", fmt.Sprintf("/users/%d/questions/response_time", seller.ID), "", 401, "", ""},
 		{"BadTokenIs401", fmt.Sprintf("/users/%d/questions/response_time", seller.ID), "APP_USR-nope", 401, "", ""},
 		{"NonNumericUserIdIs400", "/users/abc/questions/response_time", seller.Token, 400, "", "Invalid user_id: abc. It must be a positive integer"},

@@ -151,9 +151,9 @@ func New(store storage.Store, clk clock.Clock, g *geo.Service, src SampleSource)
 	return &Service{store: store, clock: clk, geo: g, src: src}
 }
 
-// Get returns sellerID's figures of the latest refresh to caller, who must be
-// the seller itself (CheckReader). Errors: Invalid (sellerID not positive),
-// Forbidden (another caller), NotFound (the seller had no counted question at
+// Get returns sellerID's figures of the latest refresh to caller, a signed-in
+// user (CheckReader). Errors: Invalid (sellerID not positive), Forbidden
+// (caller not a user), NotFound (the seller had no counted question at
 // that refresh, or there was none yet), Internal.
 func (r *Service) Get(ctx context.Context, caller, sellerID int64) (ResponseTime, error) {
 	if err := CheckReader(caller, sellerID); err != nil {
@@ -173,20 +173,18 @@ func (r *Service) Get(ctx context.Context, caller, sellerID int64) (ResponseTime
 	return rt, nil
 }
 
-// CheckReader is the rule of who may read a response time: the seller
-// itself, as the public API documents the resource among the seller's own
-// management of its questions, called with the seller's token (the figures,
-// sales_percent_increase above all, are advice to the seller, like the
-// seller's other private reads: its questions, items and blacklist). A
-// seller id that is not positive is Invalid before anything else; another
-// caller is Forbidden, whether or not the seller exists, so that the answer
-// tells a stranger nothing.
+// CheckReader is the rule of who may read a response time: any signed-in
+// user may read any seller's figures, the seller's own token being only the
+// usual case. The figures describe how the seller answers its buyers, which
+// its public questions show to anyone anyway, and apps that compare sellers
+// read them with their own user's token. A seller id that is not positive is
+// Invalid, and a caller that is not a user (no id) is Forbidden.
 func CheckReader(caller, sellerID int64) error {
 	if sellerID <= 0 {
 		return errs.Invalidf("Invalid user_id: %d. It must be a positive integer", sellerID)
 	}
-	if caller != sellerID {
-		return errs.Forbiddenf("Only user %d can read its questions response time", sellerID)
+	if caller <= 0 {
+		return errs.Forbiddenf("A response time is read with a user's access token")
 	}
 	return nil
 }

@@ -364,7 +364,7 @@ func TestRun_RefreshesAtStartWhenTheLatestRefreshIsMissing(t *testing.T) {
 	is.Equal(got.Total.ResponseTime, int64(60))
 }
 
-func TestGet_OnlyTheSellerItselfMayReadItsResponseTime(t *testing.T) {
+func TestGet_AnySignedInUserMayReadAnySellersResponseTime(t *testing.T) {
 	ctx := context.Background()
 	e := newRTEnv(t, rtNow)
 	seller, other := e.mustSeller(t, "MLA"), e.mustSeller(t, "MLA")
@@ -372,21 +372,25 @@ func TestGet_OnlyTheSellerItselfMayReadItsResponseTime(t *testing.T) {
 	if err := e.rts.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
-	t.Run("OK", func(t *testing.T) {
-		got, err := e.rts.Get(ctx, seller, seller)
-		if err != nil || got.UserID != seller {
-			t.Fatalf("Get by the seller = %+v, %v; want its figures", got, err)
-		}
-	})
+	for _, reader := range []struct {
+		name   string
+		caller int64
+	}{{"TheSeller", seller}, {"AnotherUser", other}} {
+		t.Run(reader.name, func(t *testing.T) {
+			got, err := e.rts.Get(ctx, reader.caller, seller)
+			if err != nil || got.UserID != seller || got.Total.ResponseTime != 45 {
+				t.Fatalf("Get by %d = %+v, %v; want the seller's figures", reader.caller, got, err)
+			}
+		})
+	}
 	for _, c := range []struct {
 		name           string
 		caller, seller int64
 		kind           errs.Kind
 		message        string
 	}{
-		{"ErrAnotherUser", other, seller, errs.Forbidden, fmt.Sprintf("Only user %d can read its questions response time", seller)},
-		// A stranger learns nothing of whether the seller exists.
-		{"ErrUnknownSeller", other, 999999999, errs.Forbidden, "Only user 999999999 can read its questions response time"},
+		{"ErrNotAUser", 0, seller, errs.Forbidden, "A response time is read with a user's access token"},
+		{"ErrUnknownSeller", other, 999999999, errs.NotFound, "Response time not found for user id: 999999999"},
 		{"ErrSellerIDNotPositiveBeforeTheCaller", other, 0, errs.Invalid, "Invalid user_id: 0. It must be a positive integer"},
 		{"ErrNegativeSellerID", -seller, -seller, errs.Invalid, fmt.Sprintf("Invalid user_id: %d. It must be a positive integer", -seller)},
 	} {
