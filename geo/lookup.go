@@ -6,7 +6,7 @@ import (
 	"errors"
 
 	"marketplace/errs"
-	"marketplace/geo/money"
+	"marketplace/money"
 	"marketplace/paging"
 	"marketplace/storage"
 )

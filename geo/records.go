@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 
 	"marketplace/errs"
-	"marketplace/geo/money"
+	"marketplace/money"
 )
 
 // Location is a point on the map.

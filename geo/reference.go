@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"marketplace/errs"
-	"marketplace/geo/money"
+	"marketplace/money"
 	"marketplace/storage"
 )
 

@@ -8,7 +8,7 @@ import (
 	"github.com/matryer/is"
 	"pgregory.net/rapid"
 
-	"marketplace/geo/money"
+	"marketplace/money"
 )
 
 func TestParseAndString_KeepExactDecimals(t *testing.T) {
