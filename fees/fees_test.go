@@ -267,6 +267,8 @@ func TestUpsertRecord_InvalidFeeRecordsAreRejected(t *testing.T) {
 		{fees.KindRule, `{"site_id":"MLA","listing_type_id":"gold","meli_percentage_fee":90,"financing_add_on_fee":11}`, "meli_percentage_fee plus financing_add_on_fee must not exceed 100"},
 		{fees.KindRule, `{"site_id":"MLA","listing_type_id":"gold","category_id":"MLA","meli_percentage_fee":1}`, "Invalid category_id: MLA. It must be the site id followed by digits, such as MLA1055"},
 		{fees.KindRule, `{"site_id":"MLA","listing_type_id":"gold","currency_id":"QQQ"}`, "Currency not found: QQQ"},
+		{fees.KindRule, `{"site_id":"MLA","listing_type_id":"gold","fixed_fee":true}`, "Invalid fixed_fee: true. It must be a decimal number such as 1500 or 1500.50"},
+		{fees.KindRule, `{"site_id":"MLA","listing_type_id":"gold","meli_percentage_fee":"abc"}`, "Invalid meli_percentage_fee: abc. It must be a decimal number such as 1500 or 1500.50"},
 	} {
 		err := e.importRec(t, c.kind, c.data)
 		if !errs.Is(err, errs.Invalid) || errs.As(err).Message != c.msg {
