@@ -7,9 +7,9 @@ import (
 	"marketplace/storage"
 )
 
-// MaxPrice bounds a price: prices stay below 1,000,000,000,000 in any
+// maxPrice bounds a price: prices stay below 1,000,000,000,000 in any
 // currency, so that the price sort of site search can hold them as integers.
-var MaxPrice = money.MustParse("1000000000000")
+var maxPrice = money.MustParse("1000000000000")
 
 // errPrice is the refusal of a price, quoting it as the exact decimal it is.
 func errPrice(p money.Dec, why string, args ...any) *errs.Error {
@@ -17,13 +17,13 @@ func errPrice(p money.Dec, why string, args ...any) *errs.Error {
 }
 
 // checkPriceShape checks what a price needs whatever its currency: greater
-// than 0 and below MaxPrice. Errors: Invalid.
+// than 0 and below maxPrice. Errors: Invalid.
 func checkPriceShape(p money.Dec) error {
 	if p.Sign() <= 0 {
 		return errPrice(p, "It must be greater than 0")
 	}
-	if p.Cmp(MaxPrice) >= 0 {
-		return errPrice(p, "It must be less than %s", MaxPrice)
+	if p.Cmp(maxPrice) >= 0 {
+		return errPrice(p, "It must be less than %s", maxPrice)
 	}
 	return nil
 }
