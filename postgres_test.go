@@ -14,6 +14,7 @@ import (
 	"marketplace"
 	"marketplace/accounts"
 	"marketplace/errs"
+	"marketplace/money"
 	"marketplace/questions"
 	"marketplace/stock"
 	"marketplace/storage"
@@ -178,7 +179,7 @@ func TestOpenOnPostgres_RequestsWorkOnAPoolOfOneConnection(t *testing.T) {
 			}
 			qty := int64(3)
 			item, err := m.Stock.Publish(ctx, seller.ID, stock.NewItem{
-				Title: "Auriculares", CategoryID: "MLA1055", Price: "1500", ListingTypeID: "gold_special",
+				Title: "Auriculares", CategoryID: "MLA1055", Price: money.FromInt(1500), ListingTypeID: "gold_special",
 				CurrencyID: "ARS", Condition: "new", Channels: []string{"marketplace"}, AvailableQuantity: &qty,
 			})
 			if err != nil {

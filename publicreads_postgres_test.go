@@ -9,6 +9,7 @@ import (
 
 	"marketplace"
 	"marketplace/accounts"
+	"marketplace/money"
 	"marketplace/stock"
 	"marketplace/storage/postgres/pgtest"
 )
@@ -46,7 +47,7 @@ func TestOpenOnPostgres_CategoriesMultigetsAndSellerItemsWorkOnPostgres(t *testi
 	for i := 0; i < 3; i++ {
 		qty := int64(1)
 		p, err := m.Stock.Publish(ctx, seller.ID, stock.NewItem{Title: fmt.Sprintf("Funda %d", i), CategoryID: "MLA999001",
-			Price: "100", ListingTypeID: "gold_special", CurrencyID: "ARS", AvailableQuantity: &qty})
+			Price: money.FromInt(100), ListingTypeID: "gold_special", CurrencyID: "ARS", AvailableQuantity: &qty})
 		if err != nil {
 			t.Fatal(err)
 		}
