@@ -22,7 +22,7 @@ import (
 // TestConsole_InChromium drives the operator console in a real headless
 // browser through an operator's day: sign in, create a seller with a store,
 // register the seller's application, publish an item, change its stock, see
-// a stale edit refused with 409, ask and answer a question, and move the
+// a stale edit refused with 409, ask, answer and moderate a question, and move the
 // clock to see a failed notification retried and acknowledged.
 //
 // With CONSOLE_SCREENSHOTS=dir it also saves a PNG of each main screen in
@@ -96,8 +96,11 @@ func TestConsole_InChromium(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// settled waits until the page has no request in flight, so that a
+	// table is not rendered again under the keys the test types into it.
+	settled := until(`document.body.dataset.pending === "0"`)
 	nav := func(screen string) chromedp.Action[chromedp.Void] {
-		return chromedp.Click(`nav button[data-screen="` + screen + `"]`)
+		return chromedp.Steps(chromedp.Click(`nav button[data-screen="`+screen+`"]`), settled)
 	}
 
 	step("sign in",
@@ -141,6 +144,7 @@ func TestConsole_InChromium(t *testing.T) {
 		nav("items"),
 		chromedp.WaitVisible("#items-seller"),
 		chromedp.Click("#items-load"),
+		settled,
 		chromedp.WaitVisible(".publish-qty"),
 		chromedp.SetValue(".publish-qty", "5"),
 		chromedp.SendKeys("#item-title", "Console mug"),
@@ -158,6 +162,7 @@ func TestConsole_InChromium(t *testing.T) {
 
 	step("change its stock",
 		chromedp.Click(".stock-open"),
+		settled,
 		chromedp.WaitVisible(".stock-qty"),
 		chromedp.SetValue(".stock-qty", "7"),
 		chromedp.Click("#stock-save"),
@@ -218,7 +223,7 @@ func TestConsole_InChromium(t *testing.T) {
 	step("answer as the seller",
 		nav("questions"),
 		chromedp.Click("#q-load"),
-		chromedp.WaitVisible(".answer-text"),
+		settled,
 		chromedp.SendKeys(".answer-text", "Yes, 400 ml."),
 		chromedp.Click(".answer-send"),
 		until(`document.querySelector("#questions-table .question-status")?.textContent === "ANSWERED"`),
@@ -227,6 +232,11 @@ func TestConsole_InChromium(t *testing.T) {
 		t.Fatalf("answer shown %q", got)
 	}
 	shot("questions")
+	step("moderate the question",
+		chromedp.SetValue(".moderate-status", "status:UNDER_REVIEW"),
+		chromedp.Click(".moderate-send"),
+		until(`document.querySelector("#questions-table .question-status")?.textContent === "UNDER_REVIEW"`),
+	)
 
 	if shots != "" {
 		step("deliveries", nav("apps"), chromedp.Click(".app-open"),

@@ -51,7 +51,24 @@ class APIError extends Error {
 // api sends one request; token defaults to the operator's. It resolves to
 // {status, headers, body} for any answer and rejects only on 4xx/5xx
 // (with the answer) unless raw is set.
+// pending counts the requests in flight, in the body's data-pending, so that
+// a test (or a curious operator) can tell when the page has settled.
+let pending = 0;
+function busy(d) {
+  pending += d;
+  document.body.dataset.pending = String(pending);
+}
+
 async function api(method, path, body, opts) {
+  busy(+1);
+  try {
+    return await send(method, path, body, opts);
+  } finally {
+    busy(-1);
+  }
+}
+
+async function send(method, path, body, opts) {
   opts = opts || {};
   const headers = Object.assign({}, opts.headers || {});
   const token = opts.token === undefined ? store.getItem("operatorToken") : opts.token;
