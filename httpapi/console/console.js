@@ -157,7 +157,7 @@ let current = "";
 let ticker = 0;
 
 function show(name) {
-  if (!document.getElementById("screen-" + name)) name = "users";
+  if (!document.getElementById("screen-" + name) || name === "signin") name = "users";
   if (!store.getItem("operatorToken")) name = "signin";
   current = name;
   for (const s of $$("main > section")) s.hidden = s.id !== "screen-" + name;
