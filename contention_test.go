@@ -8,6 +8,7 @@ import (
 
 	"marketplace"
 	"marketplace/accounts"
+	"marketplace/money"
 	"marketplace/questions"
 	"marketplace/stock"
 	"marketplace/storage/badger"
@@ -42,7 +43,7 @@ func runConcurrently(t *testing.T, n int, fn func(i int) error) {
 // write a key that the others also write, so almost no Update is run again.
 // The only ones allowed are counter compactions meeting each other.
 func TestNoHotKeys_ConcurrentWritersOfDifferentRecordsDoNotConflictOnBadger(t *testing.T) {
-	m, err := marketplace.Open(t.TempDir(), marketplace.Options{})
+	m, err := marketplace.Open(context.Background(), badger.Dir(t.TempDir()), marketplace.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +80,7 @@ func TestNoHotKeys_ConcurrentWritersOfDifferentRecordsDoNotConflictOnBadger(t *t
 	})
 	publish := func(i int) (stock.Published, error) {
 		return m.Stock.PublishMultiOrigin(ctx, seller.ID, stock.NewItem{
-			Title: fmt.Sprintf("Auriculares inalambricos modelo %d", i), CategoryID: "MLA1055", Price: "1500",
+			Title: fmt.Sprintf("Auriculares inalambricos modelo %d", i), CategoryID: "MLA1055", Price: money.FromInt(1500),
 			ListingTypeID: "gold_special", CurrencyID: "ARS", Condition: "new", Channels: []string{"marketplace"},
 			StockLocations: []stock.StockLocation{{StoreID: stores[i], Quantity: 5}},
 		})

@@ -3,11 +3,12 @@
 // response-time statistics, listing fees, catalog, locations and currencies,
 // and webhook notifications.
 //
-// Open starts the engine on a Badger folder, OpenPostgres on a PostgreSQL
-// database that several engines (servers) may share; New starts it on any
-// storage.Store (storage/memory for tests). Each field is a domain service
-// with every rule of its domain; the bundled HTTP server (httpapi,
-// cmd/marketplaced) is a thin adapter over the same services.
+// Open starts the engine on the store a storage.Opener opens (a Badger
+// folder, badger.Dir, or a PostgreSQL database that several engines may
+// share, postgres.URL); New starts it on any storage.Store (storage/memory
+// for tests). Each field is a domain service with every rule of its domain;
+// the bundled HTTP server (httpapi, cmd/marketplaced) is a thin adapter over
+// the same services.
 package marketplace
 
 import (
@@ -33,8 +34,6 @@ import (
 	"marketplace/responsetime"
 	"marketplace/stock"
 	"marketplace/storage"
-	"marketplace/storage/badger"
-	"marketplace/storage/postgres"
 )
 
 // Error is a domain error; Kind classifies it.
@@ -113,38 +112,30 @@ type Marketplace struct {
 	bg background
 }
 
-// Open starts the engine on a Badger store in dir (created if missing).
-// Close closes the store.
-func Open(dir string, opts Options) (*Marketplace, error) {
-	st, err := badger.Open(dir, badger.Options{})
+// Open starts the engine on the store that opener opens, and Close closes
+// that store:
+//
+//	m, err := marketplace.Open(ctx, badger.Dir("./data"), opts)
+//	m, err := marketplace.Open(ctx, postgres.URL("postgres://..."), opts)
+//
+// The backend is a value the caller names, so a program links only the
+// backends it uses: one that runs on memory alone (New(memory.New(), opts))
+// links neither Badger nor pgx. ctx bounds the opening (reaching a
+// database is network work).
+//
+// Several engines may open one PostgreSQL database at once: the schema
+// migrations, the built-in reference data and EnsureDemo are each applied
+// once.
+func Open(ctx context.Context, opener storage.Opener, opts Options) (*Marketplace, error) {
+	if opener == nil {
+		return nil, fmt.Errorf("marketplace: nil storage opener")
+	}
+	st, err := opener.Open(ctx)
 	if err != nil {
 		return nil, err
 	}
-	m, err := New(st, opts)
-	if err != nil {
-		return nil, errors.Join(err, st.Close())
-	}
-	m.ownsStore = true
-	return m, nil
-}
-
-// OpenPostgres starts the engine on the PostgreSQL database at url (a
-// postgres:// URL or a key=value connection string; see storage/postgres),
-// creating the backend's tables in an empty database. Close closes the
-// connections.
-//
-// Unlike Open it takes a context: reaching a database is network work that
-// the caller may want to bound or cancel. The pool is tuned by the URL
-// itself (pool_max_conns, connect_timeout), so there are no backend options
-// here; an embedder that needs more (TLS set up in Go, pgx hooks) opens the
-// store with postgres.OpenConfig and passes it to New.
-//
-// Several engines may open one database at once: the schema migrations, the
-// built-in reference data and EnsureDemo are each applied once.
-func OpenPostgres(ctx context.Context, url string, opts Options) (*Marketplace, error) {
-	st, err := postgres.Open(ctx, url, postgres.Options{})
-	if err != nil {
-		return nil, err
+	if st == nil {
+		return nil, fmt.Errorf("marketplace: the storage opener returned no store")
 	}
 	m, err := New(st, opts)
 	if err != nil {
@@ -155,13 +146,14 @@ func OpenPostgres(ctx context.Context, url string, opts Options) (*Marketplace, 
 }
 
 // SharedPollInterval is how often, by default, the delivery of
-// notifications looks for events and due retries on PostgreSQL, where other
-// servers may write them (notify.Options.PollInterval; 5 ms on the stores of
-// one process).
+// notifications looks for events and due retries on a store that other
+// servers write too, such as PostgreSQL (storage.Shared;
+// notify.Options.PollInterval; 5 ms on the stores of one process).
 const SharedPollInterval = 50 * time.Millisecond
 
-// FaultPollInterval is how often, on PostgreSQL, an engine reads the fault
-// rules again to see those made through another server.
+// FaultPollInterval is how often, on a store that other servers write too
+// (storage.Shared), an engine reads the fault rules again to see those made
+// through another server.
 const FaultPollInterval = 100 * time.Millisecond
 
 // New starts the engine on store. The caller keeps ownership of the store:
@@ -186,7 +178,7 @@ func New(store storage.Store, opts Options) (*Marketplace, error) {
 	m := &Marketplace{Clock: opts.Clock, Logger: opts.Logger, store: store}
 	m.Geo = geo.New(store)
 	m.Accounts = accounts.New(store, opts.Clock, m.Geo)
-	if _, shared := store.(*postgres.Store); shared && opts.Notifications.PollInterval == 0 {
+	if storage.IsShared(store) && opts.Notifications.PollInterval == 0 {
 		// Every poll is a transaction on the database, from every server;
 		// the events of this process wake its delivery at once anyway, so
 		// only events written through another server wait for a poll.
@@ -233,7 +225,7 @@ func New(store storage.Store, opts Options) (*Marketplace, error) {
 func (m *Marketplace) Store() storage.Store { return m.store }
 
 // Close stops the engine's background work and, for an engine started with
-// Open or OpenPostgres, closes its store.
+// Open, closes its store.
 func (m *Marketplace) Close() error {
 	if m.stopFollow != nil {
 		m.stopFollow()
@@ -270,7 +262,7 @@ func (m *Marketplace) Start(ctx context.Context) error {
 		m.runNotify,
 		m.watchImports,
 	}
-	if _, shared := m.store.(*postgres.Store); shared {
+	if storage.IsShared(m.store) {
 		// Rules made through another server reach this one's cache by
 		// this poll; a store of one process sees its own at once.
 		loops = append(loops, func(ctx context.Context) error { return m.Faults.Watch(ctx, FaultPollInterval) })

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"maps"
 	"os"
@@ -20,6 +19,7 @@ import (
 	"marketplace"
 	"marketplace/accounts"
 	"marketplace/clock"
+	"marketplace/money"
 	"marketplace/notify"
 	"marketplace/questions"
 	"marketplace/stock"
@@ -360,11 +360,12 @@ func checkItemsAndSearch(t *testing.T, m *marketplace.Marketplace, data []kv) {
 		t.Fatal("no active item in the golden store")
 	}
 	cents := func(it stock.Item) int64 {
-		p, err := stock.ParsePrice(it.Price)
+		p, err := money.Parse(string(it.Price))
 		if err != nil {
 			t.Fatal(err)
 		}
-		return p.Cents
+		n, _ := p.MinorUnits(2)
+		return n
 	}
 	for _, q := range []string{"", "bicicleta", "casco"} {
 		var want []stock.Item
@@ -411,7 +412,7 @@ func checkIDsContinue(t *testing.T, m *marketplace.Marketplace, data []kv, selle
 		t.Fatalf("new store id %s does not follow the old ones %v", st.ID, old)
 	}
 	qty := int64(2)
-	p, err := m.Stock.Publish(ctx, seller, stock.NewItem{Title: "Bicicleta nueva", CategoryID: "MLA1055", Price: json.Number("1000"),
+	p, err := m.Stock.Publish(ctx, seller, stock.NewItem{Title: "Bicicleta nueva", CategoryID: "MLA1055", Price: money.FromInt(1000),
 		ListingTypeID: "gold_special", CurrencyID: "ARS", AvailableQuantity: &qty})
 	if err != nil {
 		t.Fatal(err)
@@ -529,7 +530,7 @@ func TestMigrate_StoreNewerThanBinaryIsRefusedByNewAndOpen(t *testing.T) {
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
-	_, err = marketplace.Open(dir, marketplace.Options{})
+	_, err = marketplace.Open(context.Background(), badger.Dir(dir), marketplace.Options{})
 	if !errors.As(err, &tooNew) {
 		t.Fatalf("Open: err = %v; want a TooNewError", err)
 	}

@@ -14,9 +14,11 @@ import (
 	"marketplace"
 	"marketplace/accounts"
 	"marketplace/errs"
+	"marketplace/money"
 	"marketplace/questions"
 	"marketplace/stock"
 	"marketplace/storage"
+	"marketplace/storage/postgres"
 	"marketplace/storage/postgres/pgtest"
 )
 
@@ -24,15 +26,15 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 
 func mustOpenPostgres(tb testing.TB, url string) *marketplace.Marketplace {
 	tb.Helper()
-	m, err := marketplace.OpenPostgres(context.Background(), url, marketplace.Options{})
+	m, err := marketplace.Open(context.Background(), postgres.URL(url), marketplace.Options{})
 	if err != nil {
-		tb.Fatalf("OpenPostgres: %v", err)
+		tb.Fatalf("Open on PostgreSQL: %v", err)
 	}
 	tb.Cleanup(func() { _ = m.Close() })
 	return m
 }
 
-func TestOpenPostgres_EnginesOnOneDatabaseSeeEachOthersWritesAndCloseClosesTheStore(t *testing.T) {
+func TestOpenOnPostgres_EnginesOnOneDatabaseSeeEachOthersWritesAndCloseClosesTheStore(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	ctx := context.Background()
 	a := mustOpenPostgres(t, url)
@@ -70,7 +72,7 @@ func TestOpenPostgres_EnginesOnOneDatabaseSeeEachOthersWritesAndCloseClosesTheSt
 	}
 }
 
-func TestOpenPostgres_EnginesStartingTogetherSetUpTheDatabaseAndTheDemoOnce(t *testing.T) {
+func TestOpenOnPostgres_EnginesStartingTogetherSetUpTheDatabaseAndTheDemoOnce(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	ctx := context.Background()
 	const n = 4
@@ -82,7 +84,7 @@ func TestOpenPostgres_EnginesStartingTogetherSetUpTheDatabaseAndTheDemoOnce(t *t
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			m, err := marketplace.OpenPostgres(ctx, url, marketplace.Options{})
+			m, err := marketplace.Open(ctx, postgres.URL(url), marketplace.Options{})
 			if err != nil {
 				errc <- fmt.Errorf("engine %d: open: %w", i, err)
 				return
@@ -134,14 +136,14 @@ func TestOpenPostgres_EnginesStartingTogetherSetUpTheDatabaseAndTheDemoOnce(t *t
 	}
 }
 
-func TestOpenPostgres_UnreachableServerIsAnErrorThatNamesIt(t *testing.T) {
+func TestOpenOnPostgres_UnreachableServerIsAnErrorThatNamesIt(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := l.Addr().String()
 	l.Close() // nothing listens there now
-	_, err = marketplace.OpenPostgres(context.Background(), "postgres://app:secret@"+addr+"/market?sslmode=disable", marketplace.Options{})
+	_, err = marketplace.Open(context.Background(), postgres.URL("postgres://app:secret@"+addr+"/market?sslmode=disable"), marketplace.Options{})
 	if !errors.Is(err, storage.ErrUnavailable) || !strings.Contains(err.Error(), addr) {
 		t.Fatalf("err = %v; want storage.ErrUnavailable naming %s", err, addr)
 	}
@@ -153,11 +155,11 @@ func TestOpenPostgres_UnreachableServerIsAnErrorThatNamesIt(t *testing.T) {
 // A pool of one connection: a transaction that opens another while it holds
 // the connection waits for itself forever. Every request's work must read
 // through the transaction it runs in.
-func TestOpenPostgres_RequestsWorkOnAPoolOfOneConnection(t *testing.T) {
+func TestOpenOnPostgres_RequestsWorkOnAPoolOfOneConnection(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	m, err := marketplace.OpenPostgres(ctx, url+"&pool_max_conns=1", marketplace.Options{})
+	m, err := marketplace.Open(ctx, postgres.URL(url+"&pool_max_conns=1"), marketplace.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +179,7 @@ func TestOpenPostgres_RequestsWorkOnAPoolOfOneConnection(t *testing.T) {
 			}
 			qty := int64(3)
 			item, err := m.Stock.Publish(ctx, seller.ID, stock.NewItem{
-				Title: "Auriculares", CategoryID: "MLA1055", Price: "1500", ListingTypeID: "gold_special",
+				Title: "Auriculares", CategoryID: "MLA1055", Price: money.FromInt(1500), ListingTypeID: "gold_special",
 				CurrencyID: "ARS", Condition: "new", Channels: []string{"marketplace"}, AvailableQuantity: &qty,
 			})
 			if err != nil {

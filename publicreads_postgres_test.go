@@ -9,14 +9,15 @@ import (
 
 	"marketplace"
 	"marketplace/accounts"
+	"marketplace/money"
 	"marketplace/stock"
 	"marketplace/storage/postgres/pgtest"
 )
 
-// TestOpenPostgres_CategoriesMultigetsAndSellerItemsWorkOnPostgres runs the
+// TestOpenOnPostgres_CategoriesMultigetsAndSellerItemsWorkOnPostgres runs the
 // public reads' domain calls on the PostgreSQL backend: shipped and imported
 // categories, a site, both multigets and a seller's item ids.
-func TestOpenPostgres_CategoriesMultigetsAndSellerItemsWorkOnPostgres(t *testing.T) {
+func TestOpenOnPostgres_CategoriesMultigetsAndSellerItemsWorkOnPostgres(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	ctx := context.Background()
 	m := mustOpenPostgres(t, url)
@@ -46,7 +47,7 @@ func TestOpenPostgres_CategoriesMultigetsAndSellerItemsWorkOnPostgres(t *testing
 	for i := 0; i < 3; i++ {
 		qty := int64(1)
 		p, err := m.Stock.Publish(ctx, seller.ID, stock.NewItem{Title: fmt.Sprintf("Funda %d", i), CategoryID: "MLA999001",
-			Price: "100", ListingTypeID: "gold_special", CurrencyID: "ARS", AvailableQuantity: &qty})
+			Price: money.FromInt(100), ListingTypeID: "gold_special", CurrencyID: "ARS", AvailableQuantity: &qty})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"marketplace/clock"
 	"marketplace/errs"
 	"marketplace/fixtures"
+	"marketplace/money"
 	"marketplace/storage"
 	"marketplace/storage/badger"
 	"marketplace/storage/memory"
@@ -195,7 +196,7 @@ func TestLoadFixtures_AllOrNothingAndTwiceIsOnceOnEveryBackend(t *testing.T) {
 	doc := fixtures.Document{
 		Users: []fixtures.User{{Name: "shop", Nickname: "SHOP", SiteID: "MLA", Tokens: []string{"APP_USR-shop-token-000000000001"}}},
 		Items: []fixtures.Item{{Name: "mate", Seller: "shop", Title: "Mate de calabaza", CategoryID: "MLA1055",
-			Price: "900", ListingTypeID: "gold_special", CurrencyID: "ARS", AvailableQuantity: &qty}},
+			Price: money.FromInt(900), ListingTypeID: "gold_special", CurrencyID: "ARS", AvailableQuantity: &qty}},
 	}
 	forEachBackend(t, func(t *testing.T, m *marketplace.Marketplace) {
 		ctx := context.Background()

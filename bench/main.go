@@ -39,6 +39,7 @@ import (
 	"marketplace"
 	"marketplace/httpapi"
 	"marketplace/metrics"
+	"marketplace/money"
 	"marketplace/questions"
 	"marketplace/stock"
 	"marketplace/storage"
@@ -73,7 +74,7 @@ func main() {
 		log.Fatal(err)
 	}
 	item, err := m.Stock.PublishMultiOrigin(ctx, d.Seller.ID, stock.NewItem{
-		Title: "Auriculares Sony WH-1000XM5", CategoryID: "MLA1055", Price: "350000", ListingTypeID: "gold_special",
+		Title: "Auriculares Sony WH-1000XM5", CategoryID: "MLA1055", Price: money.FromInt(350000), ListingTypeID: "gold_special",
 		CurrencyID: "ARS", Condition: "new", Channels: []string{"marketplace"},
 		StockLocations: []stock.StockLocation{{StoreID: d.Stores[0].ID, Quantity: 5}},
 	})

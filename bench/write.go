@@ -50,6 +50,7 @@ import (
 	"marketplace"
 	"marketplace/accounts"
 	"marketplace/httpapi"
+	"marketplace/money"
 	"marketplace/stock"
 	"marketplace/storage"
 	"marketplace/storage/badger"
@@ -434,7 +435,7 @@ func newSeller(ctx context.Context, m *marketplace.Marketplace, name string) (se
 
 func (s sellerWorld) publish(ctx context.Context, m *marketplace.Marketplace, n int) (stock.Published, error) {
 	return m.Stock.PublishMultiOrigin(ctx, s.id, stock.NewItem{
-		Title: fmt.Sprintf("Auriculares Sony WH-1000XM5 %d", n), CategoryID: "MLA1055", Price: "350000",
+		Title: fmt.Sprintf("Auriculares Sony WH-1000XM5 %d", n), CategoryID: "MLA1055", Price: money.FromInt(350000),
 		ListingTypeID: "gold_special", CurrencyID: "ARS", Condition: "new", Channels: []string{"marketplace"},
 		StockLocations: []stock.StockLocation{{StoreID: s.store, Quantity: 5}},
 	})

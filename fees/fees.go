@@ -11,7 +11,7 @@ import (
 	"marketplace/clock"
 	"marketplace/errs"
 	"marketplace/geo"
-	"marketplace/geo/money"
+	"marketplace/money"
 	"marketplace/storage"
 )
 

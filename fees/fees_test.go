@@ -3,6 +3,7 @@ package fees_test
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"testing"
 	"time"
 
@@ -13,7 +14,7 @@ import (
 	"marketplace/errs"
 	"marketplace/fees"
 	"marketplace/geo"
-	"marketplace/geo/money"
+	"marketplace/money"
 	"marketplace/storage"
 	"marketplace/storage/teststore"
 )
@@ -67,68 +68,87 @@ func (e env) one(t testing.TB, site, lt string, q fees.Query) fees.ListingPrice 
 	return lp
 }
 
-func TestListingPrice_MLAGoldProAt10630Is3826Point8(t *testing.T) {
-	is := is.New(t)
+// places is the decimal places of a currency, as the reference data has it.
+func (e env) places(t interface {
+	Helper()
+	Fatal(...any)
+}, currencyID string) int {
+	t.Helper()
+	c, err := e.geo.Currency(context.Background(), currencyID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.DecimalPlaces
+}
+
+// pricesAround are prices that exercise a rule: the smallest unit of the
+// currency, a price just below the fixed fee's threshold, the threshold,
+// above it, and prices whose fee needs rounding.
+func pricesAround(r fees.Rule, places int) []string {
+	unit := money.MustParse("1e-" + strconv.Itoa(places))
+	out := []string{unit.String(), "1", "10630", "12345", "10000.05", "999999.99"}
+	if b := r.FixedFeeBelow; b.Sign() > 0 {
+		out = append(out, b.Sub(unit).String(), b.String(), b.Add(unit).String())
+	}
+	return out
+}
+
+func TestListingPrice_SaleFeeFollowsTheRuleOfEveryShippedListingType(t *testing.T) {
 	e := newEnv(t)
-	lp := e.one(t, "MLA", "gold_pro", fees.Query{Price: "10630"})
-	is.Equal(lp.SaleFeeAmount.String(), "3826.8")
-	is.Equal(lp.SaleFeeDetails.PercentageFee.String(), "36")
-	is.Equal(lp.SaleFeeDetails.FixedFee.String(), "0") // above the threshold
-	is.Equal(lp.CurrencyID, "ARS")
-	is.Equal(lp.ListingTypeName, "Premium")
-	is.Equal(lp.ListingExposure, "highest")
+	for _, r := range shippedRules(t) {
+		site, err := e.geo.Site(context.Background(), r.SiteID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		places := e.places(t, site.DefaultCurrencyID)
+		category := ""
+		if r.CategoryID != "general" {
+			category = r.CategoryID
+		}
+		for _, price := range pricesAround(r, places) {
+			lp := e.one(t, r.SiteID, r.ListingTypeID, fees.Query{Price: price, CategoryID: category})
+			sale, fixed := feeModel(r, price, "1", places)
+			d := lp.SaleFeeDetails
+			if lp.SaleFeeAmount.String() != sale || d.FixedFee.String() != fixed || d.GrossAmount.String() != sale {
+				t.Errorf("%s %s %s at %s: sale fee %s (fixed %s), want %s (fixed %s) by the rule %+v",
+					r.SiteID, r.ListingTypeID, r.CategoryID, price, lp.SaleFeeAmount, d.FixedFee, sale, fixed, r)
+			}
+			if d.MeliPercentageFee.Cmp(r.MeliPercentageFee) != 0 || d.FinancingAddOnFee.Cmp(r.FinancingAddOnFee) != 0 ||
+				d.PercentageFee.Cmp(r.MeliPercentageFee.Add(r.FinancingAddOnFee)) != 0 {
+				t.Errorf("%s %s %s: percentages %+v, want those of the rule %+v", r.SiteID, r.ListingTypeID, r.CategoryID, d, r)
+			}
+			if lp.ListingFeeAmount.Cmp(r.ListingFee.Round(int32(places))) != 0 || lp.CurrencyID != site.DefaultCurrencyID {
+				t.Errorf("%s %s: listing fee %s %s, want %s %s", r.SiteID, r.ListingTypeID, lp.ListingFeeAmount, lp.CurrencyID, r.ListingFee, site.DefaultCurrencyID)
+			}
+			if lp.SaleFeeAmount.Places() > int32(places) {
+				t.Errorf("%s at %s: %s has more decimals than %s writes", r.SiteID, price, lp.SaleFeeAmount, lp.CurrencyID)
+			}
+		}
+	}
+}
+
+func TestListingPrice_CategoryWithoutARuleOfItsOwnIsPricedByTheGeneralRule(t *testing.T) {
+	e := newEnv(t)
+	general := shippedRule(t, "MLA", "gold_special", "general")
+	own := shippedRule(t, "MLA", "gold_special", "MLA1051")
+	if own.CategoryID != "MLA1051" || own.MeliPercentageFee.Cmp(general.MeliPercentageFee) == 0 {
+		t.Fatalf("the dataset no longer has a category rule that differs from the general one: %+v", own)
+	}
+	for category, r := range map[string]fees.Rule{"MLA99999": general, "": general, "MLA1051": own} {
+		lp := e.one(t, "MLA", "gold_special", fees.Query{Price: "20000", CategoryID: category})
+		if want, _ := feeModel(r, "20000", "1", 2); lp.SaleFeeAmount.String() != want {
+			t.Errorf("category %q: sale fee %s, want %s", category, lp.SaleFeeAmount, want)
+		}
+	}
 }
 
 func TestListingPrice_QuantityDoesNotMultiplyTheSaleFee(t *testing.T) {
 	is := is.New(t)
 	e := newEnv(t)
+	want, _ := feeModel(shippedRule(t, "MLA", "gold_pro", "general"), "10630", "1", 2)
 	for _, q := range []string{"1", "3", "250"} {
 		lp := e.one(t, "MLA", "gold_pro", fees.Query{Price: "10630", Quantity: q})
-		is.Equal(lp.SaleFeeAmount.String(), "3826.8") // per unit, whatever the quantity
-	}
-}
-
-func TestListingPrice_MLAGeneralPercentages(t *testing.T) {
-	e := newEnv(t)
-	for lt, want := range map[string]string{"gold_special": "13", "gold_pro": "36"} {
-		lp := e.one(t, "MLA", lt, fees.Query{Price: "20000", CategoryID: "MLA99999"})
-		if lp.SaleFeeDetails.PercentageFee.String() != want {
-			t.Errorf("%s percentage = %s, want %s", lt, lp.SaleFeeDetails.PercentageFee, want)
-		}
-		wantFee := money.FromInt(20000).Percent(money.MustParse(want)).String()
-		if lp.SaleFeeAmount.String() != wantFee {
-			t.Errorf("%s sale fee = %s, want %s", lt, lp.SaleFeeAmount, wantFee)
-		}
-	}
-}
-
-func TestListingPrice_MLAFixedFeeOf200BelowThresholdOnly(t *testing.T) {
-	e := newEnv(t)
-	for _, c := range []struct {
-		price, lt, fee, fixed string
-	}{
-		{"6649", "gold_special", "1064.37", "200"}, // 864.37 + 200
-		{"9999.99", "gold_special", "1499.9987", "200"},
-		{"10000", "gold_special", "1300", "0"}, // the threshold itself pays no fixed fee
-		{"10345", "gold_special", "1344.85", "0"},
-		{"5000", "gold_pro", "2000", "200"}, // 1800 + 200
-		{"1", "gold_pro", "200.36", "200"},
-	} {
-		lp := e.one(t, "MLA", c.lt, fees.Query{Price: c.price})
-		want := money.MustParse(c.fee).Round(2).String()
-		if lp.SaleFeeAmount.String() != want || lp.SaleFeeDetails.FixedFee.String() != c.fixed {
-			t.Errorf("%s at %s: sale fee %s (fixed %s), want %s (fixed %s)", c.lt, c.price, lp.SaleFeeAmount, lp.SaleFeeDetails.FixedFee, want, c.fixed)
-		}
-	}
-}
-
-func TestListingPrice_FreeAndLegacyTypesCostNothing(t *testing.T) {
-	e := newEnv(t)
-	for _, lt := range []string{"free", "gold_premium", "gold", "silver", "bronze"} {
-		lp := e.one(t, "MLA", lt, fees.Query{Price: "5000"})
-		if !lp.SaleFeeAmount.IsZero() || !lp.ListingFeeAmount.IsZero() {
-			t.Errorf("%s: sale %s listing %s, want 0 and 0", lt, lp.SaleFeeAmount, lp.ListingFeeAmount)
-		}
+		is.Equal(lp.SaleFeeAmount.String(), want) // per unit, whatever the quantity
 	}
 }
 
@@ -137,47 +157,56 @@ func TestListingPrices_AllTypesOfTheSiteFromMostExposed(t *testing.T) {
 	e := newEnv(t)
 	all, err := e.fees.ListingPrices(context.Background(), "MLA", fees.Query{Price: "10630"})
 	is.NoErr(err)
-	var ids []string
+	offered := map[string]bool{}
+	for _, r := range shippedRules(t) {
+		if r.SiteID == "MLA" {
+			offered[r.ListingTypeID] = true
+		}
+	}
+	var ids, want []string
 	for _, lp := range all {
 		ids = append(ids, lp.ListingTypeID)
 	}
-	is.Equal(ids, []string{"gold_pro", "gold_premium", "gold_special", "gold", "silver", "bronze", "free"})
+	for _, id := range fees.ListingTypeIDs { // most exposed first
+		if offered[id] {
+			want = append(want, id)
+		}
+	}
+	is.Equal(ids, want)
 	one, err := e.fees.ListingPrices(context.Background(), "MLA", fees.Query{Price: "10630", ListingTypeID: "gold_special"})
 	is.NoErr(err)
 	is.Equal(len(one), 1)
-	is.Equal(one[0].SaleFeeAmount.String(), "1381.9")
-}
-
-func TestListingPrice_CategoryRuleWinsOverGeneral(t *testing.T) {
-	is := is.New(t)
-	e := newEnv(t)
-	lp := e.one(t, "MLA", "gold_special", fees.Query{Price: "20000", CategoryID: "MLA1051"})
-	is.Equal(lp.SaleFeeDetails.PercentageFee.String(), "11.5")
-	is.Equal(lp.SaleFeeAmount.String(), "2300")
+	sale, _ := feeModel(shippedRule(t, "MLA", "gold_special", "general"), "10630", "1", 2)
+	is.Equal(one[0].SaleFeeAmount.String(), sale)
 }
 
 func TestListingPrice_RoundsByCurrencyDecimalPlaces(t *testing.T) {
-	is := is.New(t)
 	e := newEnv(t)
-	// CLP has no decimals: 14% of 12345 is 1728.3.
-	lp := e.one(t, "MLC", "gold_special", fees.Query{Price: "12345"})
-	is.Equal(lp.SaleFeeAmount.String(), "1728")
-	// ARS has two: 13% of 10000.05 is 1300.0065.
-	lp = e.one(t, "MLA", "gold_special", fees.Query{Price: "10000.05"})
-	is.Equal(lp.SaleFeeAmount.String(), "1300.01")
+	for _, c := range []struct{ site, currency, price string }{
+		{"MLC", "CLP", "12345"}, {"MCO", "COP", "12345"}, {"MLA", "ARS", "10000.05"}, {"MLB", "BRL", "99.99"},
+	} {
+		places := e.places(t, c.currency)
+		lp := e.one(t, c.site, "gold_special", fees.Query{Price: c.price})
+		want, _ := feeModel(shippedRule(t, c.site, "gold_special", "general"), c.price, "1", places)
+		if lp.SaleFeeAmount.String() != want || lp.SaleFeeAmount.Places() > int32(places) {
+			t.Errorf("%s at %s: %s, want %s (%d decimal places)", c.site, c.price, lp.SaleFeeAmount, want, places)
+		}
+	}
 }
 
 func TestListingPrice_FixedAmountsAreConvertedToTheAskedCurrency(t *testing.T) {
 	is := is.New(t)
 	e := newEnv(t)
-	is.NoErr(e.importRec(t, geo.KindConversion, `{"from":"ARS","to":"USD","rate":0.001}`))
-	// Threshold 10000 ARS = 10 USD; a 5 USD item pays 13% + 200 ARS = 0.65 + 0.20.
-	lp := e.one(t, "MLA", "gold_special", fees.Query{Price: "5", CurrencyID: "USD"})
-	is.Equal(lp.CurrencyID, "USD")
-	is.Equal(lp.SaleFeeAmount.String(), "0.85")
-	// 10 USD is at the converted threshold: no fixed fee.
-	lp = e.one(t, "MLA", "gold_special", fees.Query{Price: "10", CurrencyID: "USD"})
-	is.Equal(lp.SaleFeeAmount.String(), "1.3")
+	const rate = "0.001"
+	is.NoErr(e.importRec(t, geo.KindConversion, `{"from":"ARS","to":"USD","rate":`+rate+`}`))
+	r := shippedRule(t, "MLA", "gold_special", "general")
+	threshold := r.FixedFeeBelow.Mul(money.MustParse(rate)) // in USD
+	for _, price := range []string{"5", threshold.Sub(money.MustParse("0.01")).String(), threshold.String()} {
+		lp := e.one(t, "MLA", "gold_special", fees.Query{Price: price, CurrencyID: "USD"})
+		is.Equal(lp.CurrencyID, "USD")
+		want, _ := feeModel(r, price, rate, e.places(t, "USD"))
+		is.Equal(lp.SaleFeeAmount.String(), want) // the rule's ARS amounts and threshold converted
+	}
 }
 
 func TestListingPrice_BadInputIsRejected(t *testing.T) {
@@ -238,6 +267,8 @@ func TestUpsertRecord_InvalidFeeRecordsAreRejected(t *testing.T) {
 		{fees.KindRule, `{"site_id":"MLA","listing_type_id":"gold","meli_percentage_fee":90,"financing_add_on_fee":11}`, "meli_percentage_fee plus financing_add_on_fee must not exceed 100"},
 		{fees.KindRule, `{"site_id":"MLA","listing_type_id":"gold","category_id":"MLA","meli_percentage_fee":1}`, "Invalid category_id: MLA. It must be the site id followed by digits, such as MLA1055"},
 		{fees.KindRule, `{"site_id":"MLA","listing_type_id":"gold","currency_id":"QQQ"}`, "Currency not found: QQQ"},
+		{fees.KindRule, `{"site_id":"MLA","listing_type_id":"gold","fixed_fee":true}`, "Invalid fixed_fee: true. It must be a decimal number such as 1500 or 1500.50"},
+		{fees.KindRule, `{"site_id":"MLA","listing_type_id":"gold","meli_percentage_fee":"abc"}`, "Invalid meli_percentage_fee: abc. It must be a decimal number such as 1500 or 1500.50"},
 	} {
 		err := e.importRec(t, c.kind, c.data)
 		if !errs.Is(err, errs.Invalid) || errs.As(err).Message != c.msg {
@@ -250,37 +281,42 @@ func TestUpsertRecord_ImportedListingTypeAndRuleAreUsed(t *testing.T) {
 	is := is.New(t)
 	e := newEnv(t)
 	is.NoErr(e.importRec(t, fees.KindListingType, `{"site_id":"MLU","id":"gold","name":"Oro","exposure":"mid","requires_picture":true,"duration_days":30}`))
-	is.NoErr(e.importRec(t, fees.KindRule, `{"site_id":"MLU","listing_type_id":"gold","meli_percentage_fee":7.5,"fixed_fee":20}`))
+	rule := `{"site_id":"MLU","listing_type_id":"gold","meli_percentage_fee":7.5,"fixed_fee":20}`
+	is.NoErr(e.importRec(t, fees.KindRule, rule))
+	var r fees.Rule
+	is.NoErr(json.Unmarshal([]byte(rule), &r))
 	lp := e.one(t, "MLU", "gold", fees.Query{Price: "1000"})
-	is.Equal(lp.SaleFeeAmount.String(), "95") // 75 + 20, no threshold means every price
+	want, fixed := feeModel(r, "1000", "1", e.places(t, "UYU"))
+	is.Equal(lp.SaleFeeAmount.String(), want)                // the imported rule's figures
+	is.Equal(lp.SaleFeeDetails.FixedFee.String(), fixed)     // no threshold means every price
+	is.True(lp.SaleFeeDetails.FixedFee.Cmp(r.FixedFee) == 0) // ... so the fixed fee applies at 1000
 	is.Equal(lp.ListingTypeName, "Oro")
 }
 
-// TestSaleFee_IsPricePercentagePlusFixedRounded checks the fee formula on
-// any price: a plain model using integer cents.
+// TestSaleFee_IsPricePercentagePlusFixedRounded checks the fee rule on
+// any price, site and listing type, against feeModel over the shipped rule.
 func TestSaleFee_IsPricePercentagePlusFixedRounded(t *testing.T) {
 	e := newEnv(t)
+	rules := shippedRules(t)
 	rapid.Check(t, func(t *rapid.T) {
-		cents := rapid.Int64Range(0, 100_000_000).Draw(t, "price_cents")
-		lt := rapid.SampledFrom([]string{"gold_pro", "gold_special", "free"}).Draw(t, "listing_type")
-		pct := map[string]int64{"gold_pro": 36, "gold_special": 13, "free": 0}[lt]
-		fixed := int64(0)
-		if cents > 0 && cents < 1_000_000 && lt != "free" {
-			fixed = 20000
-		}
-		// cents x pct / 100, rounded half up to whole cents.
-		num := cents * pct
-		want := num/100 + fixed
-		if num%100 >= 50 {
-			want++
-		}
-		price := money.FromInt(cents).Quo(money.FromInt(100), 2)
-		lp, err := e.fees.ListingPrice(context.Background(), "MLA", lt, fees.Query{Price: price.String()})
+		r := rapid.SampledFrom(rules).Draw(t, "rule")
+		site, err := e.geo.Site(context.Background(), r.SiteID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := lp.SaleFeeAmount.String(); got != money.FromInt(want).Quo(money.FromInt(100), 2).String() {
-			t.Fatalf("%s at %s: %s, want %d cents", lt, price, got, want)
+		places := e.places(t, site.DefaultCurrencyID)
+		units := rapid.Int64Range(0, 100_000_000).Draw(t, "price_units")
+		price := money.FromInt(units).Quo(money.MustParse("1e"+strconv.Itoa(places)), int32(places)).String()
+		category := ""
+		if r.CategoryID != "general" {
+			category = r.CategoryID
+		}
+		lp, err := e.fees.ListingPrice(context.Background(), r.SiteID, r.ListingTypeID, fees.Query{Price: price, CategoryID: category})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want, _ := feeModel(r, price, "1", places); lp.SaleFeeAmount.String() != want {
+			t.Fatalf("%+v at %s: %s, want %s", r, price, lp.SaleFeeAmount, want)
 		}
 	})
 }

@@ -9,8 +9,8 @@ import (
 	"pgregory.net/rapid"
 
 	"marketplace/geo"
-	"marketplace/geo/money"
 	"marketplace/internal/jsonenc/jsonenctest"
+	"marketplace/money"
 )
 
 // jsonText draws strings that exercise every escaping rule.

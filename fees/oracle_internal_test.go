@@ -10,7 +10,7 @@ import (
 
 	"marketplace/errs"
 	"marketplace/geo"
-	"marketplace/geo/money"
+	"marketplace/money"
 	"marketplace/storage"
 )
 

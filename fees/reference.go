@@ -13,7 +13,7 @@ import (
 
 	"marketplace/errs"
 	"marketplace/geo"
-	"marketplace/geo/money"
+	"marketplace/money"
 	"marketplace/storage"
 )
 

@@ -374,23 +374,32 @@ func TestListingPrice_NewerEmbeddedDatasetIsAnsweredAtOnce(t *testing.T) {
 	st := teststore.New(t)
 	g := geo.New(st)
 	f := New(st, g)
-	f.UseClock(clock.NewManual(time.Date(2026, 3, 4, 15, 0, 0, 0, time.UTC)))
 	if err := g.LoadBuiltin(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.LoadBuiltin(ctx); err != nil {
 		t.Fatal(err)
 	}
-	fee := func() string {
+	now := time.Date(2026, 3, 4, 15, 0, 0, 0, time.UTC)
+	f.UseClock(clock.NewManual(now))
+	// fee is the served sale fee, and want the one of the rule the store
+	// holds, priced by the frozen oracle.
+	fee := func() (got, want string) {
 		t.Helper()
-		lp, err := f.ListingPrice(ctx, "MLA", "gold_special", Query{Price: "10630"})
+		q := Query{Price: "10630"}
+		lp, err := f.ListingPrice(ctx, "MLA", "gold_special", q)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return lp.SaleFeeAmount.String()
+		o, err := oracleListingPrice(ctx, st, now, "MLA", "gold_special", q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return lp.SaleFeeAmount.String(), o.SaleFeeAmount.String()
 	}
-	if got := fee(); got != "1381.9" {
-		t.Fatalf("shipped dataset: %s", got)
+	before, want := fee()
+	if before != want {
+		t.Fatalf("shipped dataset: %s, want %s", before, want)
 	}
 
 	shipped, err := embedded()
@@ -414,7 +423,7 @@ func TestListingPrice_NewerEmbeddedDatasetIsAnsweredAtOnce(t *testing.T) {
 	if err := f.LoadBuiltin(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := fee(); got != "2126" {
-		t.Fatalf("newer dataset: %s, want 2126 (20%% of 10630)", got)
+	if got, want := fee(); got != want || got == before {
+		t.Fatalf("newer dataset: %s, want %s (the newer rule's), not %s", got, want, before)
 	}
 }

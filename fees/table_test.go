@@ -2,6 +2,7 @@ package fees_test
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"testing"
 
@@ -13,6 +14,14 @@ import (
 // changes the next answer: the price table never answers from data that
 // storage no longer holds.
 func TestListingPrice_ChangedReferenceDataIsAnsweredAtOnce(t *testing.T) {
+	general := shippedRule(t, "MLA", "gold_special", "general")
+	fee := func(r fees.Rule, price, rate string, places int) string {
+		sale, _ := feeModel(r, price, rate, places)
+		return sale
+	}
+	const newRule = `{"site_id":"MLA","listing_type_id":"gold_special","meli_percentage_fee":20}`
+	const newCategoryRule = `{"site_id":"MLA","listing_type_id":"gold_special","category_id":"MLA1055","meli_percentage_fee":10}`
+	usdRate := newEnv(t).conversionRate(t, "ARS", "USD")
 	for _, c := range []struct {
 		name       string
 		site, lt   string
@@ -23,22 +32,22 @@ func TestListingPrice_ChangedReferenceDataIsAnsweredAtOnce(t *testing.T) {
 		after      string
 	}{
 		{"FeeRule", "MLA", "gold_special", fees.Query{Price: "10630"},
-			fees.KindRule, `{"site_id":"MLA","listing_type_id":"gold_special","meli_percentage_fee":20}`,
-			saleFee, "1381.9", "2126"},
+			fees.KindRule, newRule,
+			saleFee, fee(general, "10630", "1", 2), fee(ruleOf(t, newRule), "10630", "1", 2)},
 		{"CategoryRule", "MLA", "gold_special", fees.Query{Price: "10630", CategoryID: "MLA1055"},
-			fees.KindRule, `{"site_id":"MLA","listing_type_id":"gold_special","category_id":"MLA1055","meli_percentage_fee":10}`,
-			saleFee, "1381.9", "1063"},
+			fees.KindRule, newCategoryRule,
+			saleFee, fee(shippedRule(t, "MLA", "gold_special", "MLA1055"), "10630", "1", 2), fee(ruleOf(t, newCategoryRule), "10630", "1", 2)},
 		{"ListingType", "MLA", "gold_special", fees.Query{},
 			fees.KindListingType, `{"site_id":"MLA","id":"gold_special","name":"Clásica 2","exposure":"high","duration_days":1}`,
 			func(lp fees.ListingPrice) string { return lp.ListingTypeName + " " + lp.StopTime },
 			"Clásica 2046-02-27T15:00:00.000Z", "Clásica 2 2026-03-05T15:00:00.000Z"},
 		{"CurrencyDecimalPlaces", "MLA", "gold_special", fees.Query{Price: "10630"},
 			geo.KindCurrency, `{"id":"ARS","description":"Peso argentino","symbol":"$","decimal_places":0}`,
-			saleFee, "1381.9", "1382"},
+			saleFee, fee(general, "10630", "1", 2), fee(general, "10630", "1", 0)},
 		{"ConversionRate", "MLA", "gold_special", fees.Query{Price: "5", CurrencyID: "USD"},
 			geo.KindConversion, `{"from":"ARS","to":"USD","rate":0.002}`,
-			// 13% of 5 USD plus 200 ARS converted, below 10000 ARS converted.
-			saleFee, "0.82", "1.05"},
+			// The rule's ARS fixed fee and threshold converted at each rate.
+			saleFee, fee(general, "5", usdRate, 2), fee(general, "5", "0.002", 2)},
 		{"SiteDefaultCurrency", "MLU", "gold_special", fees.Query{Price: "100"},
 			geo.KindSite, `{"id":"MLU","name":"Uruguay","country_id":"UY","default_currency_id":"USD","time_zone":"America/Montevideo"}`,
 			func(lp fees.ListingPrice) string { return lp.CurrencyID }, "UYU", "USD"},
@@ -83,8 +92,9 @@ func TestListingPrices_ImportedTypeAndNewRatioAreAnsweredAtOnce(t *testing.T) {
 	if err := e.importRec(t, geo.KindConversion, `{"from":"ARS","to":"XTS","rate":0.5}`); err != nil {
 		t.Fatal(err)
 	}
-	if got := saleFee(e.one(t, "MLA", "gold_pro", fees.Query{Price: "100", CurrencyID: "XTS"})); got != "136" {
-		t.Fatalf("sale fee in XTS: %s, want 136 (36%% of 100, plus 200 ARS below 10000 ARS)", got)
+	want, _ := feeModel(shippedRule(t, "MLA", "gold_pro", "general"), "100", "0.5", 2)
+	if got := saleFee(e.one(t, "MLA", "gold_pro", fees.Query{Price: "100", CurrencyID: "XTS"})); got != want {
+		t.Fatalf("sale fee in XTS: %s, want %s (the ARS rule converted at 0.5)", got, want)
 	}
 }
 
@@ -97,7 +107,11 @@ func TestListingPrice_ConcurrentLookupsAndImports(t *testing.T) {
 		`{"site_id":"MLA","listing_type_id":"gold_special","meli_percentage_fee":13,"fixed_fee":200,"fixed_fee_below":10000}`,
 		`{"site_id":"MLA","listing_type_id":"gold_special","meli_percentage_fee":20}`,
 	}
-	want := map[string]bool{"1381.9": true, "2126": true}
+	sale := [2]string{}
+	for i, r := range rules {
+		sale[i], _ = feeModel(ruleOf(t, r), "10630", "1", 2)
+	}
+	want := map[string]bool{sale[0]: true, sale[1]: true}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for range 4 {
@@ -126,10 +140,30 @@ func TestListingPrice_ConcurrentLookupsAndImports(t *testing.T) {
 		if err := e.importRec(t, fees.KindRule, rules[i%2]); err != nil {
 			t.Fatal(err)
 		}
-		if got, want := saleFee(e.one(t, "MLA", "gold_special", fees.Query{Price: "10630"})), []string{"1381.9", "2126"}[i%2]; got != want {
+		if got, want := saleFee(e.one(t, "MLA", "gold_special", fees.Query{Price: "10630"})), sale[i%2]; got != want {
 			t.Fatalf("after import %d: %s, want %s", i, got, want)
 		}
 	}
 	close(stop)
 	wg.Wait()
+}
+
+// ruleOf decodes a rule record as a test imports it.
+func ruleOf(t testing.TB, data string) fees.Rule {
+	t.Helper()
+	var r fees.Rule
+	if err := json.Unmarshal([]byte(data), &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// conversionRate is the stored rate from one currency to another.
+func (e env) conversionRate(t testing.TB, from, to string) string {
+	t.Helper()
+	c, err := e.geo.Conversion(context.Background(), from, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.Rate.String()
 }

@@ -17,7 +17,7 @@ import (
 
 	"marketplace/clock"
 	"marketplace/errs"
-	"marketplace/geo/money"
+	"marketplace/money"
 	"marketplace/storage"
 )
 

@@ -6,7 +6,7 @@ import (
 	"errors"
 
 	"marketplace/errs"
-	"marketplace/geo/money"
+	"marketplace/money"
 	"marketplace/paging"
 	"marketplace/storage"
 )
@@ -125,9 +125,18 @@ func getCity(tx storage.Tx, id string) (City, error) {
 	return getCached(tx, &cityCache, cityKey(id), func() error { return errs.NotFoundf("City not found: %s", id) })
 }
 
-// GetCurrency reads a currency inside tx. Errors: NotFound.
+// GetCurrency reads a currency inside tx. As with GetSite, a currency the
+// store does not hold yet is taken from the embedded dataset, so that a
+// service over a fresh store still knows the decimal places of the shipped
+// sites' currencies. Errors: NotFound.
 func GetCurrency(tx storage.Tx, id string) (Currency, error) {
-	return getCached(tx, &currencyCache, currencyKey(id), func() error { return errs.NotFoundf("Currency not found: %s", id) })
+	c, err := getCached(tx, &currencyCache, currencyKey(id), func() error { return errs.NotFoundf("Currency not found: %s", id) })
+	if errs.Is(err, errs.NotFound) {
+		if e, ok := embeddedCurrency(id); ok {
+			return e, nil
+		}
+	}
+	return c, err
 }
 
 // GetConversion returns the ratio that converts an amount of from into to,

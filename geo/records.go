@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 
 	"marketplace/errs"
-	"marketplace/geo/money"
+	"marketplace/money"
 )
 
 // Location is a point on the map.
@@ -111,6 +111,9 @@ func DecodeRecord(data json.RawMessage, v any) error {
 	dec := json.NewDecoder(strings.NewReader(string(data)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
+		if e, ok := money.InvalidField(err); ok {
+			return e // an amount or rate that is not a number, named
+		}
 		return errs.Invalidf("Malformed record: %v", err)
 	}
 	return nil

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"marketplace/errs"
-	"marketplace/geo/money"
+	"marketplace/money"
 	"marketplace/storage"
 )
 
@@ -28,9 +28,10 @@ type dataset struct {
 }
 
 type embeddedData struct {
-	set   dataset
-	sites []Site
-	err   error
+	set        dataset
+	sites      []Site
+	currencies []Currency
+	err        error
 }
 
 var (
@@ -50,6 +51,14 @@ func embedded() *embeddedData {
 			return
 		}
 		for _, r := range embeddedVal.set.Records {
+			if r.Kind == KindCurrency {
+				var c Currency
+				if err := json.Unmarshal(r.Data, &c); err != nil {
+					embeddedVal.err = fmt.Errorf("embedded geo dataset: %w", err)
+					return
+				}
+				embeddedVal.currencies = append(embeddedVal.currencies, c)
+			}
 			if r.Kind != KindSite {
 				continue
 			}
@@ -71,6 +80,15 @@ func embeddedSite(id string) (Site, bool) {
 		}
 	}
 	return Site{}, false
+}
+
+func embeddedCurrency(id string) (Currency, bool) {
+	for _, c := range embedded().currencies {
+		if c.ID == id {
+			return c, true
+		}
+	}
+	return Currency{}, false
 }
 
 // DatasetVersion is the version of the embedded dataset.

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"marketplace/errs"
+	"marketplace/money"
 )
 
 // maxBodyBytes bounds every request body.
@@ -88,6 +89,11 @@ func decodeBytes(b []byte, v any) error {
 }
 
 func malformed(err error) error {
+	if e, ok := money.InvalidField(err); ok {
+		// An amount (a price) of the wrong type gets the amount rule's
+		// message, as a number that breaks the rule would.
+		return e
+	}
 	var ute *json.UnmarshalTypeError
 	if errors.As(err, &ute) && ute.Field != "" {
 		return errs.Invalidf("Invalid JSON: the field [%s] must be of type %s", ute.Field, jsonTypeName(ute.Type.Kind().String()))

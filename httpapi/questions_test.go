@@ -15,6 +15,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 	"github.com/matryer/is"
 
+	"marketplace/money"
 	"marketplace/questions"
 	"marketplace/stock"
 )
@@ -40,7 +41,7 @@ func (w *qWorld) mustItem(seller int64) string {
 	w.t.Helper()
 	qty := int64(5)
 	p, err := w.m.Stock.Publish(context.Background(), seller, stock.NewItem{
-		Title: "Guitar", CategoryID: "MLA1055", Price: json.Number("1500"), ListingTypeID: "gold_special",
+		Title: "Guitar", CategoryID: "MLA1055", Price: money.FromInt(1500), ListingTypeID: "gold_special",
 		CurrencyID: "ARS", Condition: "new", Channels: []string{"marketplace"}, AvailableQuantity: &qty,
 	})
 	if err != nil {

@@ -12,15 +12,14 @@ func (s *Server) responseTimeRoutes() {
 }
 
 // handleGetResponseTime answers GET /users/:user_id/questions/response_time
-// with the figures of the latest daily refresh. Any authenticated caller may
-// read any seller's figures: they describe public behaviour, as the public
-// API's do.
-func (s *Server) handleGetResponseTime(w http.ResponseWriter, r *http.Request, p httprouter.Params, _ int64) error {
+// with the figures of the latest daily refresh; who may read them is
+// responsetime.CheckReader's rule.
+func (s *Server) handleGetResponseTime(w http.ResponseWriter, r *http.Request, p httprouter.Params, caller int64) error {
 	id, err := int64Param(p, "user_id")
 	if err != nil {
 		return err
 	}
-	rt, err := s.m.ResponseTimes.Get(r.Context(), id)
+	rt, err := s.m.ResponseTimes.Get(r.Context(), caller, id)
 	if err != nil {
 		return err
 	}

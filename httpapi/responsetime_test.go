@@ -65,10 +65,14 @@ func TestGetResponseTime(t *testing.T) {
 				`"weekend":{"response_time":45,"sales_percent_increase":null},`+
 				`"weekdays_working_hours":{"response_time":120,"sales_percent_increase":5},`+
 				`"weekdays_extra_hours":{"response_time":0,"sales_percent_increase":null}}`+"\n", seller.ID), ""},
-		{"AnyUserMayReadASellersFigures", fmt.Sprintf("/users/%d/questions/response_time", seller.ID), other.Token, 200, "", ""},
+		{"AnotherUserReadsTheSellersFigures", fmt.Sprintf("/users/%d/questions/response_time", seller.ID), other.Token, 200,
+			fmt.Sprintf(`{"user_id":%d,"total":{"response_time":83},`+
+				`"weekend":{"response_time":45,"sales_percent_increase":null},`+
+				`"weekdays_working_hours":{"response_time":120,"sales_percent_increase":5},`+
+				`"weekdays_extra_hours":{"response_time":0,"sales_percent_increase":null}}`+"\n", seller.ID), ""},
 		{"SellerWithoutQuestionsIs404WithTheSpecBody", fmt.Sprintf("/users/%d/questions/response_time", quiet.ID), quiet.Token, 404,
 			fmt.Sprintf(`{"message":%q,"error":"not_found","status":404,"cause":[]}`+"\n", notFound(quiet.ID)), ""},
-		{"UnknownUserIs404WithTheSameBody", "/users/999999999/questions/response_time", seller.Token, 404,
+		{"UnknownUserIs404WithTheSpecBody", "/users/999999999/questions/response_time", seller.Token, 404,
 			fmt.Sprintf(`{"message":%q,"error":"not_found","status":404,"cause":[]}`+"\n", notFound(999999999)), ""},
 		{"NoTokenIs401", fmt.Sprintf("/users/%d/questions/response_time", seller.ID), "", 401, "", ""},
 		{"BadTokenIs401", fmt.Sprintf("/users/%d/questions/response_time", seller.ID), "APP_USR-nope", 401, "", ""},
@@ -113,7 +117,7 @@ func TestResponseTime_EndToEndFollowsQuestionsAnswersAndTheManualClock(t *testin
 	}
 	figures := func() map[string]any {
 		t.Helper()
-		res := w.do("GET", path, w.buyer.Token, nil)
+		res := w.do("GET", path, w.seller.Token, nil)
 		if res.Status != http.StatusOK {
 			t.Fatalf("response time: %d %s", res.Status, res.Raw)
 		}
@@ -131,7 +135,7 @@ func TestResponseTime_EndToEndFollowsQuestionsAnswersAndTheManualClock(t *testin
 	open := w.mustAsk(w.other, w.item, "Is it left-handed?")
 
 	// No refresh has run yet.
-	res := w.do("GET", path, w.buyer.Token, nil)
+	res := w.do("GET", path, w.seller.Token, nil)
 	is.Equal(res.Status, http.StatusNotFound)
 	is.Equal(string(res.Raw), fmt.Sprintf(`{"message":"Response time not found for user id: %d","error":"not_found","status":404,"cause":[]}`+"\n", w.seller.ID))
 
@@ -154,7 +158,7 @@ func TestResponseTime_EndToEndFollowsQuestionsAnswersAndTheManualClock(t *testin
 
 	// Sixteen days later every question has left the window.
 	setClock("2026-03-22T03:00:00-03:00")
-	wantError(t, w.do("GET", path, w.buyer.Token, nil), http.StatusNotFound,
+	wantError(t, w.do("GET", path, w.seller.Token, nil), http.StatusNotFound,
 		fmt.Sprintf("Response time not found for user id: %d", w.seller.ID))
 }
 
@@ -168,12 +172,12 @@ func BenchmarkGetResponseTime(b *testing.B) {
 		b.Fatal(err)
 	}
 	path := fmt.Sprintf("/users/%d/questions/response_time", w.seller.ID)
-	res := w.do("GET", path, w.buyer.Token, nil)
+	res := w.do("GET", path, w.seller.Token, nil)
 	if res.Status != http.StatusOK {
 		b.Fatalf("response time: %d %s", res.Status, res.Raw)
 	}
-	b.Run("stack", func(b *testing.B) { benchServe(b, w.handler, "GET", path, w.buyer.Token) })
+	b.Run("stack", func(b *testing.B) { benchServe(b, w.handler, "GET", path, w.seller.Token) })
 	b.Run("bare", func(b *testing.B) {
-		benchServe(b, bareHandler("GET", "/users/:user_id/questions/response_time", res.Raw), "GET", path, w.buyer.Token)
+		benchServe(b, bareHandler("GET", "/users/:user_id/questions/response_time", res.Raw), "GET", path, w.seller.Token)
 	})
 }

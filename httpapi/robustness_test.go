@@ -233,6 +233,11 @@ var allRoutes = []route{
 	{"POST", "/operator/snapshots/:snapshot_id/restore", nil, nil},
 	{"DELETE", "/operator/snapshots/:snapshot_id", nil, nil},
 	{"PUT", "/operator/fixtures", nil, []string{"users", "users.name", "users.nickname", "users.site_id", "users.tokens"}},
+	// operator lists
+	{"GET", "/operator/users", []string{"limit", "offset"}, nil},
+	{"GET", "/operator/users/:user_id/stores", []string{"tags", "limit", "offset"}, nil},
+	{"GET", "/operator/items", []string{"seller_id", "limit", "offset"}, nil},
+	{"GET", "/operator/applications", []string{"owner_user_id", "limit", "offset"}, nil},
 	// public reads
 	{"GET", "/sites", nil, nil},
 	{"GET", "/sites/:site_id", nil, nil},

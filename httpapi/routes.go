@@ -36,6 +36,8 @@ func (s *Server) routes() {
 	s.clockRoutes()
 	s.testingRoutes()
 	s.stateRoutes()
+	s.operatorListRoutes()
+	s.consoleRoutes()
 
 	// Public reads: sites, categories, multigets, a seller's items.
 	s.publicReadRoutes()

@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/matryer/is"
 
+	"marketplace/money"
 	"marketplace/stock"
 )
 
@@ -136,7 +136,7 @@ func BenchmarkSiteSearch(b *testing.B) {
 		}
 		qty := int64(1)
 		_, err := ts.m.Stock.Publish(b.Context(), seller.ID, stock.NewItem{Title: title, CategoryID: "MLA1055",
-			Price: json.Number(fmt.Sprint(100 + i%997)), ListingTypeID: "gold_special", AvailableQuantity: &qty})
+			Price: money.FromInt(int64(100 + i%997)), ListingTypeID: "gold_special", AvailableQuantity: &qty})
 		if err != nil {
 			b.Fatal(err)
 		}

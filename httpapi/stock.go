@@ -2,74 +2,20 @@ package httpapi
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/julienschmidt/httprouter"
 
-	"marketplace/errs"
 	"marketplace/stock"
 )
 
-// priceField reads a price as its raw JSON, so that a price of the wrong
-// type gets the price rule's own message instead of a decoder's: a number is
-// kept as written, a string is taken as the number it spells, anything else
-// is passed on for the rule to refuse; null or absence is no price.
-type priceField struct {
-	set bool
-	n   json.Number
-}
-
-func (p *priceField) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	switch {
-	case bytes.Equal(b, []byte("null")):
-		return nil
-	case len(b) > 0 && b[0] == '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		p.set, p.n = true, json.Number(s)
-	case len(b) > 0 && (b[0] == '-' || (b[0] >= '0' && b[0] <= '9')):
-		p.set, p.n = true, json.Number(b)
-	case len(b) > 0 && b[0] == '{':
-		p.set, p.n = true, "an object"
-	case len(b) > 0 && b[0] == '[':
-		p.set, p.n = true, "an array"
-	default:
-		p.set, p.n = true, json.Number(b)
-	}
-	return nil
-}
-
-// newItemBody is a publication body; its price shadows the embedded one.
-type newItemBody struct {
-	stock.NewItem
-	Price priceField `json:"price"`
-}
-
-// unembedded drops the embedded struct's name that the decoder puts in a
-// field path ("[NewItem.stock_locations.quantity]"): callers know the JSON
-// fields, not the Go types.
-func unembedded(err error, typeName string) error {
-	var e *errs.Error
-	if errors.As(err, &e) {
-		e.Message = strings.Replace(e.Message, "["+typeName+".", "[", 1)
-	}
-	return err
-}
-
 func decodeNewItem(r *http.Request) (stock.NewItem, error) {
-	var in newItemBody
+	var in stock.NewItem
 	if err := decode(r, &in); err != nil {
-		return stock.NewItem{}, unembedded(err, "NewItem")
+		return stock.NewItem{}, err
 	}
-	in.NewItem.Price = in.Price.n
-	return in.NewItem, nil
+	return in, nil
 }
 
 // stockRoutes registers the routes of items, user products, stock and site
@@ -126,16 +72,9 @@ func (s *Server) handleGetItem(w http.ResponseWriter, r *http.Request, p httprou
 
 // handleUpdateItem answers PUT /items/:item_id (status, price, title).
 func (s *Server) handleUpdateItem(w http.ResponseWriter, r *http.Request, p httprouter.Params, caller int64) error {
-	var body struct {
-		stock.ItemUpdate
-		Price priceField `json:"price"`
-	}
-	if err := decode(r, &body); err != nil {
-		return unembedded(err, "ItemUpdate")
-	}
-	in := body.ItemUpdate
-	if body.Price.set {
-		in.Price = &body.Price.n
+	var in stock.ItemUpdate
+	if err := decode(r, &in); err != nil {
+		return err
 	}
 	it, err := s.m.Stock.UpdateItem(r.Context(), caller, p.ByName("item_id"), in)
 	if err != nil {

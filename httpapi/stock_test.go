@@ -114,6 +114,7 @@ func TestPostItemsMultiwarehouse_ErrorTable(t *testing.T) {
 		{"StoreListedTwice", seller.Token, itemBody(stores[0], 1, stores[0], 2), 400, "Store listed more than once: " + stores[0]},
 		{"NegativeQuantity", seller.Token, itemBody(stores[0], -1), 400, "Invalid quantity for store " + stores[0] + ": -1. It must be between 0 and 1000000000"},
 		{"FractionalQuantity", seller.Token, itemBody(stores[0], 1.5), 400, "Invalid JSON: the field [stock_locations.quantity] must be of type integer"},
+		{"StoreIDNotAStringIsNamedAsSent", seller.Token, itemBody(1000001, 1), 400, "Invalid JSON: the field [stock_locations.store_id] must be of type string"},
 		{"StockLocationWithoutQuantityIsRejected", seller.Token, with(itemBody(), "stock_locations", []any{map[string]any{"store_id": stores[0]}}), 400, "Quantity is required for store " + stores[0]},
 		{"UntaggedSeller", plain.Token, itemBody(stores[0], 1), 400, "The fields [stock_locations] are invalid for requested call"},
 		{"MissingTitle", seller.Token, with(itemBody(stores[0], 1), "title", nil), 400, "The fields [title] are required for requested call"},

@@ -18,6 +18,7 @@ import (
 	"marketplace/accounts"
 	"marketplace/fixtures"
 	"marketplace/marketplacetest"
+	"marketplace/money"
 )
 
 var ctx = context.Background()
@@ -291,7 +292,7 @@ func shopDoc(callback string) fixtures.Document {
 			{Name: "fan", Nickname: "FAN", SiteID: "MLA", Tokens: []string{"APP_USR-fan-token-0000000000002"}},
 		},
 		Items: []fixtures.Item{{Name: "shoe", Seller: "shop", Title: "Zapatillas Running", CategoryID: "MLA1055",
-			Price: "1500", ListingTypeID: "gold_special", CurrencyID: "ARS", AvailableQuantity: &qty}},
+			Price: money.FromInt(1500), ListingTypeID: "gold_special", CurrencyID: "ARS", AvailableQuantity: &qty}},
 		Applications: []fixtures.Application{{Name: "hook", Owner: "shop", CallbackURL: callback, Topics: []string{"questions"}}},
 	}
 }

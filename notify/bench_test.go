@@ -17,6 +17,7 @@ import (
 	"marketplace/clock"
 	"marketplace/notify"
 	"marketplace/storage"
+	"marketplace/storage/badger"
 	"marketplace/storage/memory"
 )
 
@@ -99,7 +100,7 @@ func runDeliveryBench(b *testing.B, backend string, pace int) (p50, p99, rate fl
 	var m *marketplace.Marketplace
 	var err error
 	if backend == "badger" {
-		m, err = marketplace.Open(b.TempDir(), opts)
+		m, err = marketplace.Open(context.Background(), badger.Dir(b.TempDir()), opts)
 	} else {
 		m, err = marketplace.New(memory.New(), opts)
 	}

@@ -16,6 +16,7 @@ import (
 	"marketplace/clock"
 	"marketplace/notify"
 	"marketplace/storage"
+	"marketplace/storage/badger"
 )
 
 // crashEnv names the folder and the seller of the child process of the crash
@@ -34,7 +35,7 @@ func TestCrashChild(t *testing.T) {
 	}
 	dir, sellerText, _ := strings.Cut(arg, "|")
 	seller, _ := strconv.ParseInt(sellerText, 10, 64)
-	m, err := marketplace.Open(dir, marketplace.Options{Clock: clock.Wall{},
+	m, err := marketplace.Open(context.Background(), badger.Dir(dir), marketplace.Options{Clock: clock.Wall{},
 		Notifications: notify.Options{AllowPrivateCallbacks: true, Timeout: 10 * time.Second}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "open:", err)
@@ -71,7 +72,7 @@ func TestDelivery_EveryCommittedEventIsDeliveredAcrossSIGKILL(t *testing.T) {
 	rcv := newReceiver(t, always(http.StatusOK))
 	opts := marketplace.Options{Clock: clock.Wall{},
 		Notifications: notify.Options{AllowPrivateCallbacks: true, Timeout: 10 * time.Second}}
-	m1, err := marketplace.Open(dir, opts)
+	m1, err := marketplace.Open(context.Background(), badger.Dir(dir), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +114,7 @@ func TestDelivery_EveryCommittedEventIsDeliveredAcrossSIGKILL(t *testing.T) {
 	}
 	before := len(rcv.got())
 
-	m2, err := marketplace.Open(dir, opts)
+	m2, err := marketplace.Open(context.Background(), badger.Dir(dir), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

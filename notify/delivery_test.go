@@ -15,6 +15,7 @@ import (
 	"marketplace/clock"
 	"marketplace/errs"
 	"marketplace/notify"
+	"marketplace/storage/badger"
 )
 
 func TestDelivery_AcknowledgedOnFirstTry(t *testing.T) {
@@ -355,6 +356,23 @@ func TestMissedFeeds_OnlyTheOwnerMayRead(t *testing.T) {
 	is.Equal(errs.KindOf(err), errs.NotFound)
 }
 
+func TestMissedFeeds_AppIDMustBePositiveBeforeAnythingElse(t *testing.T) {
+	e := newEnv(t, notify.Options{})
+	seller := e.mustUser()
+	for _, id := range []int64{0, -7} {
+		// Every other part of the query is at fault too: the app id is named,
+		// on every call.
+		for range 3 {
+			_, err := e.m.Notify.MissedFeeds(e.ctx, seller, notify.FeedQuery{AppID: id, Topic: "orders", Offset: -1, Limit: -1})
+			de := errs.As(err)
+			want := fmt.Sprintf("Invalid app_id: %d. It must be a positive integer", id)
+			if de == nil || de.Kind != errs.Invalid || de.Message != want {
+				t.Fatalf("MissedFeeds(app %d) error = %v; want Invalid %q", id, err, want)
+			}
+		}
+	}
+}
+
 func TestMissedFeeds_OffsetLimitAndTopicFilter(t *testing.T) {
 	is := is.New(t)
 	e := newEnv(t, notify.Options{})
@@ -391,7 +409,7 @@ func TestDelivery_PendingNotificationsAreDeliveredAfterRestart(t *testing.T) {
 		return marketplace.Options{Clock: c, Notifications: notify.Options{AllowPrivateCallbacks: true}}
 	}
 	clk1 := clock.NewManual(start)
-	m1, err := marketplace.Open(dir, opts(clk1))
+	m1, err := marketplace.Open(context.Background(), badger.Dir(dir), opts(clk1))
 	is.NoErr(err)
 	e1 := &env{t: t, ctx: context.Background(), m: m1, clock: clk1}
 	seller := e1.mustUser()
@@ -406,7 +424,7 @@ func TestDelivery_PendingNotificationsAreDeliveredAfterRestart(t *testing.T) {
 	is.NoErr(m1.Close())
 
 	clk2 := clock.NewManual(start.Add(30 * time.Minute))
-	m2, err := marketplace.Open(dir, opts(clk2))
+	m2, err := marketplace.Open(context.Background(), badger.Dir(dir), opts(clk2))
 	is.NoErr(err)
 	defer m2.Close()
 	ctx, cancel := context.WithCancel(context.Background())

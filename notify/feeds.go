@@ -29,15 +29,21 @@ type FeedQuery struct {
 	Limit  int
 }
 
-// MissedFeeds returns the notifications of an application that were never
-// acknowledged, oldest first, as long as they are kept (2 days). Only the
-// application's owner may read them. Errors: Invalid (unknown topic),
-// NotFound (no such application), Forbidden (caller is not the owner).
 // MissedFeedsDefaultLimit is the public API's page size of the missed feed,
 // for a request that gives no limit.
 const MissedFeedsDefaultLimit = 10
 
+// MissedFeeds returns the notifications of an application that were never
+// acknowledged, oldest first, as long as they are kept (2 days). Only the
+// application's owner may read them. The query is checked in a fixed order:
+// the application id (positive), the window (package paging), the topic.
+// Errors: Invalid, NotFound (no such application), Forbidden (caller is not
+// the owner).
+
 func (s *Service) MissedFeeds(ctx context.Context, caller int64, q FeedQuery) ([]MissedMessage, error) {
+	if q.AppID <= 0 {
+		return nil, errs.Invalidf("Invalid app_id: %d. It must be a positive integer", q.AppID)
+	}
 	if err := paging.Check(q.Offset, q.Limit); err != nil {
 		return nil, err
 	}

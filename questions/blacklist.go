@@ -60,8 +60,12 @@ func (s *Service) Block(ctx context.Context, caller, seller, user int64) (added 
 }
 
 // Unblock removes user from seller's questions blacklist, so that the user
-// may ask again. Errors: Forbidden, NotFound (not blocked).
+// may ask again. Errors: Invalid (user not positive, checked first),
+// Forbidden, NotFound (not blocked).
 func (s *Service) Unblock(ctx context.Context, caller, seller, user int64) error {
+	if user <= 0 {
+		return errs.Invalidf("Invalid user_id: %d. It must be a positive integer", user)
+	}
 	if err := checkOwnBlacklist(caller, seller); err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package questions_test
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	"marketplace/accounts"
 	"marketplace/clock"
 	"marketplace/geo"
+	"marketplace/money"
 	"marketplace/questions"
 	"marketplace/stock"
 	"marketplace/storage"
@@ -71,7 +71,7 @@ func (e *env) mustItem(tb fataler, seller int64) string {
 	tb.Helper()
 	qty := int64(10)
 	p, err := e.stock.Publish(e.ctx, seller, stock.NewItem{
-		Title: "Item for questions", CategoryID: "MLA1055", Price: json.Number("1500"),
+		Title: "Item for questions", CategoryID: "MLA1055", Price: money.FromInt(1500),
 		ListingTypeID: "gold_special", CurrencyID: "ARS", Condition: "new",
 		Channels: []string{"marketplace"}, AvailableQuantity: &qty,
 	})

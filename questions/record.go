@@ -3,9 +3,33 @@ package questions
 import (
 	"encoding/binary"
 	"errors"
+	"time"
 
 	"marketplace/internal/binrec"
 )
+
+// record is what is stored for a question.
+type record struct {
+	ID                 int64         `json:"id"`
+	SellerID           int64         `json:"seller_id"`
+	BuyerID            int64         `json:"buyer_id"`
+	ItemID             string        `json:"item_id"`
+	SiteID             string        `json:"site_id"`
+	Text               string        `json:"text"`
+	Status             string        `json:"status"`
+	Created            time.Time     `json:"created"`
+	Updated            time.Time     `json:"updated"`
+	DeletedFromListing bool          `json:"deleted_from_listing"`
+	Hold               bool          `json:"hold"`
+	SuspectedSpam      bool          `json:"suspected_spam"`
+	Answer             *answerRecord `json:"answer,omitempty"`
+}
+
+type answerRecord struct {
+	Text    string    `json:"text"`
+	Status  string    `json:"status"`
+	Created time.Time `json:"created"`
+}
 
 // Question records are stored in a compact binary form: a search page reads
 // fifty of them, and decoding JSON was most of its cost. Records written as

@@ -292,15 +292,20 @@ func TestAnswer_ConcurrentAnswersOnlyOneWins(t *testing.T) {
 }
 
 // TestBlacklist_BlockedUserIDMustBePositiveBeforeAnythingElse: the Go API
-// refuses a non-positive user id with the message HTTP gives, whoever asks.
+// refuses a non-positive user id to block or unblock with the message HTTP
+// gives, whoever asks.
 func TestBlacklist_BlockedUserIDMustBePositiveBeforeAnythingElse(t *testing.T) {
 	e := newEnv(t)
 	seller, other := e.mustUser(t), e.mustUser(t)
 	for _, c := range []struct{ caller, user int64 }{{seller, 0}, {seller, -4}, {other, 0}} {
-		_, err := e.q.Block(e.ctx, c.caller, seller, c.user)
 		want := fmt.Sprintf("Invalid user_id: %d. It must be a positive integer", c.user)
+		_, err := e.q.Block(e.ctx, c.caller, seller, c.user)
 		if !errs.Is(err, errs.Invalid) || errs.As(err).Message != want {
 			t.Errorf("caller %d blocking %d: %v; want %q", c.caller, c.user, err, want)
+		}
+		err = e.q.Unblock(e.ctx, c.caller, seller, c.user)
+		if !errs.Is(err, errs.Invalid) || errs.As(err).Message != want {
+			t.Errorf("caller %d unblocking %d: %v; want %q", c.caller, c.user, err, want)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package responsetime_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"marketplace/accounts"
 	"marketplace/clock"
 	"marketplace/geo"
+	"marketplace/money"
 	"marketplace/questions"
 	"marketplace/responsetime"
 	"marketplace/stock"
@@ -103,7 +103,7 @@ func newRealWorld(b *testing.B, sellers, perSeller, buyers int) realWorld {
 	for i := range items {
 		qty := int64(5)
 		p, err := stk.Publish(ctx, mkUser(), stock.NewItem{
-			Title: "Guitar", CategoryID: "MLA1055", Price: json.Number("1500"), ListingTypeID: "gold_special",
+			Title: "Guitar", CategoryID: "MLA1055", Price: money.FromInt(1500), ListingTypeID: "gold_special",
 			CurrencyID: "ARS", Condition: "new", Channels: []string{"marketplace"}, AvailableQuantity: &qty,
 		})
 		if err != nil {

@@ -98,7 +98,7 @@ func (m *rtMachine) RefreshNow(t *rapid.T) {
 
 func (m *rtMachine) Check(t *rapid.T) {
 	for _, seller := range m.sellers {
-		got, err := m.e.rts.Get(context.Background(), seller)
+		got, err := m.e.rts.Get(context.Background(), seller, seller)
 		want := m.want[seller]
 		if !want.ok {
 			if !errs.Is(err, errs.NotFound) {

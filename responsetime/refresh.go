@@ -155,10 +155,14 @@ func New(store storage.Store, clk clock.Clock, g *geo.Service, src SampleSource)
 	return &Service{store: store, clock: clk, geo: g, src: src}
 }
 
-// Get returns sellerID's figures of the latest refresh. Errors: NotFound (the
-// seller had no counted question at that refresh, or there was none yet),
-// Internal.
-func (r *Service) Get(ctx context.Context, sellerID int64) (ResponseTime, error) {
+// Get returns sellerID's figures of the latest refresh to caller, a signed-in
+// user (CheckReader). Errors: Invalid (sellerID not positive), Forbidden
+// (caller not a user), NotFound (the seller had no counted question at
+// that refresh, or there was none yet), Internal.
+func (r *Service) Get(ctx context.Context, caller, sellerID int64) (ResponseTime, error) {
+	if err := CheckReader(caller, sellerID); err != nil {
+		return ResponseTime{}, err
+	}
 	var rt ResponseTime
 	err := r.store.View(ctx, func(tx storage.Tx) error {
 		return storage.GetJSON(tx, responseTimeKey(sellerID), &rt)
@@ -171,6 +175,22 @@ func (r *Service) Get(ctx context.Context, sellerID int64) (ResponseTime, error)
 		return ResponseTime{}, errs.Internalf(err, "read response time of %d", sellerID)
 	}
 	return rt, nil
+}
+
+// CheckReader is the rule of who may read a response time: any signed-in
+// user may read any seller's figures, the seller's own token being only the
+// usual case. The figures describe how the seller answers its buyers, which
+// its public questions show to anyone anyway, and apps that compare sellers
+// read them with their own user's token. A seller id that is not positive is
+// Invalid, and a caller that is not a user (no id) is Forbidden.
+func CheckReader(caller, sellerID int64) error {
+	if sellerID <= 0 {
+		return errs.Invalidf("Invalid user_id: %d. It must be a positive integer", sellerID)
+	}
+	if caller <= 0 {
+		return errs.Forbiddenf("A response time is read with a user's access token")
+	}
+	return nil
 }
 
 // LastRefresh returns the calculation time of the latest refresh, and false

@@ -3,6 +3,7 @@ package responsetime_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -124,7 +125,7 @@ func ask(id, seller, buyer int64, item string, asked time.Time, wait time.Durati
 
 func wantNotFound(t testing.TB, rts *responsetime.Service, seller int64) {
 	t.Helper()
-	_, err := rts.Get(context.Background(), seller)
+	_, err := rts.Get(context.Background(), seller, seller)
 	e := errs.As(err)
 	if e == nil || e.Kind != errs.NotFound || e.Code != "not_found" {
 		t.Fatalf("Get(%d) error = %v, want not_found", seller, err)
@@ -134,7 +135,7 @@ func wantNotFound(t testing.TB, rts *responsetime.Service, seller int64) {
 func TestGet_SellerWithoutFiguresIsNotFoundWithTheSpecMessage(t *testing.T) {
 	is := is.New(t)
 	e := newRTEnv(t, rtNow)
-	_, err := e.rts.Get(context.Background(), 123)
+	_, err := e.rts.Get(context.Background(), 123, 123)
 	de := errs.As(err)
 	is.True(de != nil)
 	is.Equal(de.Kind, errs.NotFound)
@@ -153,11 +154,11 @@ func TestRefresh_StoresEachSellersFiguresAndGetServesThemUntilTheNextRefresh(t *
 		ask(2, b, 10, "MLA1", baTime(time.March, 2, 10, 0), 90*time.Minute),
 	)
 	is.NoErr(e.rts.Refresh(ctx))
-	got, err := e.rts.Get(ctx, a)
+	got, err := e.rts.Get(ctx, a, a)
 	is.NoErr(err)
 	is.Equal(got.UserID, a)
 	is.Equal(figuresOf(got), figures{45, 45, 0, 0})
-	got, err = e.rts.Get(ctx, b)
+	got, err = e.rts.Get(ctx, b, b)
 	is.NoErr(err)
 	is.Equal(figuresOf(got), figures{90, 0, 90, 0})
 	is.Equal(*got.WeekdaysWorkingHours.SalesPercentIncrease, int64(5))
@@ -169,11 +170,11 @@ func TestRefresh_StoresEachSellersFiguresAndGetServesThemUntilTheNextRefresh(t *
 	// A new question changes nothing until the next refresh: a read is a
 	// lookup of the stored figures, not a computation.
 	e.src.add(ask(3, a, 11, "MLA1", baTime(time.February, 28, 11, 0), 135*time.Minute))
-	got, err = e.rts.Get(ctx, a)
+	got, err = e.rts.Get(ctx, a, a)
 	is.NoErr(err)
 	is.Equal(figuresOf(got), figures{45, 45, 0, 0})
 	is.NoErr(e.rts.Refresh(ctx))
-	got, err = e.rts.Get(ctx, a)
+	got, err = e.rts.Get(ctx, a, a)
 	is.NoErr(err)
 	is.Equal(figuresOf(got), figures{90, 90, 0, 0})
 }
@@ -188,12 +189,12 @@ func TestRefresh_ClearsSellersWhoseQuestionsLeftTheWindow(t *testing.T) {
 		ask(2, b, 10, "MLA1", rtNow.Add(-time.Hour), 30*time.Minute),
 	)
 	is.NoErr(e.rts.Refresh(ctx))
-	_, err := e.rts.Get(ctx, a)
+	_, err := e.rts.Get(ctx, a, a)
 	is.NoErr(err)
 	is.NoErr(e.clock.Advance(2 * 24 * time.Hour))
 	is.NoErr(e.rts.Refresh(ctx))
 	wantNotFound(t, e.rts, a)
-	_, err = e.rts.Get(ctx, b)
+	_, err = e.rts.Get(ctx, b, b)
 	is.NoErr(err)
 }
 
@@ -229,7 +230,7 @@ func TestRefresh_PeriodsFollowEachSellersSiteTimeZone(t *testing.T) {
 		seller int64
 		want   figures
 	}{{mla, figures{20, 0, 20, 0}}, {mlm, figures{20, 0, 0, 0}}, {unknown, figures{20, 0, 20, 0}}} {
-		got, err := e.rts.Get(ctx, c.seller)
+		got, err := e.rts.Get(ctx, c.seller, c.seller)
 		is.NoErr(err)
 		is.Equal(figuresOf(got), c.want)
 	}
@@ -245,7 +246,7 @@ func TestRefreshAt_FiguresAreThoseOfTheCalculationTime(t *testing.T) {
 		ask(2, a, 11, "MLA1", rtNow.Add(time.Hour), time.Minute),    // asked after it
 	)
 	is.NoErr(e.rts.RefreshAt(ctx, rtNow))
-	got, err := e.rts.Get(ctx, a)
+	got, err := e.rts.Get(ctx, a, a)
 	is.NoErr(err)
 	is.Equal(got.Total.ResponseTime, int64(120))
 }
@@ -308,13 +309,13 @@ func TestFollowManual_CrossingTheRefreshHourRunsTheRefreshAtThatHour(t *testing.
 	wantNotFound(t, e.rts, a) // the hour is not crossed yet
 
 	is.NoErr(e.clock.Set(baTime(time.March, 5, 9, 0)))
-	got, err := e.rts.Get(ctx, a)
+	got, err := e.rts.Get(ctx, a, a)
 	is.NoErr(err)
 	is.Equal(figuresOf(got), figures{17 * 60, 0, 17 * 60, 0}) // Wednesday 10:00 to Thursday 03:00
 
 	stop()
 	is.NoErr(e.clock.Set(baTime(time.March, 7, 9, 0)))
-	got, err = e.rts.Get(ctx, a)
+	got, err = e.rts.Get(ctx, a, a)
 	is.NoErr(err)
 	is.Equal(got.Total.ResponseTime, int64(17*60)) // no longer followed
 	is.Equal(len(failures), 0)
@@ -331,7 +332,7 @@ func TestFollowManual_AJumpOverSeveralDaysRunsOneRefreshAtTheLatestHour(t *testi
 	last, _, err := e.rts.LastRefresh(ctx)
 	is.NoErr(err)
 	is.True(last.Equal(baTime(time.March, 7, 3, 0)))
-	got, err := e.rts.Get(ctx, a)
+	got, err := e.rts.Get(ctx, a, a)
 	is.NoErr(err)
 	is.Equal(got.Total.ResponseTime, int64(2*1440+15*60)) // Wednesday 12:00 to Saturday 03:00
 }
@@ -358,7 +359,47 @@ func TestRun_RefreshesAtStartWhenTheLatestRefreshIsMissing(t *testing.T) {
 	}
 	cancel()
 	is.True(errors.Is(<-done, context.Canceled))
-	got, err := rts.Get(context.Background(), a)
+	got, err := rts.Get(context.Background(), a, a)
 	is.NoErr(err)
 	is.Equal(got.Total.ResponseTime, int64(60))
+}
+
+func TestGet_AnySignedInUserMayReadAnySellersResponseTime(t *testing.T) {
+	ctx := context.Background()
+	e := newRTEnv(t, rtNow)
+	seller, other := e.mustSeller(t, "MLA"), e.mustSeller(t, "MLA")
+	e.src.add(ask(1, seller, other, "MLA1", baTime(time.February, 28, 10, 0), 45*time.Minute))
+	if err := e.rts.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, reader := range []struct {
+		name   string
+		caller int64
+	}{{"TheSeller", seller}, {"AnotherUser", other}} {
+		t.Run(reader.name, func(t *testing.T) {
+			got, err := e.rts.Get(ctx, reader.caller, seller)
+			if err != nil || got.UserID != seller || got.Total.ResponseTime != 45 {
+				t.Fatalf("Get by %d = %+v, %v; want the seller's figures", reader.caller, got, err)
+			}
+		})
+	}
+	for _, c := range []struct {
+		name           string
+		caller, seller int64
+		kind           errs.Kind
+		message        string
+	}{
+		{"ErrNotAUser", 0, seller, errs.Forbidden, "A response time is read with a user's access token"},
+		{"ErrUnknownSeller", other, 999999999, errs.NotFound, "Response time not found for user id: 999999999"},
+		{"ErrSellerIDNotPositiveBeforeTheCaller", other, 0, errs.Invalid, "Invalid user_id: 0. It must be a positive integer"},
+		{"ErrNegativeSellerID", -seller, -seller, errs.Invalid, fmt.Sprintf("Invalid user_id: %d. It must be a positive integer", -seller)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := e.rts.Get(ctx, c.caller, c.seller)
+			de := errs.As(err)
+			if de == nil || de.Kind != c.kind || de.Message != c.message {
+				t.Fatalf("Get(caller %d, seller %d) error = %v; want %v %q", c.caller, c.seller, err, c.kind, c.message)
+			}
+		})
+	}
 }

@@ -32,14 +32,12 @@ func checkShape(in *NewItem, multiOrigin bool) error {
 	if in.CategoryID == "" {
 		return errFieldsRequired("category_id")
 	}
-	if in.Price == "" {
+	if !in.Price.Given() {
 		return errFieldsRequired("price")
 	}
-	price, err := ParsePrice(in.Price)
-	if err != nil {
+	if err := checkPriceShape(in.Price); err != nil {
 		return err
 	}
-	in.Price = price.Number()
 	if in.ListingTypeID == "" {
 		return errFieldsRequired("listing_type_id")
 	}

@@ -2,7 +2,6 @@ package stock_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"marketplace/accounts"
 	"marketplace/clock"
 	"marketplace/geo"
+	"marketplace/money"
 	"marketplace/stock"
 	"marketplace/storage"
 	"marketplace/storage/badger"
@@ -93,12 +93,12 @@ func (e *env) mustSeller(n int) (int64, []string) {
 }
 
 func multiItem(title, price string, locs ...stock.StockLocation) stock.NewItem {
-	return stock.NewItem{Title: title, CategoryID: "MLA1055", Price: json.Number(price),
+	return stock.NewItem{Title: title, CategoryID: "MLA1055", Price: money.MustParse(price),
 		ListingTypeID: "gold_special", CurrencyID: "ARS", StockLocations: locs}
 }
 
 func plainItem(title, price string, qty int64) stock.NewItem {
-	return stock.NewItem{Title: title, CategoryID: "MLA1055", Price: json.Number(price),
+	return stock.NewItem{Title: title, CategoryID: "MLA1055", Price: money.MustParse(price),
 		ListingTypeID: "gold_special", CurrencyID: "ARS", AvailableQuantity: &qty}
 }
 

@@ -2,13 +2,13 @@ package stock_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"testing"
 
 	"github.com/matryer/is"
 
 	"marketplace/errs"
+	"marketplace/money"
 	"marketplace/stock"
 	"marketplace/storage"
 )
@@ -29,7 +29,7 @@ func TestOnItemChange_HooksRunOnPublicationAndEveryUpdateInTheSameTransaction(t 
 	paused := stock.StatusPaused
 	_, err := e.svc.UpdateItem(ctx, seller, p.ID, stock.ItemUpdate{Status: &paused})
 	is.NoErr(err)
-	price := json.Number("12")
+	price := money.FromInt(12)
 	_, err = e.svc.UpdateItem(ctx, seller, p.ID, stock.ItemUpdate{Price: &price})
 	is.NoErr(err)
 	is.Equal(seen, []change{{"", "active"}, {"active", "paused"}, {"paused", "paused"}})

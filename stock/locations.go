@@ -28,15 +28,19 @@ type StockLocation struct {
 
 // UnmarshalJSON decodes an entry and records whether it carried a quantity.
 func (l *StockLocation) UnmarshalJSON(b []byte) error {
-	type plain StockLocation
+	// The fields are spelled out rather than embedded, so that a decoding
+	// error names the field as the client wrote it (store_id), not with the
+	// embedded type's name in its path.
 	var aux struct {
-		plain
-		Quantity *int64 `json:"quantity"`
+		Type          string `json:"type"`
+		StoreID       string `json:"store_id"`
+		NetworkNodeID string `json:"network_node_id"`
+		Quantity      *int64 `json:"quantity"`
 	}
 	if err := json.Unmarshal(b, &aux); err != nil {
 		return err
 	}
-	*l = StockLocation(aux.plain)
+	*l = StockLocation{Type: aux.Type, StoreID: aux.StoreID, NetworkNodeID: aux.NetworkNodeID}
 	if aux.Quantity == nil {
 		l.noQuantity = true
 	} else {

@@ -1,85 +1,57 @@
 package stock
 
 import (
-	"encoding/json"
-	"strconv"
-	"strings"
-
 	"marketplace/errs"
+	"marketplace/geo"
+	"marketplace/money"
+	"marketplace/storage"
 )
 
-// Price limits. Every currency of the shipped sites is written with at most
-// two decimals, so prices are kept in hundredths: exact, and comparable as
-// integers for the price sorts of site search.
-const (
-	// PriceDecimals is the most decimals a price may have (beyond trailing
-	// zeros).
-	PriceDecimals = 2
-	// MaxPriceIntegerDigits bounds the integer part: prices stay below
-	// 1,000,000,000,000.
-	MaxPriceIntegerDigits = 12
-)
+// maxPrice bounds a price: prices stay below 1,000,000,000,000 in any
+// currency, so that the price sort of site search can hold them as integers.
+var maxPrice = money.MustParse("1000000000000")
 
-// Price is an exact item price.
-type Price struct {
-	// Cents is the price in hundredths of the currency unit.
-	Cents int64
+// errPrice is the refusal of a price, quoting it as the exact decimal it is.
+func errPrice(p money.Dec, why string, args ...any) *errs.Error {
+	return errs.Invalidf("Invalid price: %s. "+why, append([]any{p}, args...)...)
 }
 
-// ParsePrice reads a price sent as a JSON number. It must be a plain decimal
-// (no exponent), greater than 0, with at most PriceDecimals decimals and
-// MaxPriceIntegerDigits integer digits. Errors: Invalid.
-func ParsePrice(n json.Number) (Price, error) {
-	s := string(n)
-	bad := func(why string) (Price, error) {
-		return Price{}, errs.Invalidf("Invalid price: %s. %s", s, why)
+// checkPriceShape checks what a price needs whatever its currency: greater
+// than 0 and below maxPrice. Errors: Invalid.
+func checkPriceShape(p money.Dec) error {
+	if p.Sign() <= 0 {
+		return errPrice(p, "It must be greater than 0")
 	}
-	if strings.HasPrefix(s, "-") {
-		return bad("It must be greater than 0")
+	if p.Cmp(maxPrice) >= 0 {
+		return errPrice(p, "It must be less than %s", maxPrice)
 	}
-	intPart, frac, _ := strings.Cut(s, ".")
-	if intPart == "" || !allDigits(intPart) || !allDigits(frac) || (strings.Contains(s, ".") && frac == "") {
-		return bad("It must be a decimal number such as 1500 or 1500.50")
-	}
-	frac = strings.TrimRight(frac, "0")
-	if len(frac) > PriceDecimals {
-		return bad("It may have at most 2 decimals")
-	}
-	intPart = strings.TrimLeft(intPart, "0")
-	if len(intPart) > MaxPriceIntegerDigits {
-		return bad("It must be less than 1000000000000")
-	}
-	frac += strings.Repeat("0", PriceDecimals-len(frac))
-	cents, err := strconv.ParseInt(intPart+frac, 10, 64)
-	if err != nil && intPart+frac != "" {
-		return bad("It must be a decimal number such as 1500 or 1500.50")
-	}
-	if cents <= 0 {
-		return bad("It must be greater than 0")
-	}
-	return Price{Cents: cents}, nil
+	return nil
 }
 
-func allDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
+// checkPricePlaces refuses a price with more decimals than its currency
+// writes (the currency's decimal_places in the reference data: 0 for CLP
+// and COP, 2 for ARS, BRL, USD...). Errors: Invalid, NotFound (currency).
+func checkPricePlaces(tx storage.Tx, p money.Dec, currencyID string) error {
+	cur, err := geo.GetCurrency(tx, currencyID)
+	if err != nil {
+		return err
 	}
-	return true
+	if p.Places() > int32(cur.DecimalPlaces) {
+		return errPrice(p, "A price in %s may have at most %d decimal places", cur.ID, cur.DecimalPlaces)
+	}
+	return nil
 }
 
-// Number writes the price as the shortest exact decimal: 1500, 1500.5,
-// 1500.55.
-func (p Price) Number() json.Number {
-	whole := strconv.FormatInt(p.Cents/100, 10)
-	c := p.Cents % 100
-	switch {
-	case c == 0:
-		return json.Number(whole)
-	case c%10 == 0:
-		return json.Number(whole + "." + strconv.FormatInt(c/10, 10))
-	default:
-		return json.Number(whole + "." + strconv.FormatInt(c/10, 10) + strconv.FormatInt(c%10, 10))
+// priceHundredths is the sort key of a stored price in the site search
+// index: exact for every currency of up to two decimal places; a price
+// with more (a currency imported with 3 or 4) is truncated to hundredths,
+// which keeps the order and leaves prices equal to the hundredth in
+// publication order.
+func priceHundredths(price string) int64 {
+	p, err := money.Parse(price)
+	if err != nil {
+		return 0
 	}
+	n, _ := p.MinorUnits(2)
+	return n
 }

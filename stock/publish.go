@@ -7,14 +7,18 @@ import (
 
 	"marketplace/accounts"
 	"marketplace/errs"
+	"marketplace/money"
 	"marketplace/storage"
 )
 
 // NewItem is the input of Publish and PublishMultiOrigin.
 type NewItem struct {
-	Title             string          `json:"title"`
-	CategoryID        string          `json:"category_id"`
-	Price             json.Number     `json:"price"`
+	Title      string `json:"title"`
+	CategoryID string `json:"category_id"`
+	// Price is an exact decimal greater than 0, with no more decimals than
+	// the currency's decimal_places: money.MustParse("350000") or
+	// money.FromInt(350000) in Go; a JSON number or a string holding one.
+	Price             money.Dec       `json:"price"`
 	ListingTypeID     string          `json:"listing_type_id"`
 	CurrencyID        string          `json:"currency_id"`
 	Condition         string          `json:"condition"`
@@ -107,6 +111,9 @@ func (s *Service) publish(ctx context.Context, sellerID int64, in NewItem, multi
 		if err != nil {
 			return err
 		}
+		if err := checkPricePlaces(tx, in.Price, in.CurrencyID); err != nil {
+			return err
+		}
 		up, err := s.userProductFor(ctx, tx, seller, in.UserProductID, multiOrigin, userProductNumber)
 		if err != nil {
 			return err
@@ -128,9 +135,10 @@ func (s *Service) publish(ctx context.Context, sellerID int64, in NewItem, multi
 			return err
 		}
 		n += firstItemNumber - 1
+		price := json.Number(in.Price.String())
 		it := Item{
 			ID: seller.SiteID + strconv.FormatUint(n, 10), SiteID: seller.SiteID, SellerID: sellerID,
-			Title: in.Title, CategoryID: in.CategoryID, Price: in.Price, BasePrice: in.Price,
+			Title: in.Title, CategoryID: in.CategoryID, Price: price, BasePrice: price,
 			CurrencyID: in.CurrencyID, ListingTypeID: in.ListingTypeID, Condition: in.Condition,
 			Channels: in.Channels, Status: StatusActive, UserProductID: up.ID, Thumbnail: in.Thumbnail,
 			DateCreated: now, LastUpdated: now,

@@ -57,12 +57,11 @@ func sortTag(sort string) string {
 // found in one list names the entry to look up in another. Publication
 // order (the tie-break) is id length, then id.
 func ordSuffixes(it Item) [2]storage.Key {
-	p, _ := ParsePrice(it.Price)
 	nw := int64(len(words(it.Title)))
 	idLen := int64(len(it.ID))
 	return [2]storage.Key{
 		storage.NewKeyRaw().Str(tagRelevance).Int(nw).Int(idLen).Str(it.ID),
-		storage.NewKeyRaw().Str(tagPrice).Int(p.Cents).Int(idLen).Str(it.ID),
+		storage.NewKeyRaw().Str(tagPrice).Int(priceHundredths(string(it.Price))).Int(idLen).Str(it.ID),
 	}
 }
 

@@ -3,7 +3,6 @@ package stock_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"pgregory.net/rapid"
 
 	"marketplace/errs"
+	"marketplace/money"
 	"marketplace/stock"
 	"marketplace/storage"
 	"marketplace/storage/schema"
@@ -99,7 +99,7 @@ func TestSearch_OnlyActiveItemsOfTheSiteAreFound(t *testing.T) {
 	seller := e.mustUser("MLA")
 	br := e.mustUser("MLB")
 	it := e.mustPublish(seller, plainItem("Bicicleta rodado 29", "100", 1)).ID
-	e.mustPublish(br, stock.NewItem{Title: "Bicicleta aro 29", CategoryID: "MLB1055", Price: "100", ListingTypeID: "gold_special", AvailableQuantity: new(int64)})
+	e.mustPublish(br, stock.NewItem{Title: "Bicicleta aro 29", CategoryID: "MLB1055", Price: money.FromInt(100), ListingTypeID: "gold_special", AvailableQuantity: new(int64)})
 	is.Equal(searchIDs(t, e, stock.SearchQuery{SiteID: "MLA", Q: "bicicleta"}), []string{it})
 
 	paused, closed := stock.StatusPaused, stock.StatusClosed
@@ -123,7 +123,7 @@ func TestSearch_IndexFollowsTitleAndPriceChanges(t *testing.T) {
 	a := e.mustPublish(seller, plainItem("Lámpara de pie", "500", 1)).ID
 	b := e.mustPublish(seller, plainItem("Lámpara de mesa", "300", 1)).ID
 	is.Equal(searchIDs(t, e, stock.SearchQuery{SiteID: "MLA", Q: "lampara", Sort: stock.SortPriceAsc}), []string{b, a})
-	price := json.Number("100.5")
+	price := money.MustParse("100.5")
 	_, err := e.svc.UpdateItem(ctx, seller, a, stock.ItemUpdate{Price: &price})
 	is.NoErr(err)
 	is.Equal(searchIDs(t, e, stock.SearchQuery{SiteID: "MLA", Q: "lampara", Sort: stock.SortPriceAsc}), []string{a, b})
@@ -253,8 +253,8 @@ func TestSearch_PagingWalksEveryResultOnceInOrder(t *testing.T) {
 		for i := 0; i < n; i++ {
 			ws := rapid.SliceOfN(rapid.SampledFrom(vocab), 1, 4).Draw(t, fmt.Sprintf("title%d", i))
 			cents := rapid.Int64Range(1, 5000).Draw(t, fmt.Sprintf("cents%d", i))
-			price, _ := stock.ParsePrice(json.Number(fmt.Sprint(cents)))
-			p := e.mustPublish(seller, plainItem(strings.Join(ws, " "), string(price.Number()), 1))
+			price := money.FromInt(cents).Quo(money.FromInt(100), 2)
+			p := e.mustPublish(seller, plainItem(strings.Join(ws, " "), price.String(), 1))
 			folded := []string{}
 			for _, w := range ws {
 				folded = append(folded, strings.NewReplacer("á", "a", "ñ", "n").Replace(strings.ToLower(w)))
@@ -463,7 +463,7 @@ func applyRandomChanges(t *rapid.T, e *env, items []refItem, vocab []string, sel
 			up.Title = &tt
 		case 1:
 			p, _ := price(l + "_price")
-			n := json.Number(p)
+			n := money.MustParse(p)
 			up.Price = &n
 		default:
 			st := rapid.SampledFrom([]string{stock.StatusActive, stock.StatusPaused, stock.StatusClosed}).Draw(t, l+"_status")
@@ -473,11 +473,12 @@ func applyRandomChanges(t *rapid.T, e *env, items []refItem, vocab []string, sel
 		if err != nil {
 			continue // refused (a closed item stays closed): nothing changed
 		}
-		p, err := stock.ParsePrice(it.Price)
+		p, err := money.Parse(string(it.Price))
 		if err != nil {
 			t.Fatalf("price %q: %v", it.Price, err)
 		}
-		items[i].status, items[i].words, items[i].cents = it.Status, refWords(it.Title), p.Cents
+		cents, _ := p.MinorUnits(2)
+		items[i].status, items[i].words, items[i].cents = it.Status, refWords(it.Title), cents
 	}
 	return items
 }
@@ -533,11 +534,12 @@ func makeLegacy(t fataler, e *env, ids []string) {
 			ws := refWords(it.Title)
 			slices.Sort(ws)
 			ws = slices.Compact(ws)
-			p, err := stock.ParsePrice(it.Price)
+			p, err := money.Parse(string(it.Price))
 			if err != nil {
 				return err
 			}
-			sfx := storage.NewKeyRaw().Str(it.ID).Int(p.Cents).Int(int64(len(ws)))
+			cents, _ := p.MinorUnits(2)
+			sfx := storage.NewKeyRaw().Str(it.ID).Int(cents).Int(int64(len(ws)))
 			if err := tx.Set(append(storage.NewKey("stk/active").Str(it.SiteID), sfx...), nil); err != nil {
 				return err
 			}

@@ -7,14 +7,16 @@ import (
 	"unicode/utf8"
 
 	"marketplace/errs"
+	"marketplace/money"
 	"marketplace/storage"
 )
 
 // ItemUpdate is the input of UpdateItem; nil fields are left as they are.
 type ItemUpdate struct {
-	Status *string      `json:"status"`
-	Price  *json.Number `json:"price"`
-	Title  *string      `json:"title"`
+	Status *string `json:"status"`
+	// Price is checked as on publication, against the item's currency.
+	Price *money.Dec `json:"price"`
+	Title *string    `json:"title"`
 	// AvailableQuantity replaces the stock of a single-origin item's user
 	// product (shared by the items that joined it).
 	AvailableQuantity *int64 `json:"available_quantity"`
@@ -41,11 +43,10 @@ func (s *Service) UpdateItem(ctx context.Context, caller int64, id string, in It
 	}
 	var price json.Number
 	if in.Price != nil {
-		p, err := ParsePrice(*in.Price)
-		if err != nil {
+		if err := checkPriceShape(*in.Price); err != nil {
 			return Item{}, err
 		}
-		price = p.Number()
+		price = json.Number(in.Price.String())
 	}
 	var title string
 	if in.Title != nil {
@@ -75,6 +76,9 @@ func (s *Service) UpdateItem(ctx context.Context, caller int64, id string, in It
 			after.Status = *in.Status
 		}
 		if in.Price != nil {
+			if err := checkPricePlaces(tx, *in.Price, before.CurrencyID); err != nil {
+				return err
+			}
 			// base_price is the price before promotions; with no promotions
 			// in the engine it follows the price, as the public API shows.
 			after.Price, after.BasePrice = price, price

@@ -11,6 +11,8 @@ import (
 
 	"marketplace"
 	"marketplace/errs"
+	"marketplace/storage/badger"
+	"marketplace/storage/postgres"
 	"marketplace/storage/postgres/pgtest"
 )
 
@@ -33,7 +35,7 @@ func TestImport_RecordsOfAFileAreInTheDataFolder(t *testing.T) {
 	if want := "imported 3 records into " + dir + "\n  currency: 1\n  fee_rule: 1\n  listing_type: 1\n"; out.String() != want {
 		t.Fatalf("output %q, want %q", out.String(), want)
 	}
-	m, err := marketplace.Open(dir, marketplace.Options{})
+	m, err := marketplace.Open(context.Background(), badger.Dir(dir), marketplace.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +55,7 @@ func TestImport_RecordsOfAFileAreInThePostgresDatabase(t *testing.T) {
 	if !strings.HasPrefix(out.String(), "imported 3 records into postgres://postgres@127.0.0.1:") {
 		t.Fatalf("output %q", out.String())
 	}
-	m, err := marketplace.OpenPostgres(context.Background(), url, marketplace.Options{})
+	m, err := marketplace.Open(context.Background(), postgres.URL(url), marketplace.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +79,7 @@ func TestImport_BadRecordWritesNothing(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "Record 2 (fee_rule): Invalid meli_percentage_fee: -9. It must not be negative") {
 		t.Fatalf("err = %v", err)
 	}
-	m, err := marketplace.Open(dir, marketplace.Options{})
+	m, err := marketplace.Open(context.Background(), badger.Dir(dir), marketplace.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

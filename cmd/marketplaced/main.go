@@ -396,7 +396,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 func openMarketplace(ctx context.Context, c config, opts marketplace.Options) (*marketplace.Marketplace, error) {
 	switch {
 	case c.postgres != "":
-		m, err := marketplace.OpenPostgres(ctx, c.postgres, opts)
+		m, err := marketplace.Open(ctx, postgres.URL(c.postgres), opts)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", redactPostgres(c.postgres), err)
 		}
@@ -404,7 +404,7 @@ func openMarketplace(ctx context.Context, c config, opts marketplace.Options) (*
 	case c.memory:
 		return marketplace.New(memory.New(), opts)
 	default:
-		return marketplace.Open(c.data, opts)
+		return marketplace.Open(ctx, badger.Dir(c.data), opts)
 	}
 }
 

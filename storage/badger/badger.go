@@ -522,3 +522,20 @@ func (i *iterator) Seek(key []byte) {
 }
 
 func (i *iterator) Close() { i.it.Close() }
+
+// Dir is the storage.Opener of a Badger store in a folder (created if
+// missing), with the default Options: marketplace.Open(ctx,
+// badger.Dir("./data"), opts). An embedder who needs other Options opens
+// the store with Open and passes it to marketplace.New.
+type Dir string
+
+var _ storage.Opener = Dir("")
+
+// Open opens (or creates) the store in the folder d.
+func (d Dir) Open(context.Context) (storage.Store, error) {
+	st, err := Open(string(d), Options{})
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
+}

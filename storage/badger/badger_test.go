@@ -1,6 +1,7 @@
 package badger_test
 
 import (
+	"context"
 	"testing"
 
 	"marketplace/storage"
@@ -27,4 +28,19 @@ func TestConformance(t *testing.T) {
 
 func BenchmarkBadger(b *testing.B) {
 	storagetest.Bench(b, func(b *testing.B) storage.Store { return open(b, b.TempDir()) })
+}
+
+func TestDir_OpensTheStoreInTheFolderAndItIsNotShared(t *testing.T) {
+	dir := t.TempDir()
+	st, err := badger.Dir(dir).Open(context.Background())
+	if err != nil {
+		t.Fatalf("Dir.Open: %v", err)
+	}
+	defer st.Close()
+	if got := st.(*badger.Store).Dir(); got != dir {
+		t.Errorf("store folder = %q, want %q", got, dir)
+	}
+	if storage.IsShared(st) {
+		t.Error("a Badger store is one process's, yet it declares itself shared")
+	}
 }

@@ -612,3 +612,19 @@ func TestSequence_UniqueAcrossTwoStoresOnOneDatabase(t *testing.T) {
 		t.Fatalf("Next on the other store after Advance(1000000) = %d, %v", id, err)
 	}
 }
+
+func TestURL_OpensTheDatabaseAndTheStoreIsSharedByProcesses(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	st, err := postgres.URL(url).Open(context.Background())
+	if err != nil {
+		t.Fatalf("URL.Open: %v", err)
+	}
+	defer st.Close()
+	mustUpdate(t, st, func(tx storage.Tx) error { return tx.Set([]byte("k"), []byte("v")) })
+	if got := mustGet(t, st, "k"); got != "v" {
+		t.Fatalf("Get = %q, want v", got)
+	}
+	if !storage.IsShared(st) {
+		t.Error("a PostgreSQL store does not declare itself shared; engines on it would not poll for other servers' writes")
+	}
+}

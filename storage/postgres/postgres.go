@@ -357,3 +357,28 @@ func (s *Store) Close() error {
 	s.seqPool.Close()
 	return nil
 }
+
+// URL is the storage.Opener of a PostgreSQL database (a postgres:// URL or
+// a key=value connection string), with the default Options: the pool is
+// tuned by the URL itself (pool_max_conns, connect_timeout).
+// marketplace.Open(ctx, postgres.URL(url), opts). An embedder who needs
+// more (TLS set up in Go, pgx hooks) opens the store with OpenConfig and
+// passes it to marketplace.New.
+type URL string
+
+var _ storage.Opener = URL("")
+
+// Open connects to the database at u; see the package-level Open.
+func (u URL) Open(ctx context.Context) (storage.Store, error) {
+	st, err := Open(ctx, string(u), Options{})
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// SharedByProcesses reports true: several servers may share one database,
+// and each sees the others' writes only by reading again.
+func (s *Store) SharedByProcesses() bool { return true }
+
+var _ storage.Shared = (*Store)(nil)

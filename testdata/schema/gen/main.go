@@ -24,6 +24,7 @@ import (
 	"marketplace"
 	"marketplace/accounts"
 	"marketplace/clock"
+	"marketplace/money"
 	"marketplace/notify"
 	"marketplace/questions"
 	"marketplace/stock"
@@ -76,7 +77,7 @@ func main() {
 	must(err)
 
 	publish := func(title, price string, qty int64) stock.Published {
-		p, err := m.Stock.Publish(ctx, seller.ID, stock.NewItem{Title: title, CategoryID: "MLA1055", Price: json.Number(price),
+		p, err := m.Stock.Publish(ctx, seller.ID, stock.NewItem{Title: title, CategoryID: "MLA1055", Price: money.MustParse(price),
 			ListingTypeID: "gold_special", CurrencyID: "ARS", AvailableQuantity: &qty})
 		must(err)
 		step()
@@ -100,7 +101,7 @@ func main() {
 	_, err = m.Stock.UpdateItem(ctx, seller.ID, items[3].ID, stock.ItemUpdate{Status: &paused})
 	must(err)
 	_, err = m.Stock.PublishMultiOrigin(ctx, wh.ID, stock.NewItem{Title: prefix + " Bicicleta de montaña", CategoryID: "MLA1055",
-		Price: "210000", ListingTypeID: "gold_special", CurrencyID: "ARS",
+		Price: money.FromInt(210000), ListingTypeID: "gold_special", CurrencyID: "ARS",
 		StockLocations: []stock.StockLocation{{StoreID: store.ID, Quantity: 5}}})
 	must(err)
 	step()

@@ -6,10 +6,15 @@ package money
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math/big"
+	"reflect"
 	"strconv"
 	"strings"
+
+	"marketplace/errs"
 )
 
 // maxPlaces bounds the decimal places a parsed value may carry, and
@@ -225,6 +230,34 @@ func (d Dec) Sign() int { return d.c().Sign() }
 // IsZero reports whether d is 0.
 func (d Dec) IsZero() bool { return d.Sign() == 0 }
 
+// Given reports whether d was set: the zero Dec (Dec{}) counts as 0 in
+// arithmetic but stands for an amount nobody gave, such as a price left out
+// of a request. Every Dec from Parse, MustParse, FromInt or arithmetic is
+// given, 0 included.
+func (d Dec) Given() bool { return d.coef != nil }
+
+// Places returns how many decimals d has once trailing zeros are dropped:
+// 0 for 1500 and 1500.00, 1 for 1500.5, 2 for 1500.55. A currency with
+// decimal_places p accepts an amount when Places() <= p.
+func (d Dec) Places() int32 { return d.normalize().places }
+
+// MinorUnits returns d x 10^places truncated toward zero, as an int64 (the
+// hundredths of 1500.55 at places 2 are 150055); ok is false when it does
+// not fit.
+func (d Dec) MinorUnits(places int32) (n int64, ok bool) {
+	c := new(big.Int).Set(d.c())
+	switch {
+	case places > d.places:
+		c.Mul(c, pow10(places-d.places))
+	case places < d.places:
+		c.Quo(c, pow10(d.places-places))
+	}
+	if !c.IsInt64() {
+		return 0, false
+	}
+	return c.Int64(), true
+}
+
 // String writes d in plain decimal notation with no trailing zeros, such as
 // "3826.8" or "200".
 func (d Dec) String() string {
@@ -262,20 +295,54 @@ func (d Dec) String() string {
 // MarshalJSON writes d as a JSON number.
 func (d Dec) MarshalJSON() ([]byte, error) { return []byte(d.String()), nil }
 
-// UnmarshalJSON reads a JSON number or a string holding one.
+// decType is the type named by the refusals of UnmarshalJSON.
+var decType = reflect.TypeOf(Dec{})
+
+// UnmarshalJSON reads a JSON number or a string holding one ("350000",
+// "1500.5"): the one place where an amount sent as JSON is read, so that a
+// value decoded by an embedder and one sent over HTTP are the same value.
+// null leaves d as it is (a Dec never set stays not Given). Any other value
+// is refused with a *json.UnmarshalTypeError whose Value is what was sent
+// ("true", "an object", "an array", "abc"), so that the refusal can quote
+// it; InvalidField turns it into the error callers are shown.
 func (d *Dec) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
-	if len(b) >= 2 && b[0] == '"' {
-		s, err := strconv.Unquote(string(b))
-		if err != nil {
-			return fmt.Errorf("invalid number %s", b)
-		}
-		b = []byte(s)
+	if string(b) == "null" {
+		return nil
 	}
-	v, err := Parse(string(b))
+	text := string(b)
+	switch {
+	case len(b) > 0 && b[0] == '"':
+		s, err := strconv.Unquote(text)
+		if err != nil {
+			return &json.UnmarshalTypeError{Value: text, Type: decType}
+		}
+		text = s
+	case len(b) > 0 && b[0] == '{':
+		return &json.UnmarshalTypeError{Value: "an object", Type: decType}
+	case len(b) > 0 && b[0] == '[':
+		return &json.UnmarshalTypeError{Value: "an array", Type: decType}
+	}
+	v, err := Parse(text)
 	if err != nil {
-		return err
+		return &json.UnmarshalTypeError{Value: text, Type: decType}
 	}
 	*d = v
 	return nil
+}
+
+// InvalidField returns the error shown for a JSON value that a Dec field
+// refused (see UnmarshalJSON), naming the field and quoting the value:
+// "Invalid price: true. It must be a decimal number such as 1500 or
+// 1500.50". ok is false when err is no such refusal.
+func InvalidField(err error) (e *errs.Error, ok bool) {
+	var ute *json.UnmarshalTypeError
+	if !errors.As(err, &ute) || ute.Type != decType || ute.Field == "" {
+		return nil, false
+	}
+	field := ute.Field
+	if i := strings.LastIndexByte(field, '.'); i >= 0 {
+		field = field[i+1:]
+	}
+	return errs.Invalidf("Invalid %s: %s. It must be a decimal number such as 1500 or 1500.50", field, ute.Value), true
 }

@@ -1,6 +1,7 @@
 package money_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/big"
 	"testing"
@@ -8,7 +9,7 @@ import (
 	"github.com/matryer/is"
 	"pgregory.net/rapid"
 
-	"marketplace/geo/money"
+	"marketplace/money"
 )
 
 func TestParseAndString_KeepExactDecimals(t *testing.T) {
@@ -117,4 +118,100 @@ func FuzzParse(f *testing.F) {
 		}
 		_ = d.Round(2).Add(d).Percent(d)
 	})
+}
+
+// TestParseAndString_RoundTrip: any decimal written by String parses back
+// to the same value and is written the same way again (String is
+// canonical), and parsing its JSON number or its JSON string gives it too.
+func TestParseAndString_RoundTrip(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		coef := rapid.Int64().Draw(t, "coef")
+		places := rapid.Int32Range(0, 12).Draw(t, "places")
+		d := money.FromInt(coef).Mul(money.MustParse("1e-" + fmt.Sprint(places))) // coef x 10^-places
+		s := d.String()
+		back, err := money.Parse(s)
+		if err != nil || back.Cmp(d) != 0 || back.String() != s {
+			t.Fatalf("%s -> %s %v", s, back, err)
+		}
+		r, _ := new(big.Rat).SetString(s)
+		want := new(big.Rat).SetFrac(big.NewInt(coef), new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(places)), nil))
+		if r.Cmp(want) != 0 {
+			t.Fatalf("%d x 10^-%d written as %s", coef, places, s)
+		}
+		var fromNumber, fromString money.Dec
+		if err := json.Unmarshal([]byte(s), &fromNumber); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(`"`+s+`"`), &fromString); err != nil {
+			t.Fatal(err)
+		}
+		out, _ := json.Marshal(fromString)
+		if fromNumber.Cmp(d) != 0 || fromString.Cmp(d) != 0 || string(out) != s {
+			t.Fatalf("%s: number %s, string %s, written %s", s, fromNumber, fromString, out)
+		}
+	})
+}
+
+// TestMinorUnitsAndPlaces_MatchRationals: MinorUnits is the value times
+// 10^places truncated toward zero, and Places the fewest decimals that
+// write the value.
+func TestMinorUnitsAndPlaces_MatchRationals(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s := decimalString(t, "d")
+		d := money.MustParse(s)
+		places := rapid.Int32Range(0, 6).Draw(t, "places")
+		n, ok := d.MinorUnits(places)
+		if !ok {
+			t.Fatalf("%s at %d places does not fit", s, places)
+		}
+		r, _ := new(big.Rat).SetString(s)
+		scaled := new(big.Rat).Mul(r, new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(places)), nil)))
+		want := new(big.Int).Quo(scaled.Num(), scaled.Denom()) // truncates toward zero
+		if want.Int64() != n {
+			t.Fatalf("MinorUnits(%s, %d) = %d, want %s", s, places, n, want)
+		}
+		p := d.Places()
+		if d.Round(p).Cmp(d) != 0 || (p > 0 && d.Round(p-1).Cmp(d) == 0) {
+			t.Fatalf("Places(%s) = %d", s, p)
+		}
+	})
+}
+
+func TestMarshalJSON_WritesTheShortestExactNumber(t *testing.T) {
+	is := is.New(t)
+	for in, want := range map[string]string{"350000": "350000", "10.5": "10.5", "10.50": "10.5", "1500.55": "1500.55", "0.01": "0.01", "1e3": "1000"} {
+		b, err := json.Marshal(money.MustParse(in))
+		is.NoErr(err)
+		is.Equal(string(b), want) // a JSON number, no trailing zeros
+	}
+}
+
+func TestUnmarshalJSON_RefusalQuotesWhatWasSent(t *testing.T) {
+	is := is.New(t)
+	for body, value := range map[string]string{
+		`{"price": true}`: "true", `{"price": {"a": 1}}`: "an object", `{"price": [1]}`: "an array",
+		`{"price": "abc"}`: "abc", `{"price": "1,5"}`: "1,5", `{"price": ""}`: "",
+	} {
+		var v struct {
+			Price money.Dec `json:"price"`
+		}
+		err := json.Unmarshal([]byte(body), &v)
+		e, ok := money.InvalidField(err)
+		is.True(ok) // refused as an amount
+		is.Equal(e.Message, "Invalid price: "+value+". It must be a decimal number such as 1500 or 1500.50")
+		is.True(!v.Price.Given()) // nothing was read
+	}
+	_, ok := money.InvalidField(json.Unmarshal([]byte(`{"n": true}`), &struct{ N int }{}))
+	is.True(!ok) // only refusals of amounts
+}
+
+func TestGiven_OnlyTheZeroDecIsNotGiven(t *testing.T) {
+	is := is.New(t)
+	is.True(!money.Dec{}.Given())
+	is.True(money.FromInt(0).Given())
+	is.True(money.MustParse("0").Given())
+	is.True(money.Dec{}.Add(money.Dec{}).Given())
+	var d money.Dec
+	is.NoErr(json.Unmarshal([]byte("null"), &d))
+	is.True(!d.Given()) // null sets nothing
 }

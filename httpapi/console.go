@@ -1,0 +1,56 @@
+package httpapi
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"mime"
+	"net/http"
+	"path"
+	"time"
+
+	"github.com/julienschmidt/httprouter"
+
+	"marketplace/httpapi/console"
+)
+
+// consoleRoutes serves the operator console (httpapi/console) at /console,
+// /console/ and /console/<asset>. The console is not part of the API: it is
+// registered on the router directly, not with handle, so that fault rules
+// never break the page that is used to remove them, its asset requests do
+// not fill the request journal it shows, and the API's route list
+// (Routes) stays the API's.
+func (s *Server) consoleRoutes() {
+	s.router.GET("/console", s.serveConsole)
+	s.router.GET("/console/*asset", s.serveConsole)
+}
+
+// consoleModTime is when the embedded files count as modified: embed keeps
+// no times, and the binary's start is as good as any for revalidation.
+var consoleModTime = time.Now()
+
+// consoleCSP lets the page load and call nothing but its own server: no
+// external network, no inline script.
+const consoleCSP = "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+
+// serveConsole answers GET /console, /console/ (the page) and
+// /console/<asset>; an unknown asset gets the API's 404 body.
+func (s *Server) serveConsole(w http.ResponseWriter, r *http.Request, p httprouter.Params) {
+	name := path.Clean("/" + p.ByName("asset"))[1:]
+	if name == "" {
+		name = "index.html"
+	}
+	b, err := fs.ReadFile(console.FS, name)
+	if err != nil {
+		s.writeError(w, r, &httpError{status: http.StatusNotFound, code: "not_found",
+			message: fmt.Sprintf("Resource %s %s not found", r.Method, r.URL.Path)})
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", mime.TypeByExtension(path.Ext(name)))
+	h.Set("Content-Security-Policy", consoleCSP)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-cache")
+	http.ServeContent(w, r, name, consoleModTime, bytes.NewReader(b))
+}

@@ -1,0 +1,643 @@
+// The operator console. It calls only the documented HTTP API of the server
+// that serves it: the operator routes with the operator token, and the
+// seller's and buyer's routes with a token that the operator issues for the
+// user (POST /operator/users/{id}/tokens), kept per user in session storage.
+"use strict";
+
+const store = window.sessionStorage;
+const $ = (sel, root) => (root || document).querySelector(sel);
+const $$ = (sel, root) => Array.from((root || document).querySelectorAll(sel));
+
+// el builds an element; text goes in as text, never as markup.
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else if (k === "dataset") Object.assign(e.dataset, v);
+    else e.setAttribute(k, v === true ? "" : v);
+  }
+  for (const c of children.flat()) {
+    if (c === undefined || c === null) continue;
+    e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return e;
+}
+
+function fill(tbody, rows) {
+  tbody.replaceChildren(...rows);
+  if (rows.length === 0) {
+    const cols = tbody.closest("table").querySelectorAll("thead th").length;
+    tbody.append(el("tr", {}, el("td", { colspan: cols, class: "hint" }, "Nothing yet.")));
+  }
+}
+
+function say(text, kind) {
+  const m = $("#message");
+  m.textContent = text;
+  m.className = kind || "";
+}
+
+// describe is the one line an error answer gets: its status, code and message.
+function describe(res) {
+  const b = res.body || {};
+  return `${res.status} ${b.error || ""}: ${b.message || res.text || ""}`.trim();
+}
+
+class APIError extends Error {
+  constructor(res) { super(describe(res)); this.res = res; }
+}
+
+// api sends one request; token defaults to the operator's. It resolves to
+// {status, headers, body} for any answer and rejects only on 4xx/5xx
+// (with the answer) unless raw is set.
+// pending counts the requests in flight, in the body's data-pending, so that
+// a test (or a curious operator) can tell when the page has settled.
+let pending = 0;
+function busy(d) {
+  pending += d;
+  document.body.dataset.pending = String(pending);
+}
+
+async function api(method, path, body, opts) {
+  busy(+1);
+  try {
+    return await send(method, path, body, opts);
+  } finally {
+    busy(-1);
+  }
+}
+
+async function send(method, path, body, opts) {
+  opts = opts || {};
+  const headers = Object.assign({}, opts.headers || {});
+  const token = opts.token === undefined ? store.getItem("operatorToken") : opts.token;
+  if (token) headers["Authorization"] = "Bearer " + token;
+  const init = { method, headers };
+  if (body !== undefined) {
+    headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const r = await fetch(path, init);
+  const text = await r.text();
+  let parsed = null;
+  try { parsed = text ? JSON.parse(text) : null; } catch (e) { parsed = null; }
+  const res = { status: r.status, headers: r.headers, body: parsed, text };
+  if (!opts.raw && r.status >= 400) throw new APIError(res);
+  return res;
+}
+
+// userToken returns a token of user id, issuing one through the operator
+// route the first time; fresh issues a new one (after a reset or a revoke).
+async function userToken(id, fresh) {
+  const key = "userToken:" + id;
+  if (!fresh && store.getItem(key)) return store.getItem(key);
+  const res = await api("POST", `/operator/users/${id}/tokens`);
+  store.setItem(key, res.body.access_token);
+  return res.body.access_token;
+}
+
+// asUser calls a route with the token of user id, issuing a new token once
+// when the kept one no longer works.
+async function asUser(id, method, path, body, opts) {
+  opts = Object.assign({}, opts || {}, { raw: true });
+  let res = await api(method, path, body, Object.assign({}, opts, { token: await userToken(id) }));
+  if (res.status === 401) {
+    res = await api(method, path, body, Object.assign({}, opts, { token: await userToken(id, true) }));
+  }
+  if (res.status >= 400) throw new APIError(res);
+  return res;
+}
+
+function forgetUserTokens() {
+  for (let i = store.length - 1; i >= 0; i--) {
+    const k = store.key(i);
+    if (k && k.startsWith("userToken:")) store.removeItem(k);
+  }
+}
+
+// guarded runs an action of the page and shows its error, if any.
+function guarded(fn) {
+  return async (ev) => {
+    if (ev && ev.preventDefault) ev.preventDefault();
+    try {
+      await fn(ev);
+    } catch (e) {
+      say(e.message, "error");
+    }
+  };
+}
+
+function on(sel, event, fn) { $(sel).addEventListener(event, guarded(fn)); }
+
+const splitList = (s) => s.split(",").map((x) => x.trim()).filter(Boolean);
+const positive = (s, name) => {
+  const n = Number(s);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer`);
+  return n;
+};
+
+// pager renders previous/next for a {paging} answer and calls load(offset).
+function pager(node, paging, load) {
+  const { total, offset, limit } = paging;
+  const last = Math.min(offset + limit, total);
+  node.replaceChildren(
+    el("button", { type: "button", disabled: offset === 0, onclick: () => load(Math.max(0, offset - limit)) }, "‹ Previous"),
+    el("span", {}, total ? `${offset + 1}–${last} of ${total}` : "0 of 0"),
+    el("button", { type: "button", disabled: last >= total, onclick: () => load(offset + limit) }, "Next ›"),
+  );
+}
+
+const PAGE = 20;
+
+// ---- screens -------------------------------------------------------------
+
+const screens = {};
+let current = "";
+let ticker = 0;
+
+function show(name) {
+  if (!document.getElementById("screen-" + name) || name === "signin") name = "users";
+  if (!store.getItem("operatorToken")) name = "signin";
+  current = name;
+  for (const s of $$("main > section")) s.hidden = s.id !== "screen-" + name;
+  for (const b of $$("nav button")) b.classList.toggle("active", b.dataset.screen === name);
+  const signedIn = name !== "signin";
+  $("#nav").hidden = !signedIn;
+  $("#session").hidden = !signedIn;
+  if (location.hash !== "#" + name) history.replaceState(null, "", "#" + name);
+  clearInterval(ticker);
+  if (signedIn) {
+    refreshClock();
+    const s = screens[name];
+    if (s && s.enter) guarded(s.enter)();
+    if (s && s.tick) ticker = setInterval(guarded(s.tick), 1000);
+  }
+}
+
+async function refreshClock() {
+  const res = await api("GET", "/operator/clock", undefined, { raw: true });
+  const text = res.status === 200 ? res.body.now : "wall clock";
+  $("#clock-now").textContent = text;
+  $("#clock-value").textContent = text;
+  return res;
+}
+
+// Sign in: the token is checked with an operator read before it is kept.
+on("#signin-form", "submit", async () => {
+  const token = $("#token").value.trim();
+  const res = await api("GET", "/operator/users?limit=1", undefined, { token, raw: true });
+  if (res.status !== 200) throw new APIError(res);
+  store.setItem("operatorToken", token);
+  $("#token").value = "";
+  say("Signed in.", "ok");
+  show("users");
+});
+
+on("#signout", "click", async () => {
+  store.clear();
+  say("Signed out.");
+  show("signin");
+});
+
+for (const b of $$("nav button")) b.addEventListener("click", () => { say(""); show(b.dataset.screen); });
+
+// ---- users ---------------------------------------------------------------
+
+let selectedUser = 0;
+
+screens.users = {
+  async enter() { await loadUsers(0); if (selectedUser) await openUser(selectedUser); },
+};
+
+async function loadUsers(offset) {
+  const res = await api("GET", `/operator/users?offset=${offset}&limit=${PAGE}`);
+  fill($("#users-table tbody"), res.body.results.map((u) =>
+    el("tr", { dataset: { userId: u.id }, class: u.id === selectedUser ? "selected" : null },
+      el("td", {}, u.id), el("td", {}, u.nickname), el("td", {}, u.site_id), el("td", {}, u.tags.join(", ")),
+      el("td", {}, u.registration_date),
+      el("td", {}, el("button", { type: "button", class: "user-open", onclick: guarded(() => openUser(u.id)) }, "Open")))));
+  pager($("#users-pager"), res.body.paging, guarded((o) => loadUsers(o)));
+}
+
+on("#user-form", "submit", async () => {
+  const res = await api("POST", "/operator/users", {
+    nickname: $("#user-nickname").value, site_id: $("#user-site").value, tags: splitList($("#user-tags").value),
+  });
+  store.setItem("userToken:" + res.body.id, res.body.access_token);
+  say(`Created user ${res.body.id} (${res.body.nickname}).`, "ok");
+  $("#user-nickname").value = "";
+  selectedUser = res.body.id;
+  await loadUsers(0);
+  await openUser(res.body.id);
+});
+
+async function openUser(id) {
+  const res = await api("GET", `/operator/users/${id}`);
+  const u = res.body;
+  selectedUser = u.id;
+  for (const tr of $$("#users-table tbody tr")) tr.classList.toggle("selected", Number(tr.dataset.userId) === u.id);
+  $("#user-detail").hidden = false;
+  $("#detail-id").textContent = u.id;
+  $("#detail-nickname").textContent = u.nickname;
+  $("#detail-tags").value = u.tags.join(", ");
+  $("#detail-token-out").textContent = "";
+  await loadStores(u.id);
+}
+
+async function loadStores(id) {
+  const res = await api("GET", `/operator/users/${id}/stores?limit=100`);
+  fill($("#stores-table tbody"), res.body.results.map((s) =>
+    el("tr", { dataset: { storeId: s.id } }, el("td", {}, s.id), el("td", {}, s.description),
+      el("td", {}, (s.tags || []).join(", ")), el("td", {}, s.network_node_id), el("td", {}, s.status))));
+}
+
+on("#tags-form", "submit", async () => {
+  await api("PUT", `/operator/users/${selectedUser}/tags`, { tags: splitList($("#detail-tags").value) });
+  say(`Tags of ${selectedUser} saved.`, "ok");
+  await loadUsers(0);
+});
+
+on("#detail-token-issue", "click", async () => {
+  const res = await api("POST", `/operator/users/${selectedUser}/tokens`);
+  store.setItem("userToken:" + selectedUser, res.body.access_token);
+  $("#detail-token-out").textContent = res.body.access_token;
+  say(`Issued a token for ${selectedUser}.`, "ok");
+});
+
+on("#detail-tokens-revoke", "click", async () => {
+  await api("DELETE", `/operator/users/${selectedUser}/tokens`);
+  store.removeItem("userToken:" + selectedUser);
+  $("#detail-token-out").textContent = "";
+  say(`Every token of ${selectedUser} is revoked.`, "ok");
+});
+
+on("#store-form", "submit", async () => {
+  const res = await api("POST", `/operator/users/${selectedUser}/stores`, {
+    description: $("#store-description").value, tags: splitList($("#store-tags").value),
+    location: { address_line: "Calle 1 100", city: $("#store-city").value, zip_code: "1000" },
+  });
+  say(`Created store ${res.body.id}.`, "ok");
+  await loadStores(selectedUser);
+});
+
+// ---- items and stock -----------------------------------------------------
+
+let itemsSeller = 0;
+let sellerStores = [];
+let stockOpen = null; // {up, version, seller}
+
+screens.items = {
+  async enter() {
+    if (!itemsSeller && selectedUser) $("#items-seller").value = selectedUser;
+    if (itemsSeller) await loadItems(0);
+  },
+};
+
+on("#items-form", "submit", async () => {
+  itemsSeller = positive($("#items-seller").value, "seller id");
+  $("#stock-panel").hidden = true;
+  await loadItems(0);
+});
+
+async function loadItems(offset) {
+  const seller = itemsSeller;
+  const [items, user, stores] = await Promise.all([
+    api("GET", `/operator/items?seller_id=${seller}&offset=${offset}&limit=${PAGE}`),
+    api("GET", `/operator/users/${seller}`),
+    api("GET", `/operator/users/${seller}/stores?tags=stock_location&limit=100`),
+  ]);
+  $("#items-body").hidden = false;
+  const multi = user.body.tags.includes("warehouse_management");
+  sellerStores = multi ? stores.body.results : [];
+  // Quantity fields: one per stock-location store of a seller who manages
+  // warehouses, else the item's single quantity.
+  const fields = sellerStores.length
+    ? sellerStores.map((s) => el("label", {}, `Store ${s.id}`,
+      el("input", { class: "publish-qty", size: 4, value: 1, dataset: { storeId: s.id, node: s.network_node_id } })))
+    : [el("label", {}, "Quantity", el("input", { id: "item-quantity", size: 4, value: 1 }))];
+  $("#item-stock-fields").replaceChildren(...fields);
+  fill($("#items-table tbody"), items.body.results.map((it) =>
+    el("tr", { dataset: { itemId: it.id } }, el("td", {}, it.id), el("td", {}, it.title),
+      el("td", {}, `${it.price} ${it.currency_id}`), el("td", {}, it.status),
+      el("td", { class: "available" }, it.available_quantity), el("td", {}, it.user_product_id),
+      el("td", {}, el("button", { type: "button", class: "stock-open", onclick: guarded(() => openStock(it.user_product_id)) }, "Stock")))));
+  pager($("#items-pager"), items.body.paging, guarded((o) => loadItems(o)));
+}
+
+on("#publish-form", "submit", async () => {
+  const base = {
+    title: $("#item-title").value, category_id: $("#item-category").value, price: Number($("#item-price").value),
+    currency_id: $("#item-currency").value, listing_type_id: "gold_special", condition: "new", channels: ["marketplace"],
+  };
+  let res;
+  if (sellerStores.length) {
+    base.stock_locations = $$(".publish-qty").map((i) => ({
+      store_id: i.dataset.storeId, network_node_id: i.dataset.node, quantity: Number(i.value),
+    }));
+    res = await asUser(itemsSeller, "POST", "/items/multiwarehouse", base);
+  } else {
+    base.available_quantity = Number($("#item-quantity").value);
+    res = await asUser(itemsSeller, "POST", "/items", base);
+  }
+  say(`Published ${res.body.id}.`, "ok");
+  $("#item-title").value = "";
+  await loadItems(0);
+});
+
+async function openStock(up) {
+  const res = await asUser(itemsSeller, "GET", `/user-products/${up}/stock`);
+  stockOpen = { up, version: res.headers.get("x-version"), seller: itemsSeller };
+  $("#stock-panel").hidden = false;
+  $("#stock-up").textContent = up;
+  $("#stock-version").textContent = stockOpen.version;
+  $("#stock-result").textContent = "";
+  $("#stock-result").className = "";
+  fill($("#stock-table tbody"), (res.body.locations || []).map((l) =>
+    el("tr", {}, el("td", {}, l.store_id), el("td", {}, l.network_node_id),
+      el("td", {}, el("input", { class: "stock-qty", value: l.quantity, dataset: { storeId: l.store_id } })))));
+}
+
+on("#stock-reload", "click", async () => { await openStock(stockOpen.up); });
+
+on("#stock-form", "submit", async () => {
+  const locations = $$(".stock-qty").map((i) => ({ store_id: i.dataset.storeId, quantity: Number(i.value) }));
+  const path = `/user-products/${stockOpen.up}/stock/type/seller_warehouse`;
+  const token = await userToken(stockOpen.seller);
+  const res = await api("PUT", path, { locations }, { token, raw: true, headers: { "x-version": stockOpen.version } });
+  const out = $("#stock-result");
+  if (res.status === 409) {
+    out.textContent = `Refused: ${describe(res)}. Someone changed the stock after version ${stockOpen.version} was read; read it again.`;
+    out.className = "error";
+    return;
+  }
+  if (res.status >= 400) throw new APIError(res);
+  out.textContent = `Saved: version ${res.headers.get("x-version")}.`;
+  out.className = "ok";
+  stockOpen.version = res.headers.get("x-version");
+  $("#stock-version").textContent = stockOpen.version;
+  await loadItems(0);
+});
+
+// ---- questions -----------------------------------------------------------
+
+let questionsSeller = 0;
+
+screens.questions = {
+  async enter() {
+    if (!questionsSeller && itemsSeller) $("#q-seller").value = itemsSeller;
+    if (questionsSeller) await loadQuestions(0);
+  },
+};
+
+on("#questions-form", "submit", async () => {
+  questionsSeller = positive($("#q-seller").value, "seller id");
+  await loadQuestions(0);
+});
+
+async function loadQuestions(offset) {
+  const status = $("#q-status").value;
+  const q = `/questions/search?seller_id=${questionsSeller}&offset=${offset}&limit=${PAGE}` + (status ? `&status=${status}` : "");
+  const res = await asUser(questionsSeller, "GET", q);
+  const list = res.body.questions || [];
+  fill($("#questions-table tbody"), list.map((qn) => {
+    const answer = qn.answer ? `${qn.answer.text} (${qn.answer.status})` : "";
+    const from = qn.from ? qn.from.id : "";
+    return el("tr", { dataset: { questionId: qn.id } },
+      el("td", {}, qn.id), el("td", {}, qn.item_id), el("td", {}, from), el("td", { class: "question-text" }, qn.text),
+      el("td", { class: "question-status" }, qn.status), el("td", { class: "question-answer" }, answer),
+      el("td", { class: "wide" }, el("input", { class: "answer-text", placeholder: "Answer" }),
+        el("button", { type: "button", class: "answer-send", onclick: guarded((ev) => answer_(qn.id, ev)) }, "Answer")),
+      el("td", {}, el("select", { class: "moderate-status" }, MODERATION.map(([field, value]) =>
+        el("option", { value: field + ":" + value }, (field === "status" ? "question " : "answer ") + value))),
+      el("button", { type: "button", class: "moderate-send", onclick: guarded((ev) => moderate(qn.id, ev)) }, "Set")));
+  }));
+  pager($("#questions-pager"), { total: res.body.total || 0, offset, limit: PAGE }, guarded((o) => loadQuestions(o)));
+}
+
+async function answer_(id, ev) {
+  const text = ev.target.closest("td").querySelector(".answer-text").value;
+  await asUser(questionsSeller, "POST", "/answers", { question_id: id, text });
+  say(`Answered question ${id}.`, "ok");
+  await loadQuestions(0);
+}
+
+// MODERATION lists what the operator may set: a question's status, or its
+// answer's.
+const MODERATION = [["status", "UNDER_REVIEW"], ["status", "BANNED"], ["status", "DISABLED"],
+  ["answer_status", "BANNED"], ["answer_status", "DISABLED"], ["answer_status", "ACTIVE"]];
+
+async function moderate(id, ev) {
+  const [field, value] = ev.target.closest("td").querySelector(".moderate-status").value.split(":");
+  await api("PUT", `/operator/questions/${id}`, { [field]: value });
+  say(`Question ${id}: ${field} ${value}.`, "ok");
+  await loadQuestions(0);
+}
+
+on("#ask-form", "submit", async () => {
+  const asker = positive($("#q-asker").value, "asker id");
+  const res = await asUser(asker, "POST", "/questions", { item_id: $("#q-item").value.trim(), text: $("#q-text").value });
+  say(`Question ${res.body.id} asked.`, "ok");
+  $("#q-text").value = "";
+  if (!questionsSeller && res.body.seller_id) {
+    questionsSeller = res.body.seller_id;
+    $("#q-seller").value = questionsSeller;
+  }
+  if (questionsSeller) await loadQuestions(0);
+});
+
+// ---- applications --------------------------------------------------------
+
+let openApp = null;
+
+screens.apps = {
+  async enter() { await loadApps(0); if (openApp) await showApp(openApp); },
+  async tick() { if (openApp) await showApp(openApp); },
+};
+
+async function loadApps(offset) {
+  const res = await api("GET", `/operator/applications?offset=${offset}&limit=${PAGE}`);
+  fill($("#apps-table tbody"), res.body.results.map((a) =>
+    el("tr", { dataset: { appId: a.id } }, el("td", {}, a.id), el("td", {}, a.name), el("td", {}, a.owner_user_id),
+      el("td", {}, a.callback_url), el("td", {}, a.topics.join(", ")),
+      el("td", {}, el("button", { type: "button", class: "app-open", onclick: guarded(() => showApp(a)) }, "Deliveries")))));
+  pager($("#apps-pager"), res.body.paging, guarded((o) => loadApps(o)));
+}
+
+on("#app-form", "submit", async () => {
+  const res = await api("POST", "/operator/applications", {
+    name: $("#app-name").value, owner_user_id: positive($("#app-owner").value, "owner id"),
+    callback_url: $("#app-callback").value, topics: ["questions"],
+  });
+  say(`Registered application ${res.body.id}.`, "ok");
+  await loadApps(0);
+  await showApp(res.body);
+});
+
+function attemptCells(a) {
+  return [el("td", {}, a.delivery_id), el("td", {}, a.attempt), el("td", {}, a.sent)];
+}
+
+// answered is what the receiver answered: its status, or why there was none.
+function answered(a) {
+  const r = a.response || {};
+  return r.http_code ? String(r.http_code) : (r.error || "no answer");
+}
+
+function outcome(a) {
+  return el("td", { class: "outcome outcome-" + a.outcome }, a.outcome + (a.redelivery ? " (redelivery)" : ""));
+}
+
+async function showApp(app) {
+  openApp = app;
+  $("#app-detail").hidden = false;
+  $("#app-detail-id").textContent = `${app.id} (${app.name})`;
+  const [dl, missed] = await Promise.all([
+    api("GET", `/operator/applications/${app.id}/deliveries?limit=50`),
+    asUser(app.owner_user_id, "GET", `/missed_feeds?app_id=${app.id}`).catch((e) => ({ body: { messages: [] }, err: e })),
+  ]);
+  fill($("#deliveries-table tbody"), dl.body.results.map((a) =>
+    el("tr", {}, ...attemptCells(a), el("td", {}, a.resource), el("td", {}, answered(a)),
+      outcome(a), el("td", {}, a.next_attempt || ""),
+      el("td", {}, a.outcome === "retry" ? "" : el("button", { type: "button", class: "redeliver",
+        onclick: guarded(async () => {
+          await api("POST", `/operator/applications/${app.id}/deliveries/${a.delivery_id}/redeliver`);
+          say(`Delivery ${a.delivery_id} sent again.`, "ok");
+          await showApp(app);
+        }) }, "Redeliver")))));
+  fill($("#missed-table tbody"), (missed.body.messages || []).map((m) =>
+    el("tr", {}, el("td", {}, m._id), el("td", {}, m.topic), el("td", {}, m.resource), el("td", {}, m.attempts), el("td", {}, m.sent))));
+}
+
+// ---- clock ---------------------------------------------------------------
+
+screens.clock = {
+  async enter() { await recentAttempts(); },
+  async tick() { await refreshClock(); await recentAttempts(); },
+};
+
+async function recentAttempts() {
+  const apps = await api("GET", "/operator/applications?limit=20");
+  const lists = await Promise.all(apps.body.results.map((a) => api("GET", `/operator/applications/${a.id}/deliveries?limit=10`)));
+  const all = lists.flatMap((l) => l.body.results).sort((a, b) => (a.sent < b.sent ? 1 : a.sent > b.sent ? -1 : 0)).slice(0, 20);
+  fill($("#clock-deliveries tbody"), all.map((a) =>
+    el("tr", {}, el("td", {}, a.application_id), ...attemptCells(a),
+      el("td", {}, answered(a)), outcome(a), el("td", {}, a.next_attempt || ""))));
+}
+
+async function setClock(now) {
+  const res = await api("PUT", "/operator/clock", { now });
+  say(`The clock is now ${res.body.now}.`, "ok");
+  await refreshClock();
+  await recentAttempts();
+}
+
+for (const b of $$(".clock-advance")) {
+  b.addEventListener("click", guarded(async () => {
+    const res = await refreshClock();
+    if (res.status !== 200) throw new APIError(res);
+    const next = new Date(Date.parse(res.body.now) + Number(b.dataset.seconds) * 1000);
+    await setClock(next.toISOString());
+  }));
+}
+
+on("#clock-form", "submit", async () => { await setClock($("#clock-set-input").value.trim()); });
+
+on("#rt-form", "submit", async () => {
+  const id = positive($("#rt-user").value, "seller id");
+  const res = await asUser(id, "GET", `/users/${id}/questions/response_time`);
+  $("#rt-out").textContent = JSON.stringify(res.body, null, 2);
+});
+
+// ---- faults --------------------------------------------------------------
+
+screens.faults = { enter: () => loadFaults() };
+
+async function loadFaults() {
+  const res = await api("GET", "/operator/faults");
+  fill($("#faults-table tbody"), res.body.results.map((f) =>
+    el("tr", {}, el("td", {}, f.id), el("td", {}, f.method || "any"), el("td", {}, f.route || "any"),
+      el("td", {}, f.user_id || ""), el("td", {}, f.status || ""), el("td", {}, f.latency_ms || ""),
+      el("td", {}, f.times === null || f.times === undefined ? "∞" : f.times),
+      el("td", {}, el("button", { type: "button", class: "fault-delete", onclick: guarded(async () => {
+        await api("DELETE", `/operator/faults/${f.id}`);
+        await loadFaults();
+      }) }, "Remove")))));
+}
+
+on("#fault-form", "submit", async () => {
+  const rule = {};
+  if ($("#fault-method").value) rule.method = $("#fault-method").value;
+  if ($("#fault-route").value.trim()) rule.route = $("#fault-route").value.trim();
+  if ($("#fault-status").value.trim()) rule.status = Number($("#fault-status").value);
+  if ($("#fault-latency").value.trim()) rule.latency_ms = Number($("#fault-latency").value);
+  if ($("#fault-times").value.trim()) rule.times = Number($("#fault-times").value);
+  const res = await api("POST", "/operator/faults", rule);
+  say(`Added fault rule ${res.body.id}.`, "ok");
+  await loadFaults();
+});
+
+on("#faults-clear", "click", async () => {
+  const res = await api("DELETE", "/operator/faults");
+  say(`Removed ${res.body.deleted} rules.`, "ok");
+  await loadFaults();
+});
+
+// ---- journal -------------------------------------------------------------
+
+screens.journal = { enter: () => loadJournal(0) };
+
+async function loadJournal(offset) {
+  const q = new URLSearchParams({ offset, limit: PAGE });
+  if ($("#journal-route").value.trim()) q.set("route", $("#journal-route").value.trim());
+  if ($("#journal-status").value.trim()) q.set("status", $("#journal-status").value.trim());
+  const res = await api("GET", "/operator/requests?" + q);
+  fill($("#journal-table tbody"), res.body.results.map((j) =>
+    el("tr", {}, el("td", {}, j.id), el("td", {}, j.time), el("td", {}, j.method),
+      el("td", {}, j.path + (j.query ? "?" + j.query : "")), el("td", {}, j.route), el("td", {}, j.status),
+      el("td", {}, j.latency_ms), el("td", {}, j.user_id || ""), el("td", {}, j.fault_id || ""))));
+  pager($("#journal-pager"), res.body.paging, guarded((o) => loadJournal(o)));
+}
+
+on("#journal-form", "submit", () => loadJournal(0));
+on("#journal-clear", "click", async () => {
+  const res = await api("DELETE", "/operator/requests");
+  say(`Cleared ${res.body.deleted} requests.`, "ok");
+  await loadJournal(0);
+});
+
+// ---- snapshots and reset -------------------------------------------------
+
+screens.state = { enter: () => loadSnapshots() };
+
+async function loadSnapshots() {
+  const res = await api("GET", "/operator/snapshots");
+  fill($("#snapshots-table tbody"), res.body.map((s) =>
+    el("tr", {}, el("td", {}, s.id), el("td", {}, s.name), el("td", {}, s.created),
+      el("td", {},
+        el("button", { type: "button", class: "snapshot-restore", onclick: guarded(async () => {
+          await api("POST", `/operator/snapshots/${s.id}/restore`);
+          forgetUserTokens();
+          say(`Restored snapshot ${s.id}.`, "ok");
+        }) }, "Restore"), " ",
+        el("button", { type: "button", class: "snapshot-delete", onclick: guarded(async () => {
+          await api("DELETE", `/operator/snapshots/${s.id}`);
+          await loadSnapshots();
+        }) }, "Delete")))));
+}
+
+on("#snapshot-form", "submit", async () => {
+  const res = await api("POST", "/operator/snapshots", { name: $("#snapshot-name").value });
+  say(`Took snapshot ${res.body.id}.`, "ok");
+  await loadSnapshots();
+});
+
+on("#reset-button", "click", async () => {
+  await api("POST", "/operator/reset" + ($("#reset-demo").checked ? "?demo=true" : ""));
+  forgetUserTokens();
+  selectedUser = itemsSeller = questionsSeller = 0;
+  openApp = null;
+  say("The server is reset.", "ok");
+});
+
+show((location.hash || "#users").slice(1) || "users");

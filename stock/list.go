@@ -1,0 +1,51 @@
+package stock
+
+import (
+	"context"
+
+	"marketplace/accounts"
+	"marketplace/paging"
+	"marketplace/storage"
+)
+
+// SellerItemList is a page of a seller's items, whole, for the operator.
+type SellerItemList struct {
+	Results []Item
+	Total   int
+}
+
+// SellerItemsOf returns a page of the items of seller, whole (with the
+// available quantity of their user product), in id order (the order of
+// publication). It is the operator's view: SellerItems gives only the ids,
+// and only to the seller. Errors: NotFound (no such user), Invalid (a window
+// outside the paging rule).
+func (s *Service) SellerItemsOf(ctx context.Context, sellerID int64, p paging.Page) (SellerItemList, error) {
+	if err := p.Check(); err != nil {
+		return SellerItemList{}, err
+	}
+	var out SellerItemList
+	err := s.store.View(ctx, func(tx storage.Tx) error {
+		out = SellerItemList{Results: []Item{}}
+		if _, err := accounts.GetUser(tx, sellerID); err != nil {
+			return err
+		}
+		prefix := sellerItemsPrefix(sellerID)
+		it := tx.Iterate(storage.Prefix(prefix))
+		defer it.Close()
+		for ; it.Valid(); it.Next() {
+			if out.Total >= p.Offset && len(out.Results) < p.Limit {
+				item, err := GetItem(tx, storage.ReadKey(it.Key()[len(prefix):]).Str())
+				if err != nil {
+					return err
+				}
+				out.Results = append(out.Results, item)
+			}
+			out.Total++
+		}
+		return nil
+	})
+	if err != nil {
+		return SellerItemList{}, err
+	}
+	return out, nil
+}
