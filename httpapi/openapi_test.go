@@ -133,3 +133,26 @@ func TestValidateRequests_ABodyThatBreaksTheDocumentIsRefusedWith400(t *testing.
 		t.Errorf("GET /health: %d %s", res.Status, res.Raw)
 	}
 }
+
+// curl -d and clients that name no type send JSON bodies as something
+// else; the handlers read them as JSON, and so does the check.
+func TestValidateRequests_AJSONBodySentAsAnotherTypeIsCheckedAsJSON(t *testing.T) {
+	ts := newTestServer(t)
+	ts.handler = httpapi.New(ts.m, checked(t, httpapi.Config{OperatorToken: testOperatorToken, ValidateRequests: true}))
+	seller, stores := ts.mustSeller(1)
+	for _, contentType := range []string{"", "application/x-www-form-urlencoded", "text/plain"} {
+		t.Run("type "+contentType, func(t *testing.T) {
+			bad := ts.do("POST", "/items/multiwarehouse", seller.Token, `{"title":"x","stock_locations":[{"store_id":"1","quantity":"many"}]}`,
+				"Content-Type", contentType)
+			causes, _ := bad.Obj()["cause"].([]any)
+			if bad.Status != http.StatusBadRequest || len(causes) == 0 || !strings.Contains(string(bad.Raw), "quantity") {
+				t.Fatalf("got %d %s, want 400 naming quantity", bad.Status, bad.Raw)
+			}
+			good := ts.do("POST", "/items/multiwarehouse", seller.Token, `{"title":"Red mug","category_id":"MLA1055","price":1500,"currency_id":"ARS",`+
+				`"listing_type_id":"gold_special","stock_locations":[{"store_id":"`+stores[0]+`","quantity":4}]}`, "Content-Type", contentType)
+			if good.Status != http.StatusCreated {
+				t.Fatalf("a body that matches: got %d %s, want 201", good.Status, good.Raw)
+			}
+		})
+	}
+}

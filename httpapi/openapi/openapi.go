@@ -7,6 +7,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"mime"
 	"net/http"
 	"slices"
 	"strings"
@@ -123,11 +124,39 @@ func (v *Validator) Request(r *http.Request) []string {
 	if !v.Documented(r) {
 		return nil
 	}
+	if mt := v.bodyMediaType(r); mt != "" {
+		r = r.Clone(r.Context())
+		r.Header.Set("Content-Type", mt)
+	}
 	ok, errs := v.v.ValidateHttpRequestSync(r)
 	if ok {
 		return nil
 	}
 	return messages(withoutPathErrors(errs))
+}
+
+// bodyMediaType returns the media type to validate r's body as when r names
+// one its operation does not declare (or none): JSON, which every handler
+// that takes a JSON body decodes whatever the header says, as the public
+// API does (curl -d sends application/x-www-form-urlencoded). It returns ""
+// when r's own type is declared, or the operation takes no JSON body.
+func (v *Validator) bodyMediaType(r *http.Request) string {
+	item, errs, _ := paths.FindPath(r, v.model, v.opts)
+	if item == nil || len(errs) > 0 {
+		return ""
+	}
+	op, ok := item.GetOperations().Get(strings.ToLower(r.Method))
+	if !ok || op == nil || op.RequestBody == nil || op.RequestBody.Content == nil {
+		return ""
+	}
+	if _, json := op.RequestBody.Content.Get("application/json"); !json {
+		return ""
+	}
+	sent, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if _, declared := op.RequestBody.Content.Get(sent); declared && sent != "" {
+		return ""
+	}
+	return "application/json"
 }
 
 // Response returns the document's findings on res, the answer to r; none
