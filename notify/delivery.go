@@ -195,6 +195,9 @@ func (s *Service) dispatchFrom(ctx context.Context, from uint64) (found int, hi 
 	err = s.store.Update(ctx, func(tx storage.Tx) error {
 		moved = 0
 		next := 0
+		if err := storage.Prefetch(tx, keys...); err != nil {
+			return err
+		}
 		for i, k := range keys {
 			// Read again in the transaction: another loop may have moved it.
 			_, err := tx.Get(k)

@@ -45,9 +45,10 @@
 // Sequences are PostgreSQL sequences, one per name (kv_seq_ and a hash of
 // the name), created on first use under the same advisory lock, with CACHE
 // 1: a per-session cache would hand one process ids out of order across
-// pooled connections. Next is one nextval, outside any transaction, on a
-// small pool of its own, so that drawing an id inside an Update never waits
-// for a connection that Updates hold. Advance blocks nextval (ALTER
+// pooled connections. Next is a nextval outside any transaction, on a small
+// pool of its own, so that drawing an id inside an Update never waits for a
+// connection that Updates hold; the calls that overlap on one sequence
+// share one statement that draws as many values. Advance blocks nextval (ALTER
 // SEQUENCE) while it reads and moves the sequence, so it never moves back.
 package postgres
 

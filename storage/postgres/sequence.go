@@ -7,7 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
+	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
@@ -25,7 +28,25 @@ type sequence struct {
 	// ident is the sequence's SQL name: a hash of the name, since a name
 	// may hold any byte and identifiers are short.
 	ident string
+
+	// Calls of Next that overlap share one round trip: waiting holds the
+	// calls that arrived since the draw in flight began, in order, and
+	// drawing says that a draw is in flight.
+	mu      sync.Mutex
+	waiting []chan<- drawn
+	drawing bool
 }
+
+// drawn is one id drawn for a call of Next, or the draw's error.
+type drawn struct {
+	id  uint64
+	err error
+}
+
+// drawTimeout bounds one draw: it runs for every call waiting on it, so no
+// caller's context ends it, and a connection that stops answering must not
+// hold the sequence for ever.
+const drawTimeout = 30 * time.Second
 
 // sequenceIdent returns the SQL name of the sequence called name.
 func sequenceIdent(name string) string {
@@ -49,16 +70,99 @@ func (s *Store) Sequence(name string) (storage.Sequence, error) {
 	return q, nil
 }
 
-// Next returns nextval of the sequence, creating it on first use.
+// Next returns nextval of the sequence, creating it on first use. Calls
+// that arrive while a draw is in flight wait for it to end and are then
+// served together, in the order they arrived, by one statement that draws
+// as many values: under load, a server draws the ids of several requests
+// in one round trip, and no id is drawn before it is asked for, so an
+// Advance through another server holds for every Next that begins after it.
 func (q *sequence) Next(ctx context.Context) (uint64, error) {
-	var id int64
+	if q.s.closed.Load() {
+		return 0, storage.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	ch := make(chan drawn, 1)
+	q.mu.Lock()
+	q.waiting = append(q.waiting, ch)
+	if !q.drawing {
+		q.drawing = true
+		go q.drawLoop()
+	}
+	q.mu.Unlock()
+	select {
+	case d := <-ch:
+		if d.err != nil {
+			return 0, q.s.seqError(ctx, fmt.Errorf("sequence %q: %w", q.name, d.err))
+		}
+		return d.id, nil
+	case <-ctx.Done():
+		// The id drawn for this call, if any, is a gap.
+		return 0, ctx.Err()
+	}
+}
+
+// drawLoop serves the waiting calls, one draw for all those that arrived
+// during the previous one, until none is left.
+func (q *sequence) drawLoop() {
+	for {
+		q.mu.Lock()
+		batch := q.waiting
+		q.waiting = nil
+		if len(batch) == 0 {
+			q.drawing = false
+			q.mu.Unlock()
+			return
+		}
+		q.mu.Unlock()
+		ids, err := q.draw(len(batch))
+		for i, ch := range batch {
+			if err != nil {
+				ch <- drawn{err: err}
+			} else {
+				ch <- drawn{id: ids[i]}
+			}
+		}
+	}
+}
+
+// draw returns n new values of the sequence, in increasing order.
+func (q *sequence) draw(n int) ([]uint64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), drawTimeout)
+	defer cancel()
+	ids := make([]uint64, 0, n)
 	err := q.withSequence(ctx, func() error {
-		return q.s.seqPool.QueryRow(ctx, "SELECT nextval('"+q.ident+"')").Scan(&id)
+		ids = ids[:0]
+		if n == 1 {
+			var id int64
+			if err := q.s.seqPool.QueryRow(ctx, "SELECT nextval('"+q.ident+"')").Scan(&id); err != nil {
+				return err
+			}
+			ids = append(ids, uint64(id))
+			return nil
+		}
+		rows, err := q.s.seqPool.Query(ctx, "SELECT nextval('"+q.ident+"') FROM generate_series(1, $1)", n)
+		if err != nil {
+			return err
+		}
+		var id int64
+		_, err = pgx.ForEachRow(rows, []any{&id}, func() error {
+			ids = append(ids, uint64(id))
+			return nil
+		})
+		return err
 	})
 	if err != nil {
-		return 0, q.s.seqError(ctx, fmt.Errorf("sequence %q: %w", q.name, err))
+		return nil, err
 	}
-	return uint64(id), nil
+	if len(ids) != n {
+		return nil, fmt.Errorf("drew %d values, want %d", len(ids), n)
+	}
+	// nextval runs once per row in the order of the rows; sorted, the
+	// calls that arrived first get the smaller ids whatever the plan.
+	slices.Sort(ids)
+	return ids, nil
 }
 
 // Advance makes every later Next return more than n. It holds ALTER
