@@ -90,9 +90,7 @@ func checkPackage(root string, p listed) ([]Offender, error) {
 			hasPackageDoc = true
 		}
 		for _, decl := range f.Decls {
-			for _, o := range checkDecl(fset, root, decl) {
-				offenders = append(offenders, o)
-			}
+			offenders = append(offenders, checkDecl(fset, root, decl)...)
 		}
 	}
 	if !hasPackageDoc && first != "" {
