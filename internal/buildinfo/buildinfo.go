@@ -1,5 +1,6 @@
 // Package buildinfo tells which build of the server is running, from what
-// the Go toolchain recorded in the binary (debug.ReadBuildInfo).
+// the Go toolchain recorded in the binary (debug.ReadBuildInfo) and the
+// version a release build stamps in.
 package buildinfo
 
 import (
@@ -7,6 +8,17 @@ import (
 	"runtime/debug"
 	"sync"
 )
+
+// version is the release version, set only by the release build
+// (internal/release) with the linker:
+//
+//	-ldflags "-X <module path>/internal/buildinfo.version=v1.2.3"
+//
+// It wins over the module version Go records, which for a build in a
+// checkout is the checkout's VCS tag only when HEAD carries exactly that tag
+// and the tree is clean, and otherwise a pseudo-version or "(devel)": the
+// release's archives are named by this version, so the binary says the same.
+var version string
 
 // Info is the build of the running binary: the answer of GET /version and
 // of marketplaced -version. Revision, Time and Modified are empty when the
@@ -22,29 +34,35 @@ type Info struct {
 
 // Get returns the running binary's build, read once.
 var Get = sync.OnceValue(func() Info {
-	info := Info{Module: "marketplace", Version: "(devel)", Go: runtime.Version()}
 	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return info
-	}
-	if bi.Main.Path != "" {
-		info.Module = bi.Main.Path
-	}
-	if bi.Main.Version != "" {
-		info.Version = bi.Main.Version
-	}
-	if bi.GoVersion != "" {
-		info.Go = bi.GoVersion
-	}
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			info.Revision = s.Value
-		case "vcs.time":
-			info.Time = s.Value
-		case "vcs.modified":
-			info.Modified = s.Value == "true"
+	return read(version, bi, ok)
+})
+
+func read(stamped string, bi *debug.BuildInfo, ok bool) Info {
+	info := Info{Module: "marketplace", Version: "(devel)", Go: runtime.Version()}
+	if ok {
+		if bi.Main.Path != "" {
+			info.Module = bi.Main.Path
+		}
+		if bi.Main.Version != "" {
+			info.Version = bi.Main.Version
+		}
+		if bi.GoVersion != "" {
+			info.Go = bi.GoVersion
+		}
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				info.Revision = s.Value
+			case "vcs.time":
+				info.Time = s.Value
+			case "vcs.modified":
+				info.Modified = s.Value == "true"
+			}
 		}
 	}
+	if stamped != "" {
+		info.Version = stamped
+	}
 	return info
-})
+}
