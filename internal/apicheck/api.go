@@ -16,22 +16,34 @@ import (
 // listedPackage is the part of `go list -json` that Generate reads.
 type listedPackage struct {
 	ImportPath string
-	Name       string
 	Export     string
-	Standard   bool
-	DepOnly    bool
-	Module     *struct{ Main bool }
 }
 
 // Generate returns the sorted record of the exported API of the importable
 // packages of the module rooted at root.
 func Generate(root string) ([]string, error) {
-	out, err := goCommand(root, "list", "-export", "-deps", "-json=ImportPath,Name,Export,Standard,DepOnly,Module", "./...")
+	// First the recorded packages, then export data for them and their
+	// dependencies only: main packages need not be compiled for the check.
+	out, err := goCommand(root, "list", "-f", "{{.ImportPath}} {{.Name}}", "./...")
+	if err != nil {
+		return nil, err
+	}
+	var targets []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		path, name, _ := strings.Cut(line, " ")
+		if Recorded(path, name) {
+			targets = append(targets, path)
+		}
+	}
+	sort.Strings(targets)
+	if len(targets) == 0 {
+		return nil, nil
+	}
+	out, err = goCommand(root, append([]string{"list", "-export", "-deps", "-json=ImportPath,Export"}, targets...)...)
 	if err != nil {
 		return nil, err
 	}
 	exports := map[string]string{}
-	var targets []string
 	dec := json.NewDecoder(strings.NewReader(string(out)))
 	for dec.More() {
 		var p listedPackage
@@ -39,11 +51,7 @@ func Generate(root string) ([]string, error) {
 			return nil, fmt.Errorf("go list output: %w", err)
 		}
 		exports[p.ImportPath] = p.Export
-		if !p.DepOnly && p.Module != nil && p.Module.Main && Recorded(p.ImportPath, p.Name) {
-			targets = append(targets, p.ImportPath)
-		}
 	}
-	sort.Strings(targets)
 	imp := importer.ForCompiler(token.NewFileSet(), "gc", func(path string) (io.ReadCloser, error) {
 		file, ok := exports[path]
 		if !ok || file == "" {

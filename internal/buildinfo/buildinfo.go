@@ -20,6 +20,13 @@ import (
 // release's archives are named by this version, so the binary says the same.
 var version string
 
+// revision, revisionTime and modified are the VCS revision, its commit time
+// (RFC 3339, UTC) and "true" for uncommitted changes, also set by the
+// release build. Go records the same as vcs.* settings, which win; but Go
+// finds the repository only by a .git folder, so a build in a git worktree
+// (whose .git is a file) would otherwise say nothing of its revision.
+var revision, revisionTime, modified string
+
 // Info is the build of the running binary: the answer of GET /version and
 // of marketplaced -version. Revision, Time and Modified are empty when the
 // binary was built without VCS data (go test, -buildvcs=false).
@@ -35,10 +42,13 @@ type Info struct {
 // Get returns the running binary's build, read once.
 var Get = sync.OnceValue(func() Info {
 	bi, ok := debug.ReadBuildInfo()
-	return read(version, bi, ok)
+	return read(stamp{version, revision, revisionTime, modified}, bi, ok)
 })
 
-func read(stamped string, bi *debug.BuildInfo, ok bool) Info {
+// stamp is what the release build set with the linker.
+type stamp struct{ version, revision, time, modified string }
+
+func read(stamped stamp, bi *debug.BuildInfo, ok bool) Info {
 	info := Info{Module: "marketplace", Version: "(devel)", Go: runtime.Version()}
 	if ok {
 		if bi.Main.Path != "" {
@@ -61,8 +71,13 @@ func read(stamped string, bi *debug.BuildInfo, ok bool) Info {
 			}
 		}
 	}
-	if stamped != "" {
-		info.Version = stamped
+	if stamped.version != "" {
+		info.Version = stamped.version
+	}
+	if info.Revision == "" && stamped.revision != "" {
+		info.Revision = stamped.revision
+		info.Time = stamped.time
+		info.Modified = stamped.modified == "true"
 	}
 	return info
 }

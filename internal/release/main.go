@@ -92,6 +92,10 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
+	vcs, err := readVCS(root)
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return err
 	}
@@ -111,12 +115,12 @@ func run(args []string) error {
 	}
 	var archives []string
 	for _, t := range list {
-		bin, err := build(root, module, work, *version, t)
+		bin, err := build(root, module, work, *version, vcs, t)
 		if err != nil {
 			return err
 		}
 		if t.OS == runtime.GOOS && t.Arch == runtime.GOARCH {
-			if err := checkStamp(root, bin, *version); err != nil {
+			if err := checkStamp(bin, *version, vcs.revision); err != nil {
 				return err
 			}
 		}
@@ -226,7 +230,45 @@ func buildEnv(t Target) []string {
 	}
 }
 
-func build(root, module, work, version string, t Target) (string, error) {
+// vcsStamp is the checkout's revision as Go's vcs.* settings write it.
+type vcsStamp struct{ revision, time, modified string }
+
+// readVCS reads the revision, its commit time and whether the tree has
+// uncommitted changes; all empty outside a git checkout.
+func readVCS(root string) (vcsStamp, error) {
+	rev, err := gitOutput(root, "rev-parse", "HEAD")
+	if err != nil {
+		return vcsStamp{}, nil
+	}
+	ct, err := gitOutput(root, "log", "-1", "--format=%ct")
+	if err != nil {
+		return vcsStamp{}, err
+	}
+	sec, err := strconv.ParseInt(ct, 10, 64)
+	if err != nil {
+		return vcsStamp{}, fmt.Errorf("the commit time %q: %w", ct, err)
+	}
+	dirty, err := gitOutput(root, "status", "--porcelain")
+	if err != nil {
+		return vcsStamp{}, err
+	}
+	return vcsStamp{rev, time.Unix(sec, 0).UTC().Format(time.RFC3339), strconv.FormatBool(dirty != "")}, nil
+}
+
+// ldflags strips the symbol table and DWARF (smaller archives; panics keep
+// their stack traces) and stamps the version, and the revision for builds
+// where Go records none (internal/buildinfo).
+func ldflags(module, version string, vcs vcsStamp) string {
+	pkg := module + "/internal/buildinfo"
+	flags := "-s -w -X " + pkg + ".version=" + version
+	if vcs.revision != "" {
+		flags += " -X " + pkg + ".revision=" + vcs.revision + " -X " + pkg + ".revisionTime=" + vcs.time +
+			" -X " + pkg + ".modified=" + vcs.modified
+	}
+	return flags
+}
+
+func build(root, module, work, version string, vcs vcsStamp, t Target) (string, error) {
 	name := "marketplaced"
 	if t.OS == "windows" {
 		name += ".exe"
@@ -236,8 +278,7 @@ func build(root, module, work, version string, t Target) (string, error) {
 		return "", err
 	}
 	bin := filepath.Join(dir, name)
-	ldflags := "-s -w -X " + module + "/internal/buildinfo.version=" + version
-	_, err := goOutput(root, buildEnv(t), "build", "-trimpath", "-ldflags="+ldflags, "-o", bin, "./cmd/marketplaced")
+	_, err := goOutput(root, buildEnv(t), "build", "-trimpath", "-ldflags="+ldflags(module, version, vcs), "-o", bin, "./cmd/marketplaced")
 	if err != nil {
 		return "", fmt.Errorf("build %s: %w", t, err)
 	}
@@ -246,8 +287,8 @@ func build(root, module, work, version string, t Target) (string, error) {
 
 // checkStamp runs a binary built for this machine and checks that
 // -version shows the release version and, in a git checkout, the
-// revision of HEAD.
-func checkStamp(root, bin, version string) error {
+// revision built.
+func checkStamp(bin, version, revision string) error {
 	out, err := exec.Command(bin, "-version").Output()
 	if err != nil {
 		return fmt.Errorf("%s -version: %w", bin, err)
@@ -262,8 +303,8 @@ func checkStamp(root, bin, version string) error {
 	if info.Version != version {
 		return fmt.Errorf("%s -version shows version %q, want %q", bin, info.Version, version)
 	}
-	if head, err := gitOutput(root, "rev-parse", "HEAD"); err == nil && info.Revision != head {
-		return fmt.Errorf("%s -version shows revision %q, want HEAD %s", bin, info.Revision, head)
+	if info.Revision != revision {
+		return fmt.Errorf("%s -version shows revision %q, want %q", bin, info.Revision, revision)
 	}
 	return nil
 }

@@ -200,3 +200,15 @@ func TestBuildEnv_FixesWhatChangesTheBinary(t *testing.T) {
 		}
 	}
 }
+
+func TestLdflags_StampVersionAndRevisionIntoBuildinfo(t *testing.T) {
+	got := ldflags("example.com/m", "v1.2.3", vcsStamp{"abc123", "2026-11-24T20:16:22Z", "false"})
+	want := "-s -w -X example.com/m/internal/buildinfo.version=v1.2.3 -X example.com/m/internal/buildinfo.revision=abc123 " +
+		"-X example.com/m/internal/buildinfo.revisionTime=2026-11-24T20:16:22Z -X example.com/m/internal/buildinfo.modified=false"
+	if got != want {
+		t.Errorf("ldflags =\n%s\nwant\n%s", got, want)
+	}
+	if got := ldflags("example.com/m", "v1.2.3", vcsStamp{}); got != "-s -w -X example.com/m/internal/buildinfo.version=v1.2.3" {
+		t.Errorf("ldflags outside a checkout = %q, want the version only", got)
+	}
+}
