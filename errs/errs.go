@@ -105,6 +105,8 @@ type Error struct {
 	Err error
 }
 
+// Error returns the code and the message, and the underlying error when
+// there is one, for logs; callers are shown only Code and Message.
 func (e *Error) Error() string {
 	if e.Err != nil {
 		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Err)
@@ -112,6 +114,7 @@ func (e *Error) Error() string {
 	return e.Code + ": " + e.Message
 }
 
+// Unwrap returns the underlying error, so that errors.Is and errors.As see it.
 func (e *Error) Unwrap() error { return e.Err }
 
 // New builds an error of kind k with the kind's default code.

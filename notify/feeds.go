@@ -39,7 +39,6 @@ const MissedFeedsDefaultLimit = 10
 // the application id (positive), the window (package paging), the topic.
 // Errors: Invalid, NotFound (no such application), Forbidden (caller is not
 // the owner).
-
 func (s *Service) MissedFeeds(ctx context.Context, caller int64, q FeedQuery) ([]MissedMessage, error) {
 	if q.AppID <= 0 {
 		return nil, errs.Invalidf("Invalid app_id: %d. It must be a positive integer", q.AppID)

@@ -112,6 +112,7 @@ type RedirectError struct {
 	URL string
 }
 
+// Error returns the OAuth 2 error code and its description.
 func (e *RedirectError) Error() string { return e.Code + ": " + e.Description }
 
 // Check checks an authorization request before the page asks anyone to

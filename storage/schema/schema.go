@@ -121,6 +121,7 @@ type TooNewError struct {
 	Store, Binary int
 }
 
+// Error names both schema versions and the version of binary the store needs.
 func (e *TooNewError) Error() string {
 	return fmt.Sprintf("the store has schema version %d, newer than this binary's version %d: "+
 		"it was written by a newer marketplace and is not opened; use a binary with schema version %d or later",
