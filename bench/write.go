@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"log/slog"
 	"net/http"
 	"os"
 	"os/signal"
@@ -50,7 +51,10 @@ import (
 	"marketplace"
 	"marketplace/accounts"
 	"marketplace/httpapi"
+	"marketplace/journal"
+	"marketplace/metrics"
 	"marketplace/money"
+	"marketplace/notify"
 	"marketplace/stock"
 	"marketplace/storage"
 	"marketplace/storage/badger"
@@ -336,7 +340,13 @@ type engine struct {
 }
 
 func (b *writeBench) start(st storage.Store) *engine {
-	m, err := marketplace.New(st, marketplace.Options{})
+	return b.startWith(st, marketplace.Options{}, func(*marketplace.Marketplace) httpapi.Config { return httpapi.Config{} })
+}
+
+// startWith starts the engine on st with opts, served by httpapi with the
+// configuration that config returns.
+func (b *writeBench) startWith(st storage.Store, opts marketplace.Options, config func(*marketplace.Marketplace) httpapi.Config) *engine {
+	m, err := marketplace.New(st, opts)
 	if err != nil {
 		fatalf("start engine: %v", err)
 	}
@@ -352,7 +362,7 @@ func (b *writeBench) start(st storage.Store) *engine {
 	} else {
 		close(done)
 	}
-	e.srv = serve(httpapi.New(m, httpapi.Config{}))
+	e.srv = serve(httpapi.New(m, config(m)))
 	e.stop = func() {
 		e.srv.Close()
 		cancel()
@@ -369,6 +379,34 @@ func (b *writeBench) start(st storage.Store) *engine {
 		if err := st.Close(); err != nil {
 			fatalf("close store: %v", err)
 		}
+	}
+	return e
+}
+
+// startAsServer starts the engine on st as `marketplaced -memory` runs it
+// with its defaults (cmd/marketplaced, run): the Prometheus metrics on (the
+// requests by route, the storage observer, the delivery attempts and the
+// engine's gauges), the request journal of journal.DefaultSize, one JSON log
+// line per request at level info (written to a file in the run's folder, as
+// the server's stderr would be). Keep the two in step.
+func (b *writeBench) startAsServer(st storage.Store) *engine {
+	logFile, err := os.Create(filepath.Join(b.folder("server-log"), "stderr.log"))
+	if err != nil {
+		fatalf("%v", err)
+	}
+	logger := slog.New(slog.NewJSONHandler(logFile, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	met := metrics.New()
+	storage.SetObserver(met.Storage())
+	opts := marketplace.Options{Logger: logger, Notifications: notify.Options{OnAttempt: met.NotificationAttempt}}
+	e := b.startWith(st, opts, func(m *marketplace.Marketplace) httpapi.Config {
+		met.Engine(m)
+		return httpapi.Config{Logger: logger, Journal: journal.New(journal.DefaultSize), Metrics: met}
+	})
+	stop := e.stop
+	e.stop = func() {
+		stop()
+		storage.SetObserver(nil)
+		_ = logFile.Close()
 	}
 	return e
 }
@@ -666,7 +704,7 @@ func (b *writeBench) stockSetup(ctx context.Context, e *engine) func(d time.Dura
 
 func (b *writeBench) askMemory() row {
 	ctx := context.Background()
-	e := b.start(memory.New())
+	e := b.startAsServer(memory.New())
 	defer e.stop()
 	w := newAskWorld(ctx, e.m, b.cfg.clients)
 	// The bare handler answers with the bytes and headers of a real ask.

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -164,17 +165,102 @@ func decodeAttributes(r *http.Request) (map[string]json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
+	return attributesOf(b), nil
+}
+
+// attributesOf decodes body b as decodeAttributes does.
+func attributesOf(b []byte) map[string]json.RawMessage {
 	fields := map[string]json.RawMessage{}
 	trimmed := bytes.TrimSpace(b)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return fields, nil
+		return fields
 	}
 	// Unmarshal refuses trailing data after the object, as a second value
 	// would be.
 	if err := json.Unmarshal(trimmed, &fields); err != nil {
-		return map[string]json.RawMessage{}, nil
+		return map[string]json.RawMessage{}
 	}
-	return fields, nil
+	return fields
+}
+
+// plainAsk reads the usual body of an ask, an object of exactly text and
+// item_id as strings with no escapes and no control characters, without
+// the attribute map and the reflection of the general path, which is a
+// good part of an ask's allocations. It reads what questions.ParseAsk
+// would; for any other body it returns false, and the general path gives
+// that body its answer.
+func plainAsk(b []byte) (in questions.AskInput, ok bool) {
+	i := skipJSONSpace(b, 0)
+	if i == len(b) || b[i] != '{' {
+		return in, false
+	}
+	var text, item bool
+	for n := range 2 {
+		key, j, ok := plainJSONString(b, skipJSONSpace(b, i+1))
+		if !ok {
+			return in, false
+		}
+		i = skipJSONSpace(b, j)
+		if i == len(b) || b[i] != ':' {
+			return in, false
+		}
+		value, j, ok := plainJSONString(b, skipJSONSpace(b, i+1))
+		if !ok {
+			return in, false
+		}
+		switch string(key) {
+		case "text":
+			if text {
+				return in, false
+			}
+			text, in.Text = true, string(value)
+		case "item_id":
+			if item {
+				return in, false
+			}
+			item, in.ItemID = true, string(value)
+		default:
+			return in, false
+		}
+		i = skipJSONSpace(b, j)
+		if i == len(b) || b[i] != ",}"[n] {
+			return in, false
+		}
+	}
+	return in, text && item && skipJSONSpace(b, i+1) == len(b)
+}
+
+func skipJSONSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// plainJSONString reads the string that starts at b[i] when it has no
+// escapes, no control characters and is valid UTF-8 (what the decoder
+// would keep byte for byte), and returns its content and the index after
+// it.
+func plainJSONString(b []byte, i int) ([]byte, int, bool) {
+	if i == len(b) || b[i] != '"' {
+		return nil, 0, false
+	}
+	ascii := true
+	for j := i + 1; j < len(b); j++ {
+		switch c := b[j]; {
+		case c == '"':
+			s := b[i+1 : j]
+			if !ascii && !utf8.Valid(s) {
+				return nil, 0, false
+			}
+			return s, j + 1, true
+		case c == '\\' || c < 0x20:
+			return nil, 0, false
+		case c >= 0x80:
+			ascii = false
+		}
+	}
+	return nil, 0, false
 }
 
 // decodeObject decodes a body that must be a JSON object into v. Other JSON
@@ -193,13 +279,15 @@ func decodeObject(r *http.Request, v any) error {
 
 // handleAsk answers POST /questions {text, item_id}.
 func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request, _ httprouter.Params, caller int64) error {
-	fields, err := decodeAttributes(r)
+	b, err := readBody(r)
 	if err != nil {
 		return err
 	}
-	in, err := questions.ParseAsk(fields)
-	if err != nil {
-		return err
+	in, ok := plainAsk(b)
+	if !ok {
+		if in, err = questions.ParseAsk(attributesOf(b)); err != nil {
+			return err
+		}
 	}
 	q, err := s.m.Questions.Ask(r.Context(), caller, in)
 	if err != nil {

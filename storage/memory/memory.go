@@ -18,6 +18,7 @@ package memory
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -66,12 +67,35 @@ var _ storage.Store = (*Store)(nil)
 // its own. The key and the newest value are one string, so that most keys
 // cost the garbage collector one object and one pointer: its work grows with
 // the pointers the store holds, and most keys have one version.
+//
+// head holds the key's first bytes, so that most comparisons in a search
+// are settled inside the tree's node: comparing the strings themselves
+// reads each key from its own place in memory, a cache miss per comparison
+// on a large tree, and on keys that share a long prefix (a namespace, an
+// index name, a seller) that was most of the cost of a write.
 type slot struct {
+	head    keyHead
 	entry   string // the key, then the newest value
 	keyLen  uint32
 	deleted bool
 	commit  uint64
 	older   *version
+}
+
+// keyHead is the first 24 bytes of a key, zero-padded, as big-endian words:
+// words that differ order two keys as their bytes do (a shorter key's
+// padding sorts before any byte of a longer one, and equal words leave the
+// order to the full keys).
+type keyHead [3]uint64
+
+func headOf(key string) keyHead {
+	var b [24]byte
+	copy(b[:], key)
+	return keyHead{binary.BigEndian.Uint64(b[0:]), binary.BigEndian.Uint64(b[8:]), binary.BigEndian.Uint64(b[16:])}
+}
+
+func newSlot(key string, entry string, commit uint64) slot {
+	return slot{head: headOf(key), entry: entry, keyLen: uint32(len(key)), commit: commit}
 }
 
 func (sl *slot) key() string   { return sl.entry[:sl.keyLen] }
@@ -131,7 +155,14 @@ func (s *Store) hint(key []byte) *btree.PathHint {
 	return h
 }
 
-func slotLess(a, b slot) bool { return a.key() < b.key() }
+func slotLess(a, b slot) bool {
+	for i := range a.head {
+		if a.head[i] != b.head[i] {
+			return a.head[i] < b.head[i]
+		}
+	}
+	return a.key() < b.key()
+}
 
 // backendName labels this backend's transactions for storage.Observer.
 const backendName = "memory"
@@ -396,7 +427,7 @@ func probe(key []byte) slot { return probeString(borrow(key)) }
 // call that neither keeps it nor lets key change.
 func borrow(key []byte) string { return unsafe.String(unsafe.SliceData(key), len(key)) }
 
-func probeString(key string) slot { return slot{entry: key, keyLen: uint32(len(key))} }
+func probeString(key string) slot { return newSlot(key, key, 0) }
 
 // visible returns the value of sl that a reader at commit number at sees,
 // or false when the key does not exist for it.
@@ -450,15 +481,28 @@ func (t *tx) write(key, value []byte, deleted bool) {
 	s := t.store
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sl, ok, hint := t.lookup(key)
+	var sl, fresh slot
+	var ok bool
+	var hint *btree.PathHint
+	if deleted {
+		sl, ok, hint = t.lookup(key)
+		if !ok {
+			return
+		}
+	} else {
+		// Most writes are of new keys (index entries, records, events): set
+		// first, one search instead of a lookup and a set, and mend the
+		// slot when the key was there.
+		hint = t.store.hint(key)
+		fresh = newSlot(borrow(key), "", t.at)
+		fresh.entry = entryOf(borrow(key), value)
+		sl, ok = s.index.SetHint(fresh, hint)
+		if !ok {
+			t.written = append(t.written, written{key: fresh.key()})
+			return
+		}
+	}
 	switch {
-	case !ok && deleted:
-		return
-	case !ok:
-		sl = slot{entry: entryOf(borrow(key), value), keyLen: uint32(len(key)), commit: t.at}
-		s.index.SetHint(sl, hint)
-		t.written = append(t.written, written{key: sl.key()})
-		return
 	case sl.commit == t.at:
 		// Written before in this Update: no View can read this version yet.
 		if deleted && sl.older == nil {
@@ -470,7 +514,11 @@ func (t *tx) write(key, value []byte, deleted bool) {
 		sl.older = &version{commit: sl.commit, value: sl.value(), deleted: sl.deleted, older: sl.older}
 		t.written = append(t.written, written{key: sl.key(), trim: true})
 	}
-	sl.setNewest(t.at, value, deleted)
+	if deleted {
+		sl.setNewest(t.at, nil, true)
+	} else {
+		sl.commit, sl.deleted, sl.entry = t.at, false, fresh.entry
+	}
 	s.index.SetHint(sl, hint)
 }
 
