@@ -6,12 +6,12 @@ import (
 	"sync"
 	"testing"
 
-	"marketplace"
-	"marketplace/accounts"
-	"marketplace/money"
-	"marketplace/questions"
-	"marketplace/stock"
-	"marketplace/storage/badger"
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/accounts"
+	"github.com/marketplace/marketplace/money"
+	"github.com/marketplace/marketplace/questions"
+	"github.com/marketplace/marketplace/stock"
+	"github.com/marketplace/marketplace/storage/badger"
 )
 
 // runConcurrently runs fn(i) for i in [0, n) on n goroutines and fails on

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"marketplace/accounts"
+	"github.com/marketplace/marketplace/accounts"
 )
 
 // CreateUser registers a user and issues its first access token: the

@@ -27,7 +27,7 @@ func TestMemoryOnlyEmbedder_LinksNeitherBadgerNorPgx(t *testing.T) {
 			t.Fatalf("go list -deps %s listed %d packages; want the engine's dependencies", pkg, len(deps))
 		}
 		for _, dep := range deps {
-			for _, banned := range []string{"github.com/dgraph-io/badger", "github.com/jackc/pgx", "marketplace/storage/badger", "marketplace/storage/postgres"} {
+			for _, banned := range []string{"github.com/dgraph-io/badger", "github.com/jackc/pgx", "github.com/marketplace/marketplace/storage/badger", "github.com/marketplace/marketplace/storage/postgres"} {
 				if strings.HasPrefix(dep, banned) {
 					t.Errorf("go list -deps %s: links %s", pkg, dep)
 				}

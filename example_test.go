@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"time"
 
-	"marketplace"
-	"marketplace/accounts"
-	"marketplace/clock"
-	"marketplace/storage/memory"
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/accounts"
+	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/storage/memory"
 )
 
 // Example embeds the engine on the in-memory store with a manual clock,

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 
-	"marketplace/errs"
-	"marketplace/fixtures"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/fixtures"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // rollbackSnapshot is the snapshot id under which LoadFixtures keeps the

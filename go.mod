@@ -1,4 +1,4 @@
-module marketplace
+module github.com/marketplace/marketplace
 
 go 1.26.0
 

@@ -21,19 +21,19 @@ import (
 
 	"github.com/google/uuid"
 
-	"marketplace/accounts"
-	"marketplace/catalog"
-	"marketplace/clock"
-	"marketplace/errs"
-	"marketplace/faults"
-	"marketplace/fees"
-	"marketplace/geo"
-	"marketplace/notify"
-	"marketplace/oauth"
-	"marketplace/questions"
-	"marketplace/responsetime"
-	"marketplace/stock"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/accounts"
+	"github.com/marketplace/marketplace/catalog"
+	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/faults"
+	"github.com/marketplace/marketplace/fees"
+	"github.com/marketplace/marketplace/geo"
+	"github.com/marketplace/marketplace/notify"
+	"github.com/marketplace/marketplace/oauth"
+	"github.com/marketplace/marketplace/questions"
+	"github.com/marketplace/marketplace/responsetime"
+	"github.com/marketplace/marketplace/stock"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // Error is a domain error; Kind classifies it.

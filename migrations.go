@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 
-	"marketplace/accounts"
-	"marketplace/notify"
-	"marketplace/questions"
-	"marketplace/refimport"
-	"marketplace/stock"
-	"marketplace/storage"
-	"marketplace/storage/schema"
+	"github.com/marketplace/marketplace/accounts"
+	"github.com/marketplace/marketplace/notify"
+	"github.com/marketplace/marketplace/questions"
+	"github.com/marketplace/marketplace/refimport"
+	"github.com/marketplace/marketplace/stock"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/schema"
 )
 
 // Migrations is the schema of the store, in order: a store's schema version

@@ -16,17 +16,17 @@ import (
 	"testing"
 	"time"
 
-	"marketplace"
-	"marketplace/accounts"
-	"marketplace/clock"
-	"marketplace/money"
-	"marketplace/notify"
-	"marketplace/questions"
-	"marketplace/stock"
-	"marketplace/storage"
-	"marketplace/storage/badger"
-	"marketplace/storage/memory"
-	"marketplace/storage/schema"
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/accounts"
+	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/money"
+	"github.com/marketplace/marketplace/notify"
+	"github.com/marketplace/marketplace/questions"
+	"github.com/marketplace/marketplace/stock"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/badger"
+	"github.com/marketplace/marketplace/storage/memory"
+	"github.com/marketplace/marketplace/storage/schema"
 )
 
 // The golden stores of testdata/schema were written by older binaries of

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"testing"
 
-	"marketplace"
-	"marketplace/storage"
-	"marketplace/storage/memory"
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/memory"
 )
 
 // openerFunc opens what its function returns.

@@ -5,15 +5,15 @@ import (
 	"testing"
 	"time"
 
-	"marketplace"
-	"marketplace/accounts"
-	"marketplace/clock"
-	"marketplace/errs"
-	"marketplace/notify"
-	"marketplace/paging"
-	"marketplace/questions"
-	"marketplace/stock"
-	"marketplace/storage/memory"
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/accounts"
+	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/notify"
+	"github.com/marketplace/marketplace/paging"
+	"github.com/marketplace/marketplace/questions"
+	"github.com/marketplace/marketplace/stock"
+	"github.com/marketplace/marketplace/storage/memory"
 )
 
 // TestPaging_EveryListFollowsTheOneRule calls every list of the Go API with

@@ -11,15 +11,15 @@ import (
 	"testing"
 	"time"
 
-	"marketplace"
-	"marketplace/accounts"
-	"marketplace/errs"
-	"marketplace/money"
-	"marketplace/questions"
-	"marketplace/stock"
-	"marketplace/storage"
-	"marketplace/storage/postgres"
-	"marketplace/storage/postgres/pgtest"
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/accounts"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/money"
+	"github.com/marketplace/marketplace/questions"
+	"github.com/marketplace/marketplace/stock"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/postgres"
+	"github.com/marketplace/marketplace/storage/postgres/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

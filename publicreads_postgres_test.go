@@ -7,11 +7,11 @@ import (
 	"slices"
 	"testing"
 
-	"marketplace"
-	"marketplace/accounts"
-	"marketplace/money"
-	"marketplace/stock"
-	"marketplace/storage/postgres/pgtest"
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/accounts"
+	"github.com/marketplace/marketplace/money"
+	"github.com/marketplace/marketplace/stock"
+	"github.com/marketplace/marketplace/storage/postgres/pgtest"
 )
 
 // TestOpenOnPostgres_CategoriesMultigetsAndSellerItemsWorkOnPostgres runs the

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"marketplace/refimport"
+	"github.com/marketplace/marketplace/refimport"
 )
 
 // referenceData is implemented by the packages that hold reference data

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"marketplace/fees"
-	"marketplace/storage/memory"
+	"github.com/marketplace/marketplace/fees"
+	"github.com/marketplace/marketplace/storage/memory"
 )
 
 func newEngine(t *testing.T) *Marketplace {

@@ -6,8 +6,8 @@ import (
 	"errors"
 	"time"
 
-	"marketplace/clock"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // A manual clock is shared by the engines on one store (several servers on

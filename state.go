@@ -12,9 +12,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"marketplace/errs"
-	"marketplace/refimport"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/refimport"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // keptPrefixes are the namespaces that a reset and a restore leave as they

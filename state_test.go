@@ -6,17 +6,17 @@ import (
 	"testing"
 	"time"
 
-	"marketplace"
-	"marketplace/accounts"
-	"marketplace/clock"
-	"marketplace/errs"
-	"marketplace/fixtures"
-	"marketplace/money"
-	"marketplace/storage"
-	"marketplace/storage/badger"
-	"marketplace/storage/memory"
-	"marketplace/storage/postgres"
-	"marketplace/storage/postgres/pgtest"
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/accounts"
+	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/fixtures"
+	"github.com/marketplace/marketplace/money"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/badger"
+	"github.com/marketplace/marketplace/storage/memory"
+	"github.com/marketplace/marketplace/storage/postgres"
+	"github.com/marketplace/marketplace/storage/postgres/pgtest"
 )
 
 // forEachBackend runs test on an engine over each storage backend.

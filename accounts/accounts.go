@@ -5,9 +5,9 @@
 package accounts
 
 import (
-	"marketplace/clock"
-	"marketplace/geo"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/geo"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // Tags with a meaning to the rules.

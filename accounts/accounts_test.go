@@ -11,12 +11,12 @@ import (
 
 	"github.com/matryer/is"
 
-	"marketplace/accounts"
-	"marketplace/clock"
-	"marketplace/errs"
-	"marketplace/geo"
-	"marketplace/storage"
-	"marketplace/storage/teststore"
+	"github.com/marketplace/marketplace/accounts"
+	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/geo"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/teststore"
 )
 
 var start = time.Date(2026, 3, 4, 15, 0, 0, 0, time.UTC)

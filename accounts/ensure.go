@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 
-	"marketplace/errs"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // EnsureUser returns the user that token authenticates and its stores.

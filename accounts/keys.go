@@ -1,6 +1,6 @@
 package accounts
 
-import "marketplace/storage"
+import "github.com/marketplace/marketplace/storage"
 
 // Key layout of accounts. Every key starts with "acc".
 //

@@ -3,9 +3,9 @@ package accounts
 import (
 	"context"
 
-	"marketplace/errs"
-	"marketplace/paging"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/paging"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // Users returns a page of every user, in id order (the order of

@@ -6,9 +6,9 @@ import (
 
 	"github.com/matryer/is"
 
-	"marketplace/accounts"
-	"marketplace/errs"
-	"marketplace/paging"
+	"github.com/marketplace/marketplace/accounts"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/paging"
 )
 
 func TestUsers_ListsEveryUserInIdOrderWithTheTotal(t *testing.T) {

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"marketplace/storage"
-	"marketplace/storage/schema"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/schema"
 )
 
 // Migrations of the accounts data (see storage/schema). Their code is

@@ -4,8 +4,8 @@ import (
 	"context"
 	"strconv"
 
-	"marketplace/errs"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // MaxMultiget is how many ids one multiget (of users, of items) may ask

@@ -12,8 +12,8 @@ import (
 	"strconv"
 	"time"
 
-	"marketplace/errs"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // The grants of OAuth 2 (RFC 6749 4.1, with PKCE, RFC 7636) as the public

@@ -7,8 +7,8 @@ import (
 
 	"github.com/matryer/is"
 
-	"marketplace/accounts"
-	"marketplace/errs"
+	"github.com/marketplace/marketplace/accounts"
+	"github.com/marketplace/marketplace/errs"
 )
 
 func TestExchangeCode_PlainChallengeIsTheVerifierItselfAndDefaultMethod(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 
-	"marketplace/internal/binrec"
+	"github.com/marketplace/marketplace/internal/binrec"
 )
 
 // User records are stored in a compact binary form: every GET /users/:id

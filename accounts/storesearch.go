@@ -4,9 +4,9 @@ import (
 	"context"
 	"slices"
 
-	"marketplace/errs"
-	"marketplace/paging"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/paging"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // StoreQuery selects a user's stores.

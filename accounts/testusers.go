@@ -9,8 +9,8 @@ import (
 	"errors"
 	"strconv"
 
-	"marketplace/errs"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // MaxTestUsers is how many test users one user may create, as the public

@@ -9,10 +9,10 @@ import (
 
 	"github.com/matryer/is"
 
-	"marketplace/accounts"
-	"marketplace/errs"
-	"marketplace/storage"
-	"marketplace/storage/schema"
+	"github.com/marketplace/marketplace/accounts"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/schema"
 )
 
 // writeJSONToken stores tok for user the way token records were first

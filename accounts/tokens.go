@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"marketplace/errs"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // tokenRecord is what is stored for a token: never the token itself.

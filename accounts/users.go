@@ -8,9 +8,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"marketplace/errs"
-	"marketplace/geo"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/geo"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // TimeLayout is how registration dates are written: the spec's ISO 8601 with

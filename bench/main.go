@@ -36,14 +36,14 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	"marketplace"
-	"marketplace/httpapi"
-	"marketplace/metrics"
-	"marketplace/money"
-	"marketplace/questions"
-	"marketplace/stock"
-	"marketplace/storage"
-	"marketplace/storage/memory"
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/httpapi"
+	"github.com/marketplace/marketplace/metrics"
+	"github.com/marketplace/marketplace/money"
+	"github.com/marketplace/marketplace/questions"
+	"github.com/marketplace/marketplace/stock"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/memory"
 )
 
 func main() {

@@ -39,9 +39,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"marketplace/storage/memory"
-	"marketplace/storage/postgres"
-	"marketplace/storage/postgres/pgtest/pgserver"
+	"github.com/marketplace/marketplace/storage/memory"
+	"github.com/marketplace/marketplace/storage/postgres"
+	"github.com/marketplace/marketplace/storage/postgres/pgtest/pgserver"
 )
 
 // pgTarget is the database the PostgreSQL phases run on.

@@ -14,9 +14,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"marketplace"
-	"marketplace/questions"
-	"marketplace/storage/badger"
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/questions"
+	"github.com/marketplace/marketplace/storage/badger"
 )
 
 // preloaded describes the store cached in -preload-dir.

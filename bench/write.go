@@ -48,17 +48,17 @@ import (
 	badgerdb "github.com/dgraph-io/badger/v4"
 	"github.com/julienschmidt/httprouter"
 
-	"marketplace"
-	"marketplace/accounts"
-	"marketplace/httpapi"
-	"marketplace/journal"
-	"marketplace/metrics"
-	"marketplace/money"
-	"marketplace/notify"
-	"marketplace/stock"
-	"marketplace/storage"
-	"marketplace/storage/badger"
-	"marketplace/storage/memory"
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/accounts"
+	"github.com/marketplace/marketplace/httpapi"
+	"github.com/marketplace/marketplace/journal"
+	"github.com/marketplace/marketplace/metrics"
+	"github.com/marketplace/marketplace/money"
+	"github.com/marketplace/marketplace/notify"
+	"github.com/marketplace/marketplace/stock"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/badger"
+	"github.com/marketplace/marketplace/storage/memory"
 )
 
 // writeConfig holds the flags of the write benchmark.

@@ -9,8 +9,8 @@ import (
 	"slices"
 	"strings"
 
-	"marketplace/errs"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // KindCategory is the record kind of a category in a reference document.

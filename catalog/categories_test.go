@@ -8,9 +8,9 @@ import (
 
 	"github.com/matryer/is"
 
-	"marketplace/catalog"
-	"marketplace/errs"
-	"marketplace/geo"
+	"github.com/marketplace/marketplace/catalog"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/geo"
 )
 
 func catRec(id, name, parent string) catalog.DatasetRecord {

@@ -1,6 +1,6 @@
 package catalog
 
-import "marketplace/storage"
+import "github.com/marketplace/marketplace/storage"
 
 // Key layout of catalog. Every key starts with "cat".
 //

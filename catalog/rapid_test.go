@@ -7,9 +7,9 @@ import (
 
 	"pgregory.net/rapid"
 
-	"marketplace/catalog"
-	"marketplace/errs"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/catalog"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // TestDomainProducts_AnyLimitAndOffsetWalkEveryProductOnceInOrder pages a

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"marketplace/errs"
-	"marketplace/geo"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/geo"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // Record kinds of this package in a reference document.

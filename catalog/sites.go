@@ -3,9 +3,9 @@ package catalog
 import (
 	"context"
 
-	"marketplace/errs"
-	"marketplace/geo"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/geo"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // SiteCurrency is a currency of a site as GET /sites/{site_id} lists it.

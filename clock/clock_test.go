@@ -8,7 +8,7 @@ import (
 
 	"github.com/matryer/is"
 
-	"marketplace/clock"
+	"github.com/marketplace/marketplace/clock"
 )
 
 var start = time.Date(2026, 3, 4, 15, 0, 0, 0, time.UTC)

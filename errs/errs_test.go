@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"marketplace/errs"
+	"github.com/marketplace/marketplace/errs"
 )
 
 func TestKindOf_WrappedDomainErrorKeepsItsKind(t *testing.T) {

@@ -25,9 +25,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"marketplace/clock"
-	"marketplace/errs"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // Bounds of the rules' numbers.

@@ -11,11 +11,11 @@ import (
 
 	"github.com/matryer/is"
 
-	"marketplace/clock"
-	"marketplace/errs"
-	"marketplace/faults"
-	"marketplace/storage"
-	"marketplace/storage/teststore"
+	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/faults"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/teststore"
 )
 
 func TestMain(m *testing.M) { teststore.Main(m) }

@@ -1,6 +1,6 @@
 package faults
 
-import "marketplace/storage"
+import "github.com/marketplace/marketplace/storage"
 
 // Key layout of faults. Every key starts with "flt", so that a reset that
 // removes every key but the reference data removes the rules too.

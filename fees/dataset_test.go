@@ -3,8 +3,8 @@ package fees_test
 import (
 	"testing"
 
-	"marketplace/fees"
-	"marketplace/money"
+	"github.com/marketplace/marketplace/fees"
+	"github.com/marketplace/marketplace/money"
 )
 
 // TestDataset_ShippedFeeFigures is the one place the shipped fee figures

@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"marketplace"
-	"marketplace/fees"
-	"marketplace/storage/memory"
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/fees"
+	"github.com/marketplace/marketplace/storage/memory"
 )
 
 // Example reads the listing fee of one listing type on MLA for a price, as

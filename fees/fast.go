@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"marketplace/money"
+	"github.com/marketplace/marketplace/money"
 )
 
 // The sale fee of a lookup in integers: when the price, the percentage and

@@ -8,11 +8,11 @@ import (
 	"errors"
 	"strconv"
 
-	"marketplace/clock"
-	"marketplace/errs"
-	"marketplace/geo"
-	"marketplace/money"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/geo"
+	"github.com/marketplace/marketplace/money"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // Service answers listing-fee lookups.

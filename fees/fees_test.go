@@ -10,13 +10,13 @@ import (
 	"github.com/matryer/is"
 	"pgregory.net/rapid"
 
-	"marketplace/clock"
-	"marketplace/errs"
-	"marketplace/fees"
-	"marketplace/geo"
-	"marketplace/money"
-	"marketplace/storage"
-	"marketplace/storage/teststore"
+	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/fees"
+	"github.com/marketplace/marketplace/geo"
+	"github.com/marketplace/marketplace/money"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/teststore"
 )
 
 var testNow = time.Date(2026, 3, 4, 15, 0, 0, 0, time.UTC)

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"time"
 
-	"marketplace/internal/jsonenc"
+	"github.com/marketplace/marketplace/internal/jsonenc"
 )
 
 // The listing price answer is written by hand, byte for byte what

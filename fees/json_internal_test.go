@@ -8,9 +8,9 @@ import (
 
 	"pgregory.net/rapid"
 
-	"marketplace/geo"
-	"marketplace/internal/jsonenc/jsonenctest"
-	"marketplace/money"
+	"github.com/marketplace/marketplace/geo"
+	"github.com/marketplace/marketplace/internal/jsonenc/jsonenctest"
+	"github.com/marketplace/marketplace/money"
 )
 
 // jsonText draws strings that exercise every escaping rule.

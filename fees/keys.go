@@ -1,6 +1,6 @@
 package fees
 
-import "marketplace/storage"
+import "github.com/marketplace/marketplace/storage"
 
 // Key layout of fees. Every key starts with "fees".
 //

@@ -8,10 +8,10 @@ import (
 	"strconv"
 	"time"
 
-	"marketplace/errs"
-	"marketplace/geo"
-	"marketplace/money"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/geo"
+	"github.com/marketplace/marketplace/money"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // The lookup as it was first written: every request reads and decodes the

@@ -11,10 +11,10 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"marketplace/errs"
-	"marketplace/geo"
-	"marketplace/money"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/geo"
+	"github.com/marketplace/marketplace/money"
+	"github.com/marketplace/marketplace/storage"
 )
 
 //go:embed data/fees.json

@@ -6,7 +6,7 @@ import (
 	"os"
 	"testing"
 
-	"marketplace/fees"
+	"github.com/marketplace/marketplace/fees"
 )
 
 // The rule tests take their expectations from the rule itself: the shipped

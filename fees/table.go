@@ -6,10 +6,10 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"marketplace/errs"
-	"marketplace/geo"
-	"marketplace/money"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/geo"
+	"github.com/marketplace/marketplace/money"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // A lookup's answer depends on the price and the clock, which change with

@@ -12,11 +12,11 @@ import (
 
 	"pgregory.net/rapid"
 
-	"marketplace/clock"
-	"marketplace/errs"
-	"marketplace/geo"
-	"marketplace/storage"
-	"marketplace/storage/teststore"
+	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/geo"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/teststore"
 )
 
 // priceMachine imports random reference records, undoes imports as an

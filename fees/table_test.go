@@ -6,8 +6,8 @@ import (
 	"sync"
 	"testing"
 
-	"marketplace/fees"
-	"marketplace/geo"
+	"github.com/marketplace/marketplace/fees"
+	"github.com/marketplace/marketplace/geo"
 )
 
 // Every record a lookup depends on, fee records and geo records alike,

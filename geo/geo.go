@@ -15,10 +15,10 @@ import (
 	"errors"
 	"sort"
 
-	"marketplace/clock"
-	"marketplace/errs"
-	"marketplace/money"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/money"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // Site is one marketplace site (a country's marketplace), such as MLA.

@@ -8,10 +8,10 @@ import (
 
 	"github.com/matryer/is"
 
-	"marketplace/clock"
-	"marketplace/errs"
-	"marketplace/storage"
-	"marketplace/storage/teststore"
+	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/teststore"
 )
 
 var testNow = time.Date(2026, 3, 4, 15, 0, 0, 0, time.UTC)

@@ -1,6 +1,6 @@
 package geo
 
-import "marketplace/storage"
+import "github.com/marketplace/marketplace/storage"
 
 // Key layout of geo. Every key starts with "geo".
 //

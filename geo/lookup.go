@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 
-	"marketplace/errs"
-	"marketplace/money"
-	"marketplace/paging"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/money"
+	"github.com/marketplace/marketplace/paging"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // Ref names another record: {id, name}.

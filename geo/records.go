@@ -7,8 +7,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"marketplace/errs"
-	"marketplace/money"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/money"
 )
 
 // Location is a point on the map.

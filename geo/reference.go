@@ -10,9 +10,9 @@ import (
 	"sync"
 	"time"
 
-	"marketplace/errs"
-	"marketplace/money"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/money"
+	"github.com/marketplace/marketplace/storage"
 )
 
 //go:embed data/geo.json

@@ -8,8 +8,8 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	"marketplace/httpapi"
-	"marketplace/metrics"
+	"github.com/marketplace/marketplace/httpapi"
+	"github.com/marketplace/marketplace/metrics"
 )
 
 // bareHandler answers every request on path with body, through httprouter

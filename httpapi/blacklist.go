@@ -5,8 +5,8 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	"marketplace/errs"
-	"marketplace/questions"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/questions"
 )
 
 // blacklistRoutes registers the questions blacklist of a seller. The seller

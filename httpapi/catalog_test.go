@@ -14,7 +14,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 	"github.com/matryer/is"
 
-	"marketplace/catalog"
+	"github.com/marketplace/marketplace/catalog"
 )
 
 // keysOf returns the sorted keys of an object.

@@ -7,8 +7,8 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	"marketplace/clock"
-	"marketplace/errs"
+	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/errs"
 )
 
 // clockRoutes registers the routes of the operator's manual clock.

@@ -7,10 +7,10 @@ import (
 
 	"github.com/matryer/is"
 
-	"marketplace"
-	"marketplace/clock"
-	"marketplace/httpapi"
-	"marketplace/storage/memory"
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/httpapi"
+	"github.com/marketplace/marketplace/storage/memory"
 )
 
 func TestClockRoutes(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	"marketplace/httpapi/console"
+	"github.com/marketplace/marketplace/httpapi/console"
 )
 
 // consoleRoutes serves the operator console (httpapi/console) at /console,

@@ -14,9 +14,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"marketplace/accounts"
-	"marketplace/marketplacetest"
-	"marketplace/stock"
+	"github.com/marketplace/marketplace/accounts"
+	"github.com/marketplace/marketplace/marketplacetest"
+	"github.com/marketplace/marketplace/stock"
 )
 
 // TestConsole_InChromium drives the operator console in a real headless

@@ -8,9 +8,9 @@ import (
 
 	"github.com/matryer/is"
 
-	"marketplace"
-	"marketplace/httpapi"
-	"marketplace/storage/memory"
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/httpapi"
+	"github.com/marketplace/marketplace/storage/memory"
 )
 
 // newCORSServer is a server over a fresh engine with CORS for origins.

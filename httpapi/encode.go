@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"strconv"
 
-	"marketplace/accounts"
-	"marketplace/internal/jsonenc"
+	"github.com/marketplace/marketplace/accounts"
+	"github.com/marketplace/marketplace/internal/jsonenc"
 )
 
 // The most requested answers are encoded without reflection, into the same

@@ -6,7 +6,7 @@ import (
 
 	"pgregory.net/rapid"
 
-	"marketplace/accounts"
+	"github.com/marketplace/marketplace/accounts"
 )
 
 func drawTags(t *rapid.T) []string {

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"net/http"
 
-	"marketplace/errs"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // statusByKind is the one place where domain error kinds become HTTP statuses.

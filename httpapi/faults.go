@@ -7,8 +7,8 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	"marketplace/errs"
-	"marketplace/faults"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/faults"
 )
 
 // testingRoutes registers the routes that tests use to shape and inspect

@@ -15,11 +15,11 @@ import (
 
 	"github.com/matryer/is"
 
-	"marketplace"
-	"marketplace/clock"
-	"marketplace/httpapi"
-	"marketplace/journal"
-	"marketplace/storage/memory"
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/httpapi"
+	"github.com/marketplace/marketplace/journal"
+	"github.com/marketplace/marketplace/storage/memory"
 )
 
 func (ts *testServer) mustFault(rule map[string]any) map[string]any {

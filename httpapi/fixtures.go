@@ -5,7 +5,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	"marketplace/fixtures"
+	"github.com/marketplace/marketplace/fixtures"
 )
 
 // handleOperatorLoadFixtures answers PUT /operator/fixtures: the body is a

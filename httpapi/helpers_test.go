@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"marketplace"
-	"marketplace/clock"
-	"marketplace/httpapi"
-	"marketplace/storage/memory"
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/httpapi"
+	"github.com/marketplace/marketplace/storage/memory"
 )
 
 // testOperatorToken is the operator token of every test server.

@@ -8,8 +8,8 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	"marketplace/errs"
-	"marketplace/journal"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/journal"
 )
 
 // Journal returns the server's request journal, for Go tests that read it

@@ -8,8 +8,8 @@ import (
 	"net/http"
 	"sync"
 
-	"marketplace/errs"
-	"marketplace/money"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/money"
 )
 
 // maxBodyBytes bounds every request body.

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"marketplace/marketplacetest"
+	"github.com/marketplace/marketplace/marketplacetest"
 )
 
 // liveServer is the marketplace as an outside client meets it: the

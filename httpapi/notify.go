@@ -6,8 +6,8 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	"marketplace/errs"
-	"marketplace/notify"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/notify"
 )
 
 // notifyRoutes registers the routes of applications and missed feeds.

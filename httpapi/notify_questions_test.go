@@ -13,7 +13,7 @@ import (
 
 	"github.com/matryer/is"
 
-	"marketplace/notify"
+	"github.com/marketplace/marketplace/notify"
 )
 
 // post is one notification POST as a receiver saw it.

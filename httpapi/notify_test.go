@@ -11,12 +11,12 @@ import (
 
 	"github.com/matryer/is"
 
-	"marketplace"
-	"marketplace/clock"
-	"marketplace/httpapi"
-	"marketplace/notify"
-	"marketplace/storage"
-	"marketplace/storage/memory"
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/httpapi"
+	"github.com/marketplace/marketplace/notify"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/memory"
 )
 
 // newNotifyServer is the shared test server with loopback callbacks allowed,

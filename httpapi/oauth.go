@@ -14,9 +14,9 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	"marketplace/accounts"
-	"marketplace/errs"
-	"marketplace/oauth"
+	"github.com/marketplace/marketplace/accounts"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/oauth"
 )
 
 // oauthRoutes registers the OAuth 2 routes: the authorization page, the

@@ -15,7 +15,7 @@ import (
 	"github.com/matryer/is"
 	"golang.org/x/oauth2"
 
-	"marketplace/marketplacetest"
+	"github.com/marketplace/marketplace/marketplacetest"
 )
 
 // oauthApp is an application registered as an OAuth client.

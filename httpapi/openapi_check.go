@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"strings"
 
-	"marketplace/journal"
+	"github.com/marketplace/marketplace/journal"
 )
 
 // maxValidatedBody bounds the request body that -validate-requests reads

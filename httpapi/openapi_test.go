@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"marketplace/httpapi"
-	"marketplace/httpapi/openapi"
+	"github.com/marketplace/marketplace/httpapi"
+	"github.com/marketplace/marketplace/httpapi/openapi"
 )
 
 // docPath turns a router path (/items/:item_id) into the document's

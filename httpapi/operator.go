@@ -5,8 +5,8 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	"marketplace"
-	"marketplace/accounts"
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/accounts"
 )
 
 // createdUser is the answer of POST /operator/users: the full user record

@@ -7,11 +7,11 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	"marketplace/accounts"
-	"marketplace/errs"
-	"marketplace/notify"
-	listpaging "marketplace/paging"
-	"marketplace/stock"
+	"github.com/marketplace/marketplace/accounts"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/notify"
+	listpaging "github.com/marketplace/marketplace/paging"
+	"github.com/marketplace/marketplace/stock"
 )
 
 // operatorListRoutes registers the operator's lists of what the store

@@ -8,9 +8,9 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	"marketplace/httpapi/openapi"
-	"marketplace/internal/buildinfo"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/httpapi/openapi"
+	"github.com/marketplace/marketplace/internal/buildinfo"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // opsRoutes registers the routes for operators and tools: liveness,

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"marketplace"
-	"marketplace/httpapi"
-	"marketplace/metrics"
-	"marketplace/storage/memory"
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/httpapi"
+	"github.com/marketplace/marketplace/metrics"
+	"github.com/marketplace/marketplace/storage/memory"
 )
 
 func TestReady_OKWhenTheStorageAnswers(t *testing.T) {
@@ -49,7 +49,7 @@ func TestVersion_AnswersTheModuleAndGoVersion(t *testing.T) {
 	if res.Status != http.StatusOK {
 		t.Fatalf("got %d %s", res.Status, res.Raw)
 	}
-	if res.Obj()["module"] != "marketplace" || !strings.HasPrefix(res.Obj()["go"].(string), "go") {
+	if res.Obj()["module"] != "github.com/marketplace/marketplace" || !strings.HasPrefix(res.Obj()["go"].(string), "go") {
 		t.Errorf("body %s", res.Raw)
 	}
 	if res := ts.do("HEAD", "/health", "", nil); res.Status != http.StatusOK {

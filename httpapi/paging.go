@@ -5,8 +5,8 @@ import (
 	"net/url"
 	"strconv"
 
-	"marketplace/errs"
-	listpaging "marketplace/paging"
+	"github.com/marketplace/marketplace/errs"
+	listpaging "github.com/marketplace/marketplace/paging"
 )
 
 // defaultLimit is the limit of a list whose query gives none; the window's

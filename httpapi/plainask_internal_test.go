@@ -8,7 +8,7 @@ import (
 
 	"pgregory.net/rapid"
 
-	"marketplace/questions"
+	"github.com/marketplace/marketplace/questions"
 )
 
 // generalAsk is what the general path reads from b.

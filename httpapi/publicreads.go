@@ -7,7 +7,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	"marketplace/stock"
+	"github.com/marketplace/marketplace/stock"
 )
 
 // publicReadRoutes registers the reads that SDKs and apps call first:

@@ -10,8 +10,8 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	"marketplace/errs"
-	"marketplace/questions"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/questions"
 )
 
 // questionRoutes registers the routes of questions, answers, blacklists and

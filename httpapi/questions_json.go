@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"sync"
 
-	"marketplace/internal/jsonenc"
-	"marketplace/questions"
+	"github.com/marketplace/marketplace/internal/jsonenc"
+	"github.com/marketplace/marketplace/questions"
 )
 
 // The question search answers up to fifty questions a page, and encoding them

@@ -7,8 +7,8 @@ import (
 
 	"pgregory.net/rapid"
 
-	"marketplace/internal/jsonenc/jsonenctest"
-	"marketplace/questions"
+	"github.com/marketplace/marketplace/internal/jsonenc/jsonenctest"
+	"github.com/marketplace/marketplace/questions"
 )
 
 // jsonText draws strings that exercise every escaping rule.

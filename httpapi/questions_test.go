@@ -15,9 +15,9 @@ import (
 	"github.com/julienschmidt/httprouter"
 	"github.com/matryer/is"
 
-	"marketplace/money"
-	"marketplace/questions"
-	"marketplace/stock"
+	"github.com/marketplace/marketplace/money"
+	"github.com/marketplace/marketplace/questions"
+	"github.com/marketplace/marketplace/stock"
 )
 
 // qWorld is a test server with a plain seller, two other users and an active

@@ -5,7 +5,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	"marketplace/fees"
+	"github.com/marketplace/marketplace/fees"
 )
 
 // referenceRoutes registers the routes of listing fees, locations and

@@ -14,7 +14,7 @@ import (
 	"github.com/matryer/is"
 	"pgregory.net/rapid"
 
-	"marketplace"
+	"github.com/marketplace/marketplace"
 )
 
 // get sends a GET with the token and decodes the answer.

@@ -7,8 +7,8 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	"marketplace"
-	"marketplace/errs"
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/errs"
 )
 
 // stateRoutes registers the routes that replace or load the whole state:

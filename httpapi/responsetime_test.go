@@ -9,8 +9,8 @@ import (
 
 	"github.com/matryer/is"
 
-	"marketplace/questions"
-	"marketplace/responsetime"
+	"github.com/marketplace/marketplace/questions"
+	"github.com/marketplace/marketplace/responsetime"
 )
 
 // samplesOf is a responsetime.SampleSource over a fixed list of questions.

@@ -18,12 +18,12 @@ import (
 
 	"pgregory.net/rapid"
 
-	"marketplace"
-	"marketplace/clock"
-	"marketplace/errs"
-	"marketplace/httpapi"
-	"marketplace/storage/badger"
-	"marketplace/storage/memory"
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/httpapi"
+	"github.com/marketplace/marketplace/storage/badger"
+	"github.com/marketplace/marketplace/storage/memory"
 )
 
 // errorLog records the error-level lines of a server's log: an internal

@@ -6,7 +6,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	"marketplace/stock"
+	"github.com/marketplace/marketplace/stock"
 )
 
 // searchSeller is the seller of a search result.

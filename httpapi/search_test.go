@@ -8,8 +8,8 @@ import (
 
 	"github.com/matryer/is"
 
-	"marketplace/money"
-	"marketplace/stock"
+	"github.com/marketplace/marketplace/money"
+	"github.com/marketplace/marketplace/stock"
 )
 
 func (ts *testServer) mustPlainItem(token, title string, price float64, qty int) string {

@@ -18,11 +18,11 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	"marketplace"
-	"marketplace/errs"
-	"marketplace/httpapi/openapi"
-	"marketplace/journal"
-	"marketplace/metrics"
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/httpapi/openapi"
+	"github.com/marketplace/marketplace/journal"
+	"github.com/marketplace/marketplace/metrics"
 )
 
 // Config configures a Server.

@@ -8,8 +8,8 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	"marketplace"
-	"marketplace/storage/memory"
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/storage/memory"
 )
 
 func TestPanicIs500InErrorShapeAndTheServerKeepsServing(t *testing.T) {

@@ -4,11 +4,11 @@ import (
 	"testing"
 	"time"
 
-	"marketplace"
-	"marketplace/clock"
-	"marketplace/httpapi"
-	"marketplace/storage"
-	"marketplace/storage/memory"
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/httpapi"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/memory"
 )
 
 // serverOn is a server whose engine runs on st, as one of several servers on

@@ -7,7 +7,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	"marketplace/stock"
+	"github.com/marketplace/marketplace/stock"
 )
 
 func decodeNewItem(r *http.Request) (stock.NewItem, error) {

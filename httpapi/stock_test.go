@@ -12,10 +12,10 @@ import (
 	"github.com/matryer/is"
 	"pgregory.net/rapid"
 
-	"marketplace"
-	"marketplace/clock"
-	"marketplace/httpapi"
-	"marketplace/storage/badger"
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/httpapi"
+	"github.com/marketplace/marketplace/storage/badger"
 )
 
 // itemBody is a valid multi-origin publication body over the given stock

@@ -9,8 +9,8 @@ import (
 
 	"github.com/matryer/is"
 
-	"marketplace/storage"
-	"marketplace/storage/memory"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/memory"
 )
 
 // downStore is a store whose backend can be made unreachable: while down is

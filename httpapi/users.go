@@ -6,7 +6,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	"marketplace/accounts"
+	"github.com/marketplace/marketplace/accounts"
 )
 
 // handleHealth answers GET /health: the process is up and serving.

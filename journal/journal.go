@@ -13,8 +13,8 @@ import (
 	"sync"
 	"time"
 
-	"marketplace/faults"
-	"marketplace/paging"
+	"github.com/marketplace/marketplace/faults"
+	"github.com/marketplace/marketplace/paging"
 )
 
 // DefaultSize is the number of requests a server keeps unless told

@@ -7,7 +7,7 @@ import (
 
 	"github.com/matryer/is"
 
-	"marketplace/journal"
+	"github.com/marketplace/marketplace/journal"
 )
 
 func ptr[T any](v T) *T { return &v }

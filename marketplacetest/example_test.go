@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"marketplace/marketplacetest"
+	"github.com/marketplace/marketplace/marketplacetest"
 )
 
 // Example starts a server, reads the seller's stock-location stores as the

@@ -28,13 +28,13 @@ import (
 	"testing"
 	"time"
 
-	"marketplace"
-	"marketplace/accounts"
-	"marketplace/clock"
-	"marketplace/fixtures"
-	"marketplace/httpapi"
-	"marketplace/notify"
-	"marketplace/storage/memory"
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/accounts"
+	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/fixtures"
+	"github.com/marketplace/marketplace/httpapi"
+	"github.com/marketplace/marketplace/notify"
+	"github.com/marketplace/marketplace/storage/memory"
 )
 
 // DefaultStart is the clock's time when no WithStart is given: a

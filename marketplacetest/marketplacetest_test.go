@@ -14,11 +14,11 @@ import (
 
 	"github.com/matryer/is"
 
-	"marketplace"
-	"marketplace/accounts"
-	"marketplace/fixtures"
-	"marketplace/marketplacetest"
-	"marketplace/money"
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/accounts"
+	"github.com/marketplace/marketplace/fixtures"
+	"github.com/marketplace/marketplace/marketplacetest"
+	"github.com/marketplace/marketplace/money"
 )
 
 var ctx = context.Background()

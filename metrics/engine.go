@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"marketplace"
+	"github.com/marketplace/marketplace"
 )
 
 // scrapeTimeout bounds the storage reads of one scrape's gauges.

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"marketplace/metrics"
-	"marketplace/notify"
+	"github.com/marketplace/marketplace/metrics"
+	"github.com/marketplace/marketplace/notify"
 )
 
 func scrape(t *testing.T, m *metrics.Metrics) string {

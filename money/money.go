@@ -14,7 +14,7 @@ import (
 	"strconv"
 	"strings"
 
-	"marketplace/errs"
+	"github.com/marketplace/marketplace/errs"
 )
 
 // maxPlaces bounds the decimal places a parsed value may carry, and

@@ -9,7 +9,7 @@ import (
 	"github.com/matryer/is"
 	"pgregory.net/rapid"
 
-	"marketplace/money"
+	"github.com/marketplace/marketplace/money"
 )
 
 func TestParseAndString_KeepExactDecimals(t *testing.T) {

@@ -13,12 +13,12 @@ import (
 	"testing"
 	"time"
 
-	"marketplace"
-	"marketplace/clock"
-	"marketplace/notify"
-	"marketplace/storage"
-	"marketplace/storage/badger"
-	"marketplace/storage/memory"
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/notify"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/badger"
+	"github.com/marketplace/marketplace/storage/memory"
 )
 
 const benchEvents = 10000

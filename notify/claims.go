@@ -6,7 +6,7 @@ import (
 	"errors"
 	"time"
 
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // appState is the delivery loop's state for one application, under

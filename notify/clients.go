@@ -10,8 +10,8 @@ import (
 	"slices"
 	"strings"
 
-	"marketplace/errs"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // Applications are the OAuth 2 clients of the public API: the client id is

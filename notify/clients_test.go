@@ -6,9 +6,9 @@ import (
 
 	"github.com/matryer/is"
 
-	"marketplace/errs"
-	"marketplace/notify"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/notify"
+	"github.com/marketplace/marketplace/storage"
 )
 
 func TestClients_ApplicationWrittenBeforeClientFieldsHasNoRedirectURIsNorSecretUntilRotated(t *testing.T) {

@@ -12,11 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"marketplace"
-	"marketplace/clock"
-	"marketplace/notify"
-	"marketplace/storage"
-	"marketplace/storage/badger"
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/notify"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/badger"
 )
 
 // crashEnv names the folder and the seller of the child process of the crash

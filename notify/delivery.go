@@ -16,7 +16,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // Notification is the JSON body POSTed to a callback URL: the spec's

@@ -11,11 +11,11 @@ import (
 
 	"github.com/matryer/is"
 
-	"marketplace"
-	"marketplace/clock"
-	"marketplace/errs"
-	"marketplace/notify"
-	"marketplace/storage/badger"
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/notify"
+	"github.com/marketplace/marketplace/storage/badger"
 )
 
 func TestDelivery_AcknowledgedOnFirstTry(t *testing.T) {

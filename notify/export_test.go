@@ -5,7 +5,7 @@ import (
 
 	"context"
 
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // SetJitter replaces the backoff jitter source, so that tests know the

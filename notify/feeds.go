@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"marketplace/errs"
-	"marketplace/paging"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/paging"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // MissedMessage is one entry of the missed feed: the notification as last

@@ -12,12 +12,12 @@ import (
 
 	"pgregory.net/rapid"
 
-	"marketplace"
-	"marketplace/accounts"
-	"marketplace/clock"
-	"marketplace/notify"
-	"marketplace/storage"
-	"marketplace/storage/teststore"
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/accounts"
+	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/notify"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/teststore"
 )
 
 // start is the manual clock's start in every test.

@@ -3,7 +3,7 @@ package notify
 import (
 	"time"
 
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // Key layout of notify. Every key starts with "ntf" (the outbox keys are in

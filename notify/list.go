@@ -3,8 +3,8 @@ package notify
 import (
 	"context"
 
-	"marketplace/paging"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/paging"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // AppQuery selects and pages applications.

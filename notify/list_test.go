@@ -5,8 +5,8 @@ import (
 
 	"github.com/matryer/is"
 
-	"marketplace/errs"
-	"marketplace/notify"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/notify"
 )
 
 func TestApplications_ListsEveryApplicationInIdOrderOrAnOwnersOnly(t *testing.T) {

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"time"
 
-	"marketplace/internal/binrec"
-	"marketplace/storage"
-	"marketplace/storage/schema"
+	"github.com/marketplace/marketplace/internal/binrec"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/schema"
 )
 
 // LegacyCounters are the notify keys that held the last number handed out

@@ -15,8 +15,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"marketplace/internal/binrec"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/internal/binrec"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // TopicQuestions is the topic of question events.

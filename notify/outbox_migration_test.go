@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"testing"
 
-	"marketplace/notify"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/notify"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // An outbox event as the binaries before the binary form wrote it (this is

@@ -6,8 +6,8 @@ import (
 	"errors"
 	"net/http"
 
-	"marketplace/errs"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // Redeliver POSTs the notification of delivery id of application appID once

@@ -9,8 +9,8 @@ import (
 
 	"github.com/matryer/is"
 
-	"marketplace/errs"
-	"marketplace/notify"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/notify"
 )
 
 func TestRedeliver_MissedNotificationIsSentAgainAndLeavesTheMissedFeedWhenAcknowledged(t *testing.T) {

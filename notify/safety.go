@@ -13,7 +13,7 @@ import (
 
 	"code.dny.dev/ssrf"
 
-	"marketplace/errs"
+	"github.com/marketplace/marketplace/errs"
 )
 
 // Addresses a callback may never reach, whatever the options: a callback URL

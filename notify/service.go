@@ -10,8 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"marketplace/clock"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // Delivery policy. Only a 200 acknowledges (spec, Events rule 4). Retries

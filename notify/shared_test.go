@@ -7,12 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"marketplace"
-	"marketplace/accounts"
-	"marketplace/clock"
-	"marketplace/notify"
-	"marketplace/storage"
-	"marketplace/storage/teststore"
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/accounts"
+	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/notify"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/teststore"
 )
 
 // sharedEngine is one of several engines on one store, as several servers

@@ -9,7 +9,7 @@ import (
 
 	"pgregory.net/rapid"
 
-	"marketplace/notify"
+	"github.com/marketplace/marketplace/notify"
 )
 
 // deliveryModel is the plain model of one notification's retries.

@@ -14,9 +14,9 @@ import (
 	"net/url"
 	"strconv"
 
-	"marketplace/accounts"
-	"marketplace/errs"
-	"marketplace/notify"
+	"github.com/marketplace/marketplace/accounts"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/notify"
 )
 
 // Grant types of the token endpoint.

@@ -9,13 +9,13 @@ import (
 
 	"github.com/matryer/is"
 
-	"marketplace"
-	"marketplace/accounts"
-	"marketplace/clock"
-	"marketplace/errs"
-	"marketplace/notify"
-	"marketplace/oauth"
-	"marketplace/storage/memory"
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/accounts"
+	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/notify"
+	"github.com/marketplace/marketplace/oauth"
+	"github.com/marketplace/marketplace/storage/memory"
 )
 
 func newEngine(t *testing.T) (*marketplace.Marketplace, accounts.User, notify.Application) {

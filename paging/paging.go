@@ -6,7 +6,7 @@
 // the query has none.
 package paging
 
-import "marketplace/errs"
+import "github.com/marketplace/marketplace/errs"
 
 const (
 	// DefaultLimit is the limit of a list whose request gives none, unless

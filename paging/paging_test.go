@@ -3,8 +3,8 @@ package paging_test
 import (
 	"testing"
 
-	"marketplace/errs"
-	"marketplace/paging"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/paging"
 )
 
 func TestCheck_LimitAndOffsetAreNonNegativeAndLimitIsCapped(t *testing.T) {

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"marketplace/errs"
-	"marketplace/stock"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/stock"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // checkText applies the text rules shared by questions and answers.

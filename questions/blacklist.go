@@ -5,10 +5,10 @@ import (
 	"errors"
 	"time"
 
-	"marketplace/accounts"
-	"marketplace/errs"
-	"marketplace/paging"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/accounts"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/paging"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // BlacklistEntry is one user blocked from asking a seller's questions.

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"time"
 
-	"marketplace"
-	"marketplace/accounts"
-	"marketplace/clock"
-	"marketplace/money"
-	"marketplace/questions"
-	"marketplace/stock"
-	"marketplace/storage/memory"
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/accounts"
+	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/money"
+	"github.com/marketplace/marketplace/questions"
+	"github.com/marketplace/marketplace/stock"
+	"github.com/marketplace/marketplace/storage/memory"
 )
 
 // Example has a buyer ask about a seller's item, the seller answer, and

@@ -6,13 +6,13 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"marketplace/accounts"
-	"marketplace/clock"
-	"marketplace/geo"
-	"marketplace/questions"
-	"marketplace/stock"
-	"marketplace/storage"
-	"marketplace/storage/teststore"
+	"github.com/marketplace/marketplace/accounts"
+	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/geo"
+	"github.com/marketplace/marketplace/questions"
+	"github.com/marketplace/marketplace/stock"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/teststore"
 )
 
 // countingStore counts the keys a transaction reads (Get calls and

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"marketplace/errs"
+	"github.com/marketplace/marketplace/errs"
 )
 
 // Error codes and messages the spec gives.

@@ -3,7 +3,7 @@ package questions
 import (
 	"time"
 
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // Key layout of questions. Every key starts with "q/". Times are the

@@ -3,9 +3,9 @@ package questions
 import (
 	"context"
 
-	"marketplace/errs"
-	"marketplace/stock"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/stock"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // AnswerInput is the input of Answer.

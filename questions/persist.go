@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"time"
 
-	"marketplace/errs"
-	"marketplace/notify"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/notify"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // getRecord reads question id; a missing one is the NotFound callers see.

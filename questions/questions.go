@@ -10,11 +10,11 @@ package questions
 import (
 	"sync"
 
-	"marketplace/accounts"
-	"marketplace/clock"
-	"marketplace/errs"
-	"marketplace/stock"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/accounts"
+	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/stock"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // Question statuses (the spec's seven values).

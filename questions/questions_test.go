@@ -9,10 +9,10 @@ import (
 
 	"github.com/matryer/is"
 
-	"marketplace/errs"
-	"marketplace/notify"
-	"marketplace/questions"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/notify"
+	"github.com/marketplace/marketplace/questions"
+	"github.com/marketplace/marketplace/storage"
 )
 
 func TestAsk_CreatesUnansweredQuestionWithSellerAndDate(t *testing.T) {

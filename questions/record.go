@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"marketplace/internal/binrec"
+	"github.com/marketplace/marketplace/internal/binrec"
 )
 
 // record is what is stored for a question.

@@ -6,10 +6,10 @@ import (
 	"reflect"
 	"testing"
 
-	"marketplace/errs"
-	"marketplace/questions"
-	"marketplace/storage"
-	"marketplace/storage/schema"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/questions"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/schema"
 )
 
 // TestRecord_QuestionStoredAsJSONIsMigratedThenServedAndUpdatedUnchanged

@@ -8,8 +8,8 @@ import (
 
 	"github.com/matryer/is"
 
-	"marketplace/errs"
-	"marketplace/questions"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/questions"
 )
 
 func TestDelete_OnlyTheSellerDeletesAndStatusBecomesDeleted(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // The response time refresh (package responsetime) reads questions through

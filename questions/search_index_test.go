@@ -8,9 +8,9 @@ import (
 
 	"pgregory.net/rapid"
 
-	"marketplace/questions"
-	"marketplace/storage"
-	"marketplace/storage/schema"
+	"github.com/marketplace/marketplace/questions"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/schema"
 )
 
 // TestSearch_SellerIndexPagesEqualTheSortedScan checks every sort a seller

@@ -8,9 +8,9 @@ import (
 
 	"pgregory.net/rapid"
 
-	"marketplace/errs"
-	"marketplace/questions"
-	"marketplace/stock"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/questions"
+	"github.com/marketplace/marketplace/stock"
 )
 
 // modelQuestion is the plain model of one question.

@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"marketplace/geo"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/geo"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // zone returns the time zone of a site, UTC when unknown. It reads the site

@@ -1,8 +1,8 @@
 package refimport
 
 import (
-	"marketplace/storage"
-	"marketplace/storage/schema"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/schema"
 )
 
 // Keys of the import journal (namespace "ref"):

@@ -17,8 +17,8 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"marketplace/errs"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // Package is a reference package as an import sees it: it upserts, in tx,

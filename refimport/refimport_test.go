@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"marketplace"
-	"marketplace/errs"
-	"marketplace/refimport"
-	"marketplace/storage"
-	"marketplace/storage/badger"
-	"marketplace/storage/memory"
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/refimport"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/badger"
+	"github.com/marketplace/marketplace/storage/memory"
 )
 
 func zipRecords(prefix string, n int) []refimport.Record {

@@ -6,14 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"marketplace/accounts"
-	"marketplace/clock"
-	"marketplace/geo"
-	"marketplace/money"
-	"marketplace/questions"
-	"marketplace/responsetime"
-	"marketplace/stock"
-	"marketplace/storage/memory"
+	"github.com/marketplace/marketplace/accounts"
+	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/geo"
+	"github.com/marketplace/marketplace/money"
+	"github.com/marketplace/marketplace/questions"
+	"github.com/marketplace/marketplace/responsetime"
+	"github.com/marketplace/marketplace/stock"
+	"github.com/marketplace/marketplace/storage/memory"
 )
 
 // benchSamples returns n questions of seller spread over the 14 days before

@@ -3,7 +3,7 @@ package responsetime
 import (
 	"context"
 
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // ScheduledRefresh runs one refresh as Run does at a scheduled instant.

@@ -1,6 +1,6 @@
 package responsetime
 
-import "marketplace/storage"
+import "github.com/marketplace/marketplace/storage"
 
 // Key layout of the response time figures. Every key starts with "qrt": the
 // prefix dates from when the figures lived in the questions package, and

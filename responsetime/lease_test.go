@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"marketplace/clock"
-	"marketplace/geo"
-	"marketplace/responsetime"
+	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/geo"
+	"github.com/marketplace/marketplace/responsetime"
 )
 
 // gatedSource is a SampleSource whose listing of sellers counts its calls

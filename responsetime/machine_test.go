@@ -8,9 +8,9 @@ import (
 
 	"pgregory.net/rapid"
 
-	"marketplace/errs"
-	"marketplace/questions"
-	"marketplace/responsetime"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/questions"
+	"github.com/marketplace/marketplace/responsetime"
 )
 
 // rtMachine drives ResponseTimes on a manual clock through questions asked,

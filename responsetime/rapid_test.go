@@ -9,8 +9,8 @@ import (
 
 	"pgregory.net/rapid"
 
-	"marketplace/questions"
-	"marketplace/responsetime"
+	"github.com/marketplace/marketplace/questions"
+	"github.com/marketplace/marketplace/responsetime"
 )
 
 // naiveFigures is the reference's answer: each figure in minutes (total,

@@ -9,12 +9,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"marketplace/accounts"
-	"marketplace/clock"
-	"marketplace/errs"
-	"marketplace/geo"
-	"marketplace/questions"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/accounts"
+	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/geo"
+	"github.com/marketplace/marketplace/questions"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // The daily refresh runs at 03:00 in Buenos Aires (06:00 UTC; Argentina keeps

@@ -12,14 +12,14 @@ import (
 	"github.com/matryer/is"
 	"pgregory.net/rapid"
 
-	"marketplace/accounts"
-	"marketplace/clock"
-	"marketplace/errs"
-	"marketplace/geo"
-	"marketplace/questions"
-	"marketplace/responsetime"
-	"marketplace/storage"
-	"marketplace/storage/teststore"
+	"github.com/marketplace/marketplace/accounts"
+	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/geo"
+	"github.com/marketplace/marketplace/questions"
+	"github.com/marketplace/marketplace/responsetime"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/teststore"
 )
 
 // fakeSource is an in-memory SampleSource.

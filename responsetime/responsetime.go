@@ -7,7 +7,7 @@ package responsetime
 import (
 	"time"
 
-	"marketplace/questions"
+	"github.com/marketplace/marketplace/questions"
 )
 
 // Response time rules, as the spec's Limits table gives them.

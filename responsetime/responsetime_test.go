@@ -7,8 +7,8 @@ import (
 
 	"github.com/matryer/is"
 
-	"marketplace/questions"
-	"marketplace/responsetime"
+	"github.com/marketplace/marketplace/questions"
+	"github.com/marketplace/marketplace/responsetime"
 )
 
 var ba = mustLoc("America/Argentina/Buenos_Aires")

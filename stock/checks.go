@@ -5,11 +5,11 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"marketplace/catalog"
-	"marketplace/errs"
-	"marketplace/fees"
-	"marketplace/geo"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/catalog"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/fees"
+	"github.com/marketplace/marketplace/geo"
+	"github.com/marketplace/marketplace/storage"
 )
 
 func errFieldsRequired(field string) *errs.Error {

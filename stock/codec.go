@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 
-	"marketplace/errs"
-	"marketplace/internal/binrec"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/internal/binrec"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // User products are read on every stock read and write, and items on every

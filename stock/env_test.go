@@ -8,14 +8,14 @@ import (
 
 	"pgregory.net/rapid"
 
-	"marketplace/accounts"
-	"marketplace/clock"
-	"marketplace/geo"
-	"marketplace/money"
-	"marketplace/stock"
-	"marketplace/storage"
-	"marketplace/storage/badger"
-	"marketplace/storage/teststore"
+	"github.com/marketplace/marketplace/accounts"
+	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/geo"
+	"github.com/marketplace/marketplace/money"
+	"github.com/marketplace/marketplace/stock"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/badger"
+	"github.com/marketplace/marketplace/storage/teststore"
 )
 
 // env is the stock service with the accounts it needs, over one store.

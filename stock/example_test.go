@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"time"
 
-	"marketplace"
-	"marketplace/accounts"
-	"marketplace/clock"
-	"marketplace/money"
-	"marketplace/stock"
-	"marketplace/storage/memory"
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/accounts"
+	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/money"
+	"github.com/marketplace/marketplace/stock"
+	"github.com/marketplace/marketplace/storage/memory"
 )
 
 // Example publishes an item whose stock is split across two of the

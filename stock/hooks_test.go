@@ -7,10 +7,10 @@ import (
 
 	"github.com/matryer/is"
 
-	"marketplace/errs"
-	"marketplace/money"
-	"marketplace/stock"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/money"
+	"github.com/marketplace/marketplace/stock"
+	"github.com/marketplace/marketplace/storage"
 )
 
 func TestOnItemChange_HooksRunOnPublicationAndEveryUpdateInTheSameTransaction(t *testing.T) {

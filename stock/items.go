@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // Item statuses an owner can set.

@@ -3,7 +3,7 @@ package stock
 import (
 	"strconv"
 
-	"marketplace/internal/jsonenc"
+	"github.com/marketplace/marketplace/internal/jsonenc"
 )
 
 // The stock read and write answers are the most frequent bodies of the

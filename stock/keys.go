@@ -1,6 +1,6 @@
 package stock
 
-import "marketplace/storage"
+import "github.com/marketplace/marketplace/storage"
 
 // Key layout of stock. Every key starts with "stk".
 //

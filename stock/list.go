@@ -3,9 +3,9 @@ package stock
 import (
 	"context"
 
-	"marketplace/accounts"
-	"marketplace/paging"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/accounts"
+	"github.com/marketplace/marketplace/paging"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // SellerItemList is a page of a seller's items, whole, for the operator.

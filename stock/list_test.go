@@ -5,8 +5,8 @@ import (
 
 	"github.com/matryer/is"
 
-	"marketplace/errs"
-	"marketplace/paging"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/paging"
 )
 
 func TestSellerItemsOf_ListsTheSellersWholeItemsInPublicationOrder(t *testing.T) {

@@ -5,9 +5,9 @@ import (
 	"slices"
 	"strings"
 
-	"marketplace/accounts"
-	"marketplace/errs"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/accounts"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // LocationTypeSellerWarehouse is the only stock location type of the spec.

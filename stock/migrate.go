@@ -12,8 +12,8 @@ import (
 	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
 
-	"marketplace/storage"
-	"marketplace/storage/schema"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/schema"
 )
 
 // Migrations of the stock data (see storage/schema). Their code is frozen:

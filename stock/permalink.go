@@ -3,7 +3,7 @@ package stock
 import (
 	"strings"
 
-	"marketplace/geo"
+	"github.com/marketplace/marketplace/geo"
 )
 
 // permalink is the item's public page, in the public API's form

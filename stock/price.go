@@ -1,10 +1,10 @@
 package stock
 
 import (
-	"marketplace/errs"
-	"marketplace/geo"
-	"marketplace/money"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/geo"
+	"github.com/marketplace/marketplace/money"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // maxPrice bounds a price: prices stay below 1,000,000,000,000 in any

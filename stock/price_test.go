@@ -6,9 +6,9 @@ import (
 
 	"github.com/matryer/is"
 
-	"marketplace/errs"
-	"marketplace/money"
-	"marketplace/stock"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/money"
+	"github.com/marketplace/marketplace/stock"
 )
 
 func wantInvalid(t *testing.T, err error, msg string) {

@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"strconv"
 
-	"marketplace/accounts"
-	"marketplace/errs"
-	"marketplace/money"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/accounts"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/money"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // NewItem is the input of Publish and PublishMultiOrigin.

@@ -4,10 +4,10 @@ import (
 	"context"
 	"slices"
 
-	"marketplace/accounts"
-	"marketplace/errs"
-	"marketplace/paging"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/accounts"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/paging"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // MaxMultiget is how many ids one multiget may ask for, as in the public

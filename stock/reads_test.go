@@ -6,8 +6,8 @@ import (
 
 	"github.com/matryer/is"
 
-	"marketplace/errs"
-	"marketplace/stock"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/stock"
 )
 
 func TestItems_AnswersEachIDInOrderWithNotFoundInPlace(t *testing.T) {

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"slices"
 
-	"marketplace/errs"
-	"marketplace/paging"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/paging"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // Sorts of site search.

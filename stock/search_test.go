@@ -12,12 +12,12 @@ import (
 	"github.com/matryer/is"
 	"pgregory.net/rapid"
 
-	"marketplace/errs"
-	"marketplace/money"
-	"marketplace/stock"
-	"marketplace/storage"
-	"marketplace/storage/schema"
-	"marketplace/storage/teststore"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/money"
+	"github.com/marketplace/marketplace/stock"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/schema"
+	"github.com/marketplace/marketplace/storage/teststore"
 )
 
 func searchIDs(t testing.TB, e *env, q stock.SearchQuery) []string {

@@ -7,9 +7,9 @@ package stock
 import (
 	"context"
 
-	"marketplace/clock"
-	"marketplace/geo"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/geo"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // ItemHook is called inside the transaction that changes an item, with the

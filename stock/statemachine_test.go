@@ -7,8 +7,8 @@ import (
 
 	"pgregory.net/rapid"
 
-	"marketplace/errs"
-	"marketplace/stock"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/stock"
 )
 
 // stockModel is the plain model of one user product: its version and the

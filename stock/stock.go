@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"strings"
 
-	"marketplace/errs"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // Stock is a user product's stock per store as the stock read answers it;

@@ -7,8 +7,8 @@ import (
 
 	"github.com/matryer/is"
 
-	"marketplace/errs"
-	"marketplace/stock"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/stock"
 )
 
 func TestPublishMultiOrigin_ReturnsUserProductAndStockLocations(t *testing.T) {

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"marketplace/errs"
-	"marketplace/money"
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/money"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // ItemUpdate is the input of UpdateItem; nil fields are left as they are.

@@ -7,8 +7,8 @@ import (
 
 	"github.com/matryer/is"
 
-	"marketplace/storage"
-	"marketplace/storage/memory"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/memory"
 )
 
 type record struct {

@@ -11,7 +11,7 @@ import (
 	"github.com/matryer/is"
 	"pgregory.net/rapid"
 
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/storage"
 )
 
 func TestKeyInt_ByteOrderIsNumericOrder(t *testing.T) {

@@ -5,8 +5,8 @@ import (
 
 	"github.com/matryer/is"
 
-	"marketplace/storage"
-	"marketplace/storage/memory"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/memory"
 )
 
 // sharedStore declares what it is told, as a backend would.

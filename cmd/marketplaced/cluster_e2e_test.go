@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"marketplace"
-	"marketplace/storage/postgres/pgtest"
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/storage/postgres/pgtest"
 )
 
 // The tests of this file run three servers on one PostgreSQL database, as

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"marketplace"
+	"github.com/marketplace/marketplace"
 )
 
 // clusterClient sends the requests of the cluster tests, which run on

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"marketplace"
-	"marketplace/storage/postgres/pgtest"
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/storage/postgres/pgtest"
 )
 
 // TestEndToEnd_FaultRulesAreSharedAndTimesAreExactAcrossServers starts two

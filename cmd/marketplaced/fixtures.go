@@ -6,8 +6,8 @@ import (
 	"io"
 	"os"
 
-	"marketplace"
-	"marketplace/fixtures"
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/fixtures"
 )
 
 // loadFixturesFile loads the fixtures document in path (-fixtures) and

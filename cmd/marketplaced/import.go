@@ -9,7 +9,7 @@ import (
 	"os"
 	"sort"
 
-	"marketplace"
+	"github.com/marketplace/marketplace"
 )
 
 // runImport implements `marketplaced import [flags] FILE`: it upserts the

@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	"marketplace"
-	"marketplace/errs"
-	"marketplace/storage/badger"
-	"marketplace/storage/postgres"
-	"marketplace/storage/postgres/pgtest"
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/storage/badger"
+	"github.com/marketplace/marketplace/storage/postgres"
+	"github.com/marketplace/marketplace/storage/postgres/pgtest"
 )
 
 const importDoc = `{"records": [

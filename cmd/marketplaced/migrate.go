@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 
-	"marketplace"
-	"marketplace/storage/schema"
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/storage/schema"
 )
 
 // runMigrate implements `marketplaced migrate [-dry-run] [flags]`: it brings

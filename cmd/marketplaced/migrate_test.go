@@ -10,12 +10,12 @@ import (
 	"strings"
 	"testing"
 
-	"marketplace"
-	"marketplace/storage"
-	"marketplace/storage/badger"
-	"marketplace/storage/postgres"
-	"marketplace/storage/postgres/pgtest"
-	"marketplace/storage/schema"
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/badger"
+	"github.com/marketplace/marketplace/storage/postgres"
+	"github.com/marketplace/marketplace/storage/postgres/pgtest"
+	"github.com/marketplace/marketplace/storage/schema"
 )
 
 // goldenFolder writes a store of an older binary (testdata/schema at the

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"marketplace/notify"
+	"github.com/marketplace/marketplace/notify"
 )
 
 // received is one notification POST as a receiver saw it.

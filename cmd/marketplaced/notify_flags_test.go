@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"marketplace/notify"
+	"github.com/marketplace/marketplace/notify"
 )
 
 func TestNotifyFlags_DefaultsRefusePrivateCallbacksAndTime500ms(t *testing.T) {

@@ -18,7 +18,7 @@ func TestVersionFlag_PrintsTheBuildAsJSONAndExits(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &v); err != nil {
 		t.Fatalf("not JSON: %q", out.String())
 	}
-	if v["module"] != "marketplace" || !strings.HasPrefix(v["go"].(string), "go") {
+	if v["module"] != "github.com/marketplace/marketplace" || !strings.HasPrefix(v["go"].(string), "go") {
 		t.Errorf("version %v", v)
 	}
 }

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"marketplace"
-	"marketplace/storage/postgres/pgtest"
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/storage/postgres/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -9,7 +9,7 @@ import (
 	"net/http/pprof"
 	"time"
 
-	"marketplace/httpapi"
+	"github.com/marketplace/marketplace/httpapi"
 )
 
 // serveSide serves h on addr beside the API (metrics, pprof) until ctx

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"marketplace/httpapi/openapi"
+	"github.com/marketplace/marketplace/httpapi/openapi"
 )
 
 func TestDocument_IsValidOpenAPI31(t *testing.T) {

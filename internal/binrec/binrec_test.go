@@ -7,7 +7,7 @@ import (
 
 	"pgregory.net/rapid"
 
-	"marketplace/internal/binrec"
+	"github.com/marketplace/marketplace/internal/binrec"
 )
 
 func TestDecoder_ReadsWhatWasAppended(t *testing.T) {

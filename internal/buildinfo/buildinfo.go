@@ -49,7 +49,7 @@ var Get = sync.OnceValue(func() Info {
 type stamp struct{ version, revision, time, modified string }
 
 func read(stamped stamp, bi *debug.BuildInfo, ok bool) Info {
-	info := Info{Module: "marketplace", Version: "(devel)", Go: runtime.Version()}
+	info := Info{Module: "github.com/marketplace/marketplace", Version: "(devel)", Go: runtime.Version()}
 	if ok {
 		if bi.Main.Path != "" {
 			info.Module = bi.Main.Path

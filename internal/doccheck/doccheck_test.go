@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"marketplace/internal/doccheck"
+	"github.com/marketplace/marketplace/internal/doccheck"
 )
 
 // moduleRoot is the folder of the module's go.mod, asked of the go command

@@ -7,7 +7,7 @@ import (
 
 	"pgregory.net/rapid"
 
-	"marketplace/internal/jsonenc"
+	"github.com/marketplace/marketplace/internal/jsonenc"
 )
 
 func stdlib(s string) []byte {

@@ -24,7 +24,7 @@ import (
 
 	badgerdb "github.com/dgraph-io/badger/v4"
 
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // maxAttempts bounds how often a conflicting Update is run again. It is a

@@ -4,9 +4,9 @@ import (
 	"context"
 	"testing"
 
-	"marketplace/storage"
-	"marketplace/storage/badger"
-	"marketplace/storage/storagetest"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/badger"
+	"github.com/marketplace/marketplace/storage/storagetest"
 )
 
 // open opens a store in dir, closed when the test ends.

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"marketplace/storage"
-	"marketplace/storage/badger"
-	"marketplace/storage/storagetest"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/badger"
+	"github.com/marketplace/marketplace/storage/storagetest"
 )
 
 func TestUpdate_HotKeyUnderHeavyContentionIsNeverReportedAsConflict(t *testing.T) {

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"marketplace/storage"
-	"marketplace/storage/badger"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/badger"
 )
 
 // crashDirEnv names the folder the child process writes to; the child test

@@ -20,8 +20,8 @@ import (
 	"testing"
 	"time"
 
-	"marketplace/storage"
-	"marketplace/storage/badger"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/badger"
 )
 
 // diskFullDirEnv names the folder the child of the disk-full test writes to;

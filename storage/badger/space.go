@@ -6,7 +6,7 @@ import (
 
 	badgerdb "github.com/dgraph-io/badger/v4"
 
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // The sizes Open gives Badger; the free space margin is derived from them.

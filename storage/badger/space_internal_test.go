@@ -9,7 +9,7 @@ import (
 
 	badgerdb "github.com/dgraph-io/badger/v4"
 
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // fakeDisk is a file system whose free space the test sets, counting the

@@ -26,7 +26,7 @@ import (
 
 	"github.com/tidwall/btree"
 
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // Store is an in-memory storage.Store, safe for concurrent use.

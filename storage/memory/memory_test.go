@@ -3,9 +3,9 @@ package memory_test
 import (
 	"testing"
 
-	"marketplace/storage"
-	"marketplace/storage/memory"
-	"marketplace/storage/storagetest"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/memory"
+	"github.com/marketplace/marketplace/storage/storagetest"
 )
 
 func TestConformance(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/storage"
 )
 
 var ctx = context.Background()

@@ -17,10 +17,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"marketplace/storage"
-	"marketplace/storage/postgres"
-	"marketplace/storage/postgres/pgtest"
-	"marketplace/storage/storagetest"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/postgres"
+	"github.com/marketplace/marketplace/storage/postgres/pgtest"
+	"github.com/marketplace/marketplace/storage/storagetest"
 )
 
 // exec runs sql on a connection of its own to the database at url, and

@@ -11,7 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // ErrKeyTooLong is returned by Get, Set and Delete for a key longer than

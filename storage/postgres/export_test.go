@@ -1,6 +1,6 @@
 package postgres
 
-import "marketplace/storage"
+import "github.com/marketplace/marketplace/storage"
 
 // WaitingNext returns how many calls of Next on q wait for the draw in
 // flight to end before theirs begins, and whether a draw is in flight.

@@ -5,7 +5,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // A range is read a page at a time, each page a query of its own that

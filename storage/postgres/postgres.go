@@ -67,7 +67,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // MaxKeySize is the longest key the backend stores, in bytes.

@@ -5,10 +5,10 @@ import (
 	"sync"
 	"testing"
 
-	"marketplace/storage"
-	"marketplace/storage/postgres"
-	"marketplace/storage/postgres/pgtest"
-	"marketplace/storage/storagetest"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/postgres"
+	"github.com/marketplace/marketplace/storage/postgres/pgtest"
+	"github.com/marketplace/marketplace/storage/storagetest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

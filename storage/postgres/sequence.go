@@ -16,7 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/storage"
 )
 
 var _ storage.Sequence = (*sequence)(nil)

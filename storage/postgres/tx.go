@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/storage"
 )
 
 const (

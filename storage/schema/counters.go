@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // LegacyCounter is an id counter of the time before sequences: a key

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // Phase is one pass of a migration over the keys of a range, in key order.

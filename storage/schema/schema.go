@@ -28,7 +28,7 @@ import (
 	"fmt"
 	"log/slog"
 
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // VersionKey holds the store's schema version, 8 bytes big-endian. It is in

@@ -9,10 +9,10 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"marketplace/storage"
-	"marketplace/storage/badger"
-	"marketplace/storage/memory"
-	"marketplace/storage/schema"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/badger"
+	"github.com/marketplace/marketplace/storage/memory"
+	"github.com/marketplace/marketplace/storage/schema"
 )
 
 // backend opens fresh stores of one kind; reopen, for a durable backend,

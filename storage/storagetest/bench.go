@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // Bench runs the storage benchmarks on a backend: Get (one View per Get, over

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/storage"
 )
 
 func readCounter(t testing.TB, st storage.Store, c storage.Counter) int64 {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // leaseStart is the time the lease tests pass as now.

@@ -5,7 +5,7 @@ import (
 	"context"
 	"testing"
 
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/storage"
 )
 
 func (s *suite) testSequenceRewind(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/storage"
 )
 
 func sequence(t testing.TB, st storage.Store, name string) storage.Sequence {

@@ -12,7 +12,7 @@ import (
 
 	"pgregory.net/rapid"
 
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // keyGen draws short keys from a few bytes at the edges of byte order, so

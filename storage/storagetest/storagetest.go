@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"marketplace/storage"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // Options describe the backend under test.

@@ -8,9 +8,9 @@ import (
 	"log"
 	"net/http"
 
-	"marketplace"
-	"marketplace/httpapi"
-	"marketplace/storage/memory"
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/httpapi"
+	"github.com/marketplace/marketplace/storage/memory"
 )
 
 func main() {
