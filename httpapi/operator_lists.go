@@ -3,11 +3,9 @@ package httpapi
 import (
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/julienschmidt/httprouter"
 
-	"github.com/marketplace/marketplace/accounts"
 	"github.com/marketplace/marketplace/errs"
 	"github.com/marketplace/marketplace/notify"
 	listpaging "github.com/marketplace/marketplace/paging"
@@ -58,15 +56,9 @@ func (s *Server) handleOperatorListStores(w http.ResponseWriter, r *http.Request
 	if err != nil {
 		return err
 	}
-	pg, err := readPage(r, defaultLimit)
+	pg, q, err := readStoreQuery(r)
 	if err != nil {
 		return err
-	}
-	q := accounts.StoreQuery{Offset: pg.Offset, Limit: pg.Limit}
-	for _, t := range strings.Split(r.URL.Query().Get("tags"), ",") {
-		if t = strings.TrimSpace(t); t != "" {
-			q.Tags = append(q.Tags, t)
-		}
 	}
 	stores, total, err := s.m.Accounts.UserStores(r.Context(), id, q)
 	if err != nil {

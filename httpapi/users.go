@@ -42,15 +42,9 @@ func (s *Server) handleSearchStores(w http.ResponseWriter, r *http.Request, p ht
 	if err != nil {
 		return err
 	}
-	pg, err := readPage(r, defaultLimit)
+	pg, q, err := readStoreQuery(r)
 	if err != nil {
 		return err
-	}
-	q := accounts.StoreQuery{Offset: pg.Offset, Limit: pg.Limit}
-	for _, t := range strings.Split(r.URL.Query().Get("tags"), ",") {
-		if t = strings.TrimSpace(t); t != "" {
-			q.Tags = append(q.Tags, t)
-		}
 	}
 	stores, total, err := s.m.Accounts.SearchStores(r.Context(), caller, id, q)
 	if err != nil {
@@ -74,4 +68,20 @@ func userIDParam(p httprouter.Params, caller int64) (int64, error) {
 		return caller, nil
 	}
 	return int64Param(p, "user_id")
+}
+
+// readStoreQuery reads a store search's page and its comma-separated tags,
+// every one of which a store must have.
+func readStoreQuery(r *http.Request) (page, accounts.StoreQuery, error) {
+	pg, err := readPage(r, defaultLimit)
+	if err != nil {
+		return page{}, accounts.StoreQuery{}, err
+	}
+	q := accounts.StoreQuery{Offset: pg.Offset, Limit: pg.Limit}
+	for _, t := range strings.Split(r.URL.Query().Get("tags"), ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			q.Tags = append(q.Tags, t)
+		}
+	}
+	return pg, q, nil
 }
