@@ -48,8 +48,9 @@ type Event struct {
 //
 //	ntf/outbox/<seq>      -> Event (binary, see encodeEvent), until notify has fanned it out
 //
-// seq comes from the store's OutboxSequence, taken inside the transaction of
-// the change, so that concurrent changes write no common key. The outbox is
+// seq comes from the store's OutboxSequence, drawn for the change just
+// before or inside its transaction, so that concurrent changes write no
+// common key. The outbox is
 // read in seq order. Two changes of one resource are in order (the later
 // transaction starts after the earlier one committed, so it draws a larger
 // number); events of unrelated changes that commit at the same moment may be
@@ -97,25 +98,36 @@ const OutboxSequence = "outbox"
 
 func outboxKey(seq uint64) []byte { return storage.NewKey("ntf/outbox").Uint(seq) }
 
+// NextEventSeq draws the Seq of an event from store's OutboxSequence, for
+// Append. A number drawn for a change that then fails is a gap in the
+// outbox, which its readers allow.
+func NextEventSeq(ctx context.Context, store storage.Store) (uint64, error) {
+	q, err := store.Sequence(OutboxSequence)
+	if err != nil {
+		return 0, err
+	}
+	return q.Next(ctx)
+}
+
 // OutboxPrefix is the key range of events not yet fanned out.
 func OutboxPrefix() []byte { return storage.NewKey("ntf/outbox") }
 
 // Append writes ev into the outbox inside tx, a transaction of store, and
-// returns it with its Seq.
+// returns it with its Seq. A zero ev.Seq is drawn from OutboxSequence here;
+// a caller may instead draw it before its transaction begins
+// (NextEventSeq), so that the transaction does not wait for the draw.
 func Append(ctx context.Context, store storage.Store, tx storage.Tx, ev Event) (Event, error) {
-	q, err := store.Sequence(OutboxSequence)
-	if err != nil {
-		return Event{}, err
+	if ev.Seq == 0 {
+		seq, err := NextEventSeq(ctx, store)
+		if err != nil {
+			return Event{}, err
+		}
+		ev.Seq = seq
 	}
-	seq, err := q.Next(ctx)
-	if err != nil {
-		return Event{}, err
-	}
-	ev.Seq = seq
 	if ev.ID == "" {
 		ev.ID = uuid.NewString()
 	}
-	if err := tx.Set(outboxKey(seq), encodeEvent(ev)); err != nil {
+	if err := tx.Set(outboxKey(ev.Seq), encodeEvent(ev)); err != nil {
 		return Event{}, err
 	}
 	wakeLoops(store)

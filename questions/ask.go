@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/notify"
 	"github.com/marketplace/marketplace/stock"
 	"github.com/marketplace/marketplace/storage"
 )
@@ -57,8 +58,21 @@ func (s *Service) Ask(ctx context.Context, buyer int64, in AskInput) (Question, 
 		return Question{}, err
 	}
 	now := s.clock.Now()
+	// The question's number and its event's are drawn before the
+	// transaction begins: where a draw is a round trip to the database
+	// (PostgreSQL), a transaction that drew them would hold one of the
+	// pool's few connections while it waited. An ask refused afterwards
+	// leaves a gap in the ids, as a retried one may.
+	n, err := s.nextQuestionNumber(ctx)
+	if err != nil {
+		return Question{}, wrap(err, "ask question")
+	}
+	id := firstQuestionID - 1 + int64(n)
+	eventSeq, err := notify.NextEventSeq(ctx, s.store)
+	if err != nil {
+		return Question{}, wrap(err, "ask question")
+	}
 	var out Question
-	questionNumber := storage.NewOnceID(s.store, questionSequence)
 	err = s.store.Update(ctx, func(tx storage.Tx) error {
 		item, err := stock.GetItem(tx, in.ItemID)
 		if err != nil {
@@ -70,15 +84,8 @@ func (s *Service) Ask(ctx context.Context, buyer int64, in AskInput) (Question, 
 		if item.SellerID == buyer {
 			return errs.Forbiddenf("A seller cannot ask questions on its own item %s", item.ID)
 		}
-		// The number is drawn before the blacklist is read so that every
-		// key the rest reads is known: one round trip reads them all
-		// where the store can (storage.Prefetch). A refused ask leaves a
-		// gap in the ids, as a retried one may.
-		n, err := questionNumber.Get(ctx)
-		if err != nil {
-			return err
-		}
-		id := firstQuestionID - 1 + int64(n)
+		// With the id known, so is every key the rest reads: one round
+		// trip reads them all where the store can (storage.Prefetch).
 		if err := storage.Prefetch(tx, blacklistKey(item.SellerID, buyer), answeredCounter(buyer).ShardKey(0),
 			sellerCounter(item.SellerID).ShardKey(uint64(id)), sellerStatusCounter(item.SellerID, StatusUnanswered).ShardKey(uint64(id))); err != nil {
 			return err
@@ -93,11 +100,21 @@ func (s *Service) Ask(ctx context.Context, buyer int64, in AskInput) (Question, 
 		if err := put(tx, nil, r); err != nil {
 			return err
 		}
-		if err := s.appendEvent(ctx, tx, r, ActionCreated, now); err != nil {
+		if err := s.appendDrawnEvent(ctx, tx, r, ActionCreated, now, eventSeq); err != nil {
 			return err
 		}
 		out, err = s.detailView(tx, r, false)
 		return err
 	})
 	return out, wrap(err, "ask question")
+}
+
+// nextQuestionNumber draws the number of a new question from the store's
+// questionSequence.
+func (s *Service) nextQuestionNumber(ctx context.Context) (uint64, error) {
+	q, err := s.store.Sequence(questionSequence)
+	if err != nil {
+		return 0, err
+	}
+	return q.Next(ctx)
 }

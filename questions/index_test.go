@@ -111,3 +111,60 @@ func TestSearch_SellerPageReadsOnlyThePageNotEveryQuestion(t *testing.T) {
 		t.Fatalf("from: the search read %d keys for an asker with 3 questions", got)
 	}
 }
+
+// drawWatchingStore counts the ids drawn from its sequences while one of
+// its Updates runs.
+type drawWatchingStore struct {
+	storage.Store
+	updating    atomic.Int64
+	drawnInside atomic.Int64
+	drawn       atomic.Int64
+}
+
+func (s *drawWatchingStore) Update(ctx context.Context, fn func(storage.Tx) error) error {
+	s.updating.Add(1)
+	defer s.updating.Add(-1)
+	return s.Store.Update(ctx, fn)
+}
+
+func (s *drawWatchingStore) Sequence(name string) (storage.Sequence, error) {
+	q, err := s.Store.Sequence(name)
+	return watchedSequence{q, s}, err
+}
+
+type watchedSequence struct {
+	storage.Sequence
+	s *drawWatchingStore
+}
+
+func (q watchedSequence) Next(ctx context.Context) (uint64, error) {
+	q.s.drawn.Add(1)
+	if q.s.updating.Load() > 0 {
+		q.s.drawnInside.Add(1)
+	}
+	return q.Sequence.Next(ctx)
+}
+
+// Where a draw is a round trip to the database (PostgreSQL), a transaction
+// that drew its ids would hold a connection while it waited.
+func TestAskAndAnswer_DrawTheirIDsBeforeTheirTransaction(t *testing.T) {
+	st := &drawWatchingStore{Store: teststore.New(t)}
+	e := newEnvOn(st)
+	seller, buyer := e.mustUser(t), e.mustUser(t)
+	item := e.mustItem(t, seller)
+	st.drawn.Store(0)
+	st.drawnInside.Store(0) // users and items draw theirs inside
+	q, err := e.q.Ask(e.ctx, buyer, questions.AskInput{Text: "Is it new?", ItemID: item})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.q.Answer(e.ctx, seller, questions.AnswerInput{QuestionID: q.ID, Text: "Yes."}); err != nil {
+		t.Fatal(err)
+	}
+	if got := st.drawn.Load(); got != 3 {
+		t.Errorf("ids drawn by an ask and an answer: %d, want 3 (the question's and two events')", got)
+	}
+	if got := st.drawnInside.Load(); got != 0 {
+		t.Errorf("ids drawn inside a transaction: %d, want 0", got)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/notify"
 	"github.com/marketplace/marketplace/stock"
 	"github.com/marketplace/marketplace/storage"
 )
@@ -23,6 +24,11 @@ func (s *Service) Answer(ctx context.Context, seller int64, in AnswerInput) (Que
 		return Question{}, err
 	}
 	now := s.clock.Now()
+	// Drawn before the transaction, as Ask's numbers are.
+	eventSeq, err := notify.NextEventSeq(ctx, s.store)
+	if err != nil {
+		return Question{}, wrap(err, "answer question")
+	}
 	var out Question
 	err = s.store.Update(ctx, func(tx storage.Tx) error {
 		r, err := getRecord(tx, in.QuestionID)
@@ -45,7 +51,7 @@ func (s *Service) Answer(ctx context.Context, seller int64, in AnswerInput) (Que
 		if err := put(tx, &before, r); err != nil {
 			return err
 		}
-		if err := s.appendEvent(ctx, tx, r, ActionAnswered, now); err != nil {
+		if err := s.appendDrawnEvent(ctx, tx, r, ActionAnswered, now, eventSeq); err != nil {
 			return err
 		}
 		out, err = s.detailView(tx, r, false)

@@ -97,7 +97,13 @@ func put(tx storage.Tx, before *record, r record) error {
 }
 
 func (s *Service) appendEvent(ctx context.Context, tx storage.Tx, r record, action string, now time.Time) error {
-	_, err := notify.Append(ctx, s.store, tx, notify.Event{Topic: notify.TopicQuestions, UserID: r.SellerID,
+	return s.appendDrawnEvent(ctx, tx, r, action, now, 0)
+}
+
+// appendDrawnEvent appends the event of r with seq, a number the caller drew
+// before its transaction (0: drawn here).
+func (s *Service) appendDrawnEvent(ctx context.Context, tx storage.Tx, r record, action string, now time.Time, seq uint64) error {
+	_, err := notify.Append(ctx, s.store, tx, notify.Event{Seq: seq, Topic: notify.TopicQuestions, UserID: r.SellerID,
 		Resource: "/questions/" + strconv.FormatInt(r.ID, 10), Action: action, Received: now})
 	return err
 }

@@ -56,9 +56,17 @@ type Store struct {
 	// holding writeMu touches it.
 	pending []pendingKey
 
+	// written is the list of written keys the next Update reuses. Only the
+	// Update holding writeMu touches it.
+	written []written
+
 	closed atomic.Bool
 	seqs   sync.Map // name -> *sequence
 }
+
+// maxKeptWritten bounds the list of written keys kept for the next Update:
+// one that wrote a million keys should not keep its list for ever.
+const maxKeptWritten = 1024
 
 var _ storage.Store = (*Store)(nil)
 
@@ -130,6 +138,7 @@ func New() *Store {
 		index:     btree.NewBTreeGOptions(slotLess, btree.Options{Degree: 32, NoLocks: true}),
 		snapshots: make(map[uint64]int),
 		hints:     make(map[string]*btree.PathHint),
+		written:   make([]written, 0, 16),
 	}
 }
 
@@ -203,14 +212,18 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) (err erro
 	if s.closed.Load() {
 		return storage.ErrClosed
 	}
-	// Most Updates write fewer keys: one allocation instead of a slice
-	// that grows five times.
-	t := &tx{store: s, at: s.committed.Load() + 1, written: make([]written, 0, 16)}
+	// Updates run one at a time, so each can use the list of written keys
+	// the previous one left.
+	t := &tx{store: s, at: s.committed.Load() + 1, written: s.written[:0]}
 	committed := false
 	defer func() {
 		// Also on a panic in fn: nothing of it may stay behind.
 		if !committed {
 			s.rollback(t)
+		}
+		if cap(t.written) <= maxKeptWritten {
+			clear(t.written) // the keys are the tree's; keep none alive
+			s.written = t.written[:0]
 		}
 	}()
 	if err := fn(t); err != nil {
@@ -316,6 +329,9 @@ func (s *Store) trimKey(key string, oldest uint64) {
 func (s *Store) Sequence(name string) (storage.Sequence, error) {
 	if s.closed.Load() {
 		return nil, storage.ErrClosed
+	}
+	if q, ok := s.seqs.Load(name); ok {
+		return q.(*sequence), nil // without making a sequence to throw away
 	}
 	q, _ := s.seqs.LoadOrStore(name, &sequence{store: s})
 	return q.(*sequence), nil
