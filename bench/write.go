@@ -51,6 +51,7 @@ import (
 	"github.com/marketplace/marketplace"
 	"github.com/marketplace/marketplace/accounts"
 	"github.com/marketplace/marketplace/httpapi"
+	"github.com/marketplace/marketplace/internal/logbuf"
 	"github.com/marketplace/marketplace/journal"
 	"github.com/marketplace/marketplace/metrics"
 	"github.com/marketplace/marketplace/money"
@@ -394,7 +395,8 @@ func (b *writeBench) startAsServer(st storage.Store) *engine {
 	if err != nil {
 		fatalf("%v", err)
 	}
-	logger := slog.New(slog.NewJSONHandler(logFile, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	logOut := logbuf.New(logFile)
+	logger := slog.New(slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	met := metrics.New()
 	storage.SetObserver(met.Storage())
 	opts := marketplace.Options{Logger: logger, Notifications: notify.Options{OnAttempt: met.NotificationAttempt}}
@@ -406,6 +408,7 @@ func (b *writeBench) startAsServer(st storage.Store) *engine {
 	e.stop = func() {
 		stop()
 		storage.SetObserver(nil)
+		_ = logOut.Close()
 		_ = logFile.Close()
 	}
 	return e

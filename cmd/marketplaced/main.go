@@ -39,6 +39,7 @@ import (
 	"github.com/marketplace/marketplace/faults"
 	"github.com/marketplace/marketplace/httpapi"
 	"github.com/marketplace/marketplace/internal/buildinfo"
+	"github.com/marketplace/marketplace/internal/logbuf"
 	"github.com/marketplace/marketplace/journal"
 	"github.com/marketplace/marketplace/metrics"
 	"github.com/marketplace/marketplace/notify"
@@ -317,7 +318,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
 		return usagef("-log-level: %w", err)
 	}
-	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
+	// One write call for the lines that arrive together, instead of one
+	// per request under the logger's lock (internal/logbuf).
+	logOut := logbuf.New(stderr)
+	defer logOut.Close()
+	logger := slog.New(slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: level}))
 
 	opts := marketplace.Options{Logger: logger, Notifications: notify.Options{
 		AllowPrivateCallbacks: c.allowPrivateCallbacks,
