@@ -20,14 +20,15 @@ import (
 // append a migration; never edit or reorder a released one.
 func Migrations() []schema.Migration {
 	return []schema.Migration{
-		accounts.RecordsMigration(),       // 1
-		questions.RecordsMigration(),      // 2
-		stock.RecordsMigration(),          // 3
-		questions.OrderIndexesMigration(), // 4
-		stock.SearchIndexMigration(),      // 5
-		idCountersMigration(),             // 6
-		notify.OutboxMigration(),          // 7
-		stock.SearchFoldMigration(),       // 8
+		accounts.RecordsMigration(),             // 1
+		questions.RecordsMigration(),            // 2
+		stock.RecordsMigration(),                // 3
+		questions.OrderIndexesMigration(),       // 4
+		stock.SearchIndexMigration(),            // 5
+		idCountersMigration(),                   // 6
+		notify.OutboxMigration(),                // 7
+		stock.SearchFoldMigration(),             // 8
+		questions.StatusOrderIndexesMigration(), // 9
 	}
 }
 

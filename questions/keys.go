@@ -14,9 +14,7 @@ import (
 //	q/sd/<seller>/<created>/<qid>                  -> empty; a seller's questions by date
 //	q/ssd/<seller>/<status>/<created>/<qid>        -> empty; a seller's questions of one status by date
 //	q/si/<seller>/<item_id>/<created>/<qid>        -> empty; a seller's questions by item, then date
-//	q/ssi/<seller>/<status>/<item_id>/<created>/<qid> -> empty; the same, of one status
 //	q/sf/<seller>/<buyer>/<created>/<qid>          -> empty; a seller's questions by asker, then date
-//	q/ssf/<seller>/<status>/<buyer>/<created>/<qid> -> empty; the same, of one status
 //	q/id/<item_id>/<created>/<qid>                 -> empty; an item's questions by date
 //	q/d/<created>/<qid>                            -> seller id (uint64); every question by date
 //	q/n/s/<seller>[<shard>]                        -> number of the seller's questions (storage.Counter, 64 shards)
@@ -24,10 +22,15 @@ import (
 //	q/fa/<buyer>                                   -> number of the buyer's questions that are ANSWERED (storage.Counter, 1 shard)
 //	q/blk/<seller>/<user>                          -> blacklist entry (JSON)
 //
-// The seller indexes (by date, by item then date, by asker then date, each
-// also per status) let a seller page through any number of questions in any
+// The seller indexes (by date, by item then date, by asker then date, and by
+// date per status) let a seller page through any number of questions in any
 // order the search offers with one direction, reading only the keys up to the
-// page's end; the counters give the total without a scan. A seller's
+// page's end; the counters give the total without a scan. A search of one
+// status in the order of items or askers reads the item or asker index and
+// skips the questions of other statuses, reading their records: every index
+// key costs each ask and each answer a write, two more indexes per status
+// cost the ask a sixth of its rate on the memory store, and those orders
+// of one status are the searches least asked for. A seller's
 // counts are split over sellerCounterShards keys, so that concurrent asks and
 // answers to one seller write different keys.
 //
@@ -61,26 +64,10 @@ func sellerItemKey(seller int64, itemID string, created time.Time, id int64) []b
 	return storage.Key(sellerItemPrefix(seller)).Str(itemID).Int(created.UnixNano()).Int(id)
 }
 
-func sellerStatusItemPrefix(seller int64, status string) []byte {
-	return storage.NewKey("q/ssi").Int(seller).Str(status)
-}
-
-func sellerStatusItemKey(seller int64, status, itemID string, created time.Time, id int64) []byte {
-	return storage.Key(sellerStatusItemPrefix(seller, status)).Str(itemID).Int(created.UnixNano()).Int(id)
-}
-
 func sellerFromPrefix(seller int64) []byte { return storage.NewKey("q/sf").Int(seller) }
 
 func sellerFromKey(seller, buyer int64, created time.Time, id int64) []byte {
 	return storage.Key(sellerFromPrefix(seller)).Int(buyer).Int(created.UnixNano()).Int(id)
-}
-
-func sellerStatusFromPrefix(seller int64, status string) []byte {
-	return storage.NewKey("q/ssf").Int(seller).Str(status)
-}
-
-func sellerStatusFromKey(seller int64, status string, buyer int64, created time.Time, id int64) []byte {
-	return storage.Key(sellerStatusFromPrefix(seller, status)).Int(buyer).Int(created.UnixNano()).Int(id)
 }
 
 func itemDatePrefix(itemID string) []byte { return storage.NewKey("q/id").Str(itemID) }

@@ -83,6 +83,21 @@ func OrderIndexesMigration() schema.Migration {
 	}
 }
 
+// StatusOrderIndexesMigration deletes the seller's indexes by status then
+// item (q/ssi) and by status then asker (q/ssf): a search of one status in
+// those orders now reads the item or asker index and skips the other
+// statuses, and the ask and the answer no longer write them.
+func StatusOrderIndexesMigration() schema.Migration {
+	drop := func(tx storage.Tx, key, _ []byte) error { return tx.Delete(key) }
+	return schema.Migration{
+		Name: "questions: the status-then-item and status-then-asker indexes (q/ssi, q/ssf) deleted",
+		Chunk: schema.Phases(
+			schema.Phase{Range: storage.Prefix(storage.NewKey("q/ssi")), Each: drop},
+			schema.Phase{Range: storage.Prefix(storage.NewKey("q/ssf")), Each: drop},
+		),
+	}
+}
+
 // LegacyCounters are the keys that held the last question id before ids
 // came from a sequence.
 func LegacyCounters() []schema.LegacyCounter {

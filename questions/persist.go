@@ -60,12 +60,6 @@ func put(tx storage.Tx, before *record, r record) error {
 			if err := tx.Delete(sellerStatusKey(r.SellerID, before.Status, r.Created, r.ID)); err != nil {
 				return err
 			}
-			if err := tx.Delete(sellerStatusItemKey(r.SellerID, before.Status, r.ItemID, r.Created, r.ID)); err != nil {
-				return err
-			}
-			if err := tx.Delete(sellerStatusFromKey(r.SellerID, before.Status, r.BuyerID, r.Created, r.ID)); err != nil {
-				return err
-			}
 			if err := sellerStatusCounter(r.SellerID, before.Status).AddAt(tx, -1, uint64(r.ID)); err != nil {
 				return err
 			}
@@ -76,12 +70,6 @@ func put(tx storage.Tx, before *record, r record) error {
 			}
 		}
 		if err := tx.Set(sellerStatusKey(r.SellerID, r.Status, r.Created, r.ID), nil); err != nil {
-			return err
-		}
-		if err := tx.Set(sellerStatusItemKey(r.SellerID, r.Status, r.ItemID, r.Created, r.ID), nil); err != nil {
-			return err
-		}
-		if err := tx.Set(sellerStatusFromKey(r.SellerID, r.Status, r.BuyerID, r.Created, r.ID), nil); err != nil {
 			return err
 		}
 		if err := sellerStatusCounter(r.SellerID, r.Status).AddAt(tx, 1, uint64(r.ID)); err != nil {

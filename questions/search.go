@@ -159,9 +159,9 @@ func (s *Service) search(ctx context.Context, caller int64, q SearchQuery, useIn
 	var res SearchResult
 	err := s.store.View(ctx, func(tx storage.Tx) error {
 		var err error
-		prefix, countKey, desc, ok := sellerIndexFor(q, sorts)
+		prefix, countKey, filter, desc, ok := sellerIndexFor(q, sorts)
 		if ok && useIndex {
-			res, err = s.searchSellerIndex(tx, q, prefix, countKey, desc)
+			res, err = s.searchSellerIndex(tx, q, prefix, countKey, filter, desc)
 		} else {
 			res, err = s.searchScan(tx, caller, q, sorts)
 		}
@@ -176,16 +176,18 @@ func (s *Service) search(ctx context.Context, caller int64, q SearchQuery, useIn
 // direction; seller_id sorts are dropped because a seller search holds one
 // seller only, and from_id sorts too when from fixes the asker. With from,
 // the index is the asker's part of the by-asker index and countKey is nil:
-// the total is counted from those keys, one asker's questions.
-func sellerIndexFor(q SearchQuery, sorts []Sort) (prefix []byte, countKey *storage.Counter, desc, ok bool) {
+// the total is counted from those keys, one asker's questions. filter is
+// the status the index's questions must also have, where the index holds
+// every status (by item or by asker).
+func sellerIndexFor(q SearchQuery, sorts []Sort) (prefix []byte, countKey *storage.Counter, filter string, desc, ok bool) {
 	if q.SellerID == 0 || q.ItemID != "" || q.TotalDivisions != 0 {
-		return nil, nil, false, false
+		return nil, nil, "", false, false
 	}
 	dir := sorts[0].Type
 	var fields []string
 	for _, srt := range sorts {
 		if srt.Type != dir {
-			return nil, nil, false, false
+			return nil, nil, "", false, false
 		}
 		if srt.Field != SortSellerID && (q.From == 0 || srt.Field != SortFromID) {
 			fields = append(fields, srt.Field)
@@ -198,17 +200,13 @@ func sellerIndexFor(q SearchQuery, sorts []Sort) (prefix []byte, countKey *stora
 	if len(fields) == 1 {
 		first = fields[0]
 	} else if len(fields) > 1 {
-		return nil, nil, false, false
+		return nil, nil, "", false, false
 	}
 	if q.From != 0 {
 		if first != SortDateCreated {
-			return nil, nil, false, false
+			return nil, nil, "", false, false
 		}
-		prefix = storage.Key(sellerFromPrefix(q.SellerID)).Int(q.From)
-		if q.Status != "" {
-			prefix = storage.Key(sellerStatusFromPrefix(q.SellerID, q.Status)).Int(q.From)
-		}
-		return prefix, nil, dir == "DESC", true
+		return storage.Key(sellerFromPrefix(q.SellerID)).Int(q.From), nil, q.Status, dir == "DESC", true
 	}
 	c := sellerCounter(q.SellerID)
 	if q.Status != "" {
@@ -220,22 +218,20 @@ func sellerIndexFor(q SearchQuery, sorts []Sort) (prefix []byte, countKey *stora
 		prefix = sellerDatePrefix(q.SellerID)
 	case first == SortDateCreated:
 		prefix = sellerStatusPrefix(q.SellerID, q.Status)
-	case first == SortItemID && q.Status == "":
-		prefix = sellerItemPrefix(q.SellerID)
 	case first == SortItemID:
-		prefix = sellerStatusItemPrefix(q.SellerID, q.Status)
-	case first == SortFromID && q.Status == "":
-		prefix = sellerFromPrefix(q.SellerID)
+		prefix, filter = sellerItemPrefix(q.SellerID), q.Status
 	default:
-		prefix = sellerStatusFromPrefix(q.SellerID, q.Status)
+		prefix, filter = sellerFromPrefix(q.SellerID), q.Status
 	}
-	return prefix, countKey, dir == "DESC", true
+	return prefix, countKey, filter, dir == "DESC", true
 }
 
 // searchSellerIndex pages one of the seller's indexes. With a counter for
-// the total only offset+limit keys are read; without one (countKey nil)
-// every key of the prefix is counted and the page taken on the way.
-func (s *Service) searchSellerIndex(tx storage.Tx, q SearchQuery, prefix []byte, countKey *storage.Counter, desc bool) (SearchResult, error) {
+// the total only the keys up to the page's end are read; without one
+// (countKey nil) every key of the prefix is counted and the page taken on
+// the way. With a filter, only the questions of that status count, and the
+// record of each key read tells.
+func (s *Service) searchSellerIndex(tx storage.Tx, q SearchQuery, prefix []byte, countKey *storage.Counter, filter string, desc bool) (SearchResult, error) {
 	var total int64
 	if countKey != nil {
 		var err error
@@ -243,35 +239,57 @@ func (s *Service) searchSellerIndex(tx storage.Tx, q SearchQuery, prefix []byte,
 			return SearchResult{}, err
 		}
 	}
-	ids := make([]int64, 0, min(q.Limit, 1000))
+	var page []record
 	if countKey == nil || (q.Limit > 0 && int64(q.Offset) < total) {
-		r := storage.Prefix(prefix)
-		r.Reverse = desc
-		it := tx.Iterate(r)
 		var seen int64
-		for ; it.Valid(); it.Next() {
-			if countKey != nil && len(ids) >= q.Limit {
-				break
-			}
-			if seen >= int64(q.Offset) && len(ids) < q.Limit {
-				ids = append(ids, readTrailingID(it.Key()))
-			}
-			seen++
+		var err error
+		if page, seen, err = readIndexPage(tx, prefix, desc, filter, q.Offset, q.Limit, countKey == nil); err != nil {
+			return SearchResult{}, err
 		}
-		it.Close()
 		if countKey == nil {
 			total = seen
 		}
 	}
-	out := SearchResult{Total: int(total), Questions: make([]Question, 0, len(ids))}
-	for _, id := range ids {
-		r, err := getRecord(tx, id)
-		if err != nil {
-			return SearchResult{}, err
-		}
+	out := SearchResult{Total: int(total), Questions: make([]Question, 0, len(page))}
+	for _, r := range page {
 		out.Questions = append(out.Questions, s.searchView(tx, r, q.V4))
 	}
 	return out, nil
+}
+
+// readIndexPage reads the records of the index keys under prefix from
+// offset on, at most limit, counting only those of status filter (any,
+// when empty). It stops at the page's end unless countAll, and returns how
+// many it counted.
+func readIndexPage(tx storage.Tx, prefix []byte, desc bool, filter string, offset, limit int, countAll bool) ([]record, int64, error) {
+	r := storage.Prefix(prefix)
+	r.Reverse = desc
+	it := tx.Iterate(r)
+	defer it.Close()
+	page := make([]record, 0, min(limit, 1000))
+	var seen int64
+	for ; it.Valid(); it.Next() {
+		if !countAll && len(page) >= limit {
+			break
+		}
+		inPage := seen >= int64(offset) && len(page) < limit
+		if filter == "" && !inPage {
+			seen++
+			continue
+		}
+		rec, err := getRecord(tx, readTrailingID(it.Key()))
+		if err != nil {
+			return nil, 0, err
+		}
+		if filter != "" && rec.Status != filter {
+			continue
+		}
+		if inPage {
+			page = append(page, rec)
+		}
+		seen++
+	}
+	return page, seen, nil
 }
 
 func (s *Service) searchView(tx storage.Tx, r record, v4 bool) Question {

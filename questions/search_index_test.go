@@ -128,3 +128,87 @@ func TestSearch_StoreFilledBeforeTheItemAndAskerIndexesGetsThemByMigration(t *te
 		}
 	}
 }
+
+// TestSearch_StatusOrderIndexesOfAnOlderStoreAreDeletedByMigration gives a
+// store the status-then-item and status-then-asker indexes that asks wrote
+// before (migration 4 builds them on a store without the item and asker
+// indexes): migration 9 deletes them, in chunks, and leaves every other
+// index, and the searches they served still equal the scan.
+func TestSearch_StatusOrderIndexesOfAnOlderStoreAreDeletedByMigration(t *testing.T) {
+	e := newEnv(t)
+	seller, buyer := e.mustUser(t), e.mustUser(t)
+	items := []string{e.mustItem(t, seller), e.mustItem(t, seller)}
+	for i := range 7 {
+		e.clock.Advance(time.Minute)
+		q := e.mustAsk(t, buyer, items[i%2], fmt.Sprintf("q%d", i))
+		if i%3 == 0 {
+			e.mustAnswer(t, seller, q.ID, "yes")
+		}
+	}
+	count := func(ns string) int {
+		n := 0
+		err := e.store.View(e.ctx, func(tx storage.Tx) error {
+			it := tx.Iterate(storage.Prefix(storage.NewKey(ns)))
+			defer it.Close()
+			for ; it.Valid(); it.Next() {
+				n++
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	// The older store: its item and asker indexes deleted with the marker,
+	// so that migration 4 builds all four again.
+	err := e.store.Update(e.ctx, func(tx storage.Tx) error {
+		for _, ns := range []string{"q/si", "q/sf"} {
+			var keys [][]byte
+			it := tx.Iterate(storage.Prefix(storage.NewKey(ns)))
+			for ; it.Valid(); it.Next() {
+				keys = append(keys, slices.Clone(it.Key()))
+			}
+			it.Close()
+			for _, k := range keys {
+				if err := tx.Delete(k); err != nil {
+					return err
+				}
+			}
+		}
+		return tx.Delete(storage.NewKey("q/ix/order"))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := schema.Migrate(e.ctx, e.store, []schema.Migration{questions.OrderIndexesMigration()}, schema.Options{ChunkSize: 4}); err != nil {
+		t.Fatal(err)
+	}
+	if count("q/ssi") != 7 || count("q/ssf") != 7 {
+		t.Fatalf("before: q/ssi %d, q/ssf %d keys, want 7 each", count("q/ssi"), count("q/ssf"))
+	}
+	if _, err := schema.Migrate(e.ctx, e.store, []schema.Migration{questions.OrderIndexesMigration(), questions.StatusOrderIndexesMigration()}, schema.Options{ChunkSize: 3}); err != nil {
+		t.Fatal(err)
+	}
+	for ns, want := range map[string]int{"q/ssi": 0, "q/ssf": 0, "q/si": 7, "q/sf": 7, "q/sd": 7, "q/ssd": 7} {
+		if got := count(ns); got != want {
+			t.Errorf("after: %s holds %d keys, want %d", ns, got, want)
+		}
+	}
+	for _, status := range []string{questions.StatusUnanswered, questions.StatusAnswered} {
+		for _, f := range []string{questions.SortItemID, questions.SortFromID} {
+			q := questions.SearchQuery{SellerID: seller, Status: status, Sorts: []questions.Sort{{Field: f, Type: "ASC"}}, Offset: 1, Limit: 2}
+			got, err := e.q.Search(e.ctx, seller, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := e.q.SearchByScan(e.ctx, seller, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Total != want.Total || !slices.Equal(ids(got), ids(want)) {
+				t.Errorf("%s by %s: got total %d %v, want total %d %v", status, f, got.Total, ids(got), want.Total, ids(want))
+			}
+		}
+	}
+}
