@@ -74,7 +74,8 @@ func (s *Service) Ask(ctx context.Context, buyer int64, in AskInput) (Question, 
 	}
 	var out Question
 	err = s.store.Update(ctx, func(tx storage.Tx) error {
-		item, err := stock.GetItem(tx, in.ItemID)
+		// Its status, seller and site; its stock plays no part in an ask.
+		item, err := stock.GetItemWithoutStock(tx, in.ItemID)
 		if err != nil {
 			return err
 		}
