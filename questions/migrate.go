@@ -77,7 +77,7 @@ func OrderIndexesMigration() schema.Migration {
 			},
 			schema.Phase{
 				Range: schema.KeyRange(marker),
-				Each:  func(tx storage.Tx, key, _ []byte) error { return tx.Delete(key) },
+				Each:  schema.DeleteKey,
 			},
 		),
 	}
@@ -88,12 +88,11 @@ func OrderIndexesMigration() schema.Migration {
 // those orders now reads the item or asker index and skips the other
 // statuses, and the ask and the answer no longer write them.
 func StatusOrderIndexesMigration() schema.Migration {
-	drop := func(tx storage.Tx, key, _ []byte) error { return tx.Delete(key) }
 	return schema.Migration{
 		Name: "questions: the status-then-item and status-then-asker indexes (q/ssi, q/ssf) deleted",
 		Chunk: schema.Phases(
-			schema.Phase{Range: storage.Prefix(storage.NewKey("q/ssi")), Each: drop},
-			schema.Phase{Range: storage.Prefix(storage.NewKey("q/ssf")), Each: drop},
+			schema.Phase{Range: storage.Prefix(storage.NewKey("q/ssi")), Each: schema.DeleteKey},
+			schema.Phase{Range: storage.Prefix(storage.NewKey("q/ssf")), Each: schema.DeleteKey},
 		),
 	}
 }

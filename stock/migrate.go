@@ -58,16 +58,15 @@ func SearchIndexMigration() schema.Migration {
 		}
 		return false, err
 	}
-	del := func(tx storage.Tx, key, _ []byte) error { return tx.Delete(key) }
 	return schema.Migration{
 		Name: "stock: ordered site-search index built where missing; lists stk/word, stk/active and marker stk/ordready deleted",
 		Chunk: schema.Phases(
-			schema.Phase{Range: storage.Prefix(storage.NewKey("stk/cnt")), When: lacksIndex, Each: del},
-			schema.Phase{Range: storage.Prefix(storage.NewKey("stk/ord")), When: lacksIndex, Each: del},
+			schema.Phase{Range: storage.Prefix(storage.NewKey("stk/cnt")), When: lacksIndex, Each: schema.DeleteKey},
+			schema.Phase{Range: storage.Prefix(storage.NewKey("stk/ord")), When: lacksIndex, Each: schema.DeleteKey},
 			schema.Phase{Range: storage.Prefix(storage.NewKey("stk/item")), When: lacksIndex, Each: indexItemV2},
-			schema.Phase{Range: storage.Prefix(storage.NewKey("stk/word")), Each: del},
-			schema.Phase{Range: storage.Prefix(storage.NewKey("stk/active")), Each: del},
-			schema.Phase{Range: schema.KeyRange(marker), Each: del},
+			schema.Phase{Range: storage.Prefix(storage.NewKey("stk/word")), Each: schema.DeleteKey},
+			schema.Phase{Range: storage.Prefix(storage.NewKey("stk/active")), Each: schema.DeleteKey},
+			schema.Phase{Range: schema.KeyRange(marker), Each: schema.DeleteKey},
 		),
 	}
 }
@@ -78,12 +77,11 @@ func SearchIndexMigration() schema.Migration {
 // split a title at a combining mark and kept letters such as Š unfolded, so
 // a query folded the new way would miss those items.
 func SearchFoldMigration() schema.Migration {
-	del := func(tx storage.Tx, key, _ []byte) error { return tx.Delete(key) }
 	return schema.Migration{
 		Name: "stock: site-search index rebuilt with Unicode folding",
 		Chunk: schema.Phases(
-			schema.Phase{Range: storage.Prefix(storage.NewKey("stk/cnt")), Each: del},
-			schema.Phase{Range: storage.Prefix(storage.NewKey("stk/ord")), Each: del},
+			schema.Phase{Range: storage.Prefix(storage.NewKey("stk/cnt")), Each: schema.DeleteKey},
+			schema.Phase{Range: storage.Prefix(storage.NewKey("stk/ord")), Each: schema.DeleteKey},
 			schema.Phase{Range: storage.Prefix(storage.NewKey("stk/item")), Each: indexItemWith(titleWordsV3)},
 		),
 	}

@@ -22,6 +22,9 @@ type Phase struct {
 	Each func(tx storage.Tx, key, value []byte) error
 }
 
+// DeleteKey is the Each of a phase that deletes every key of its range.
+func DeleteKey(tx storage.Tx, key, _ []byte) error { return tx.Delete(key) }
+
 // KeyRange is the range that holds key alone.
 func KeyRange(key []byte) storage.Range {
 	return storage.Range{Start: key, End: append(append([]byte(nil), key...), 0)}
