@@ -120,8 +120,9 @@ type Marketplace struct {
 //
 // The backend is a value the caller names, so a program links only the
 // backends it uses: one that runs on memory alone (New(memory.New(), opts))
-// links neither Badger nor pgx. ctx bounds the opening (reaching a
-// database is network work).
+// links neither Badger nor pgx. ctx bounds the opening: reaching a
+// database, the schema migrations and the loading of the built-in reference
+// data (see NewContext).
 //
 // Several engines may open one PostgreSQL database at once: the schema
 // migrations, the built-in reference data and EnsureDemo are each applied
@@ -137,7 +138,7 @@ func Open(ctx context.Context, opener storage.Opener, opts Options) (*Marketplac
 	if st == nil {
 		return nil, fmt.Errorf("marketplace: the storage opener returned no store")
 	}
-	m, err := New(st, opts)
+	m, err := NewContext(ctx, st, opts)
 	if err != nil {
 		return nil, errors.Join(err, st.Close())
 	}
@@ -159,8 +160,21 @@ const FaultPollInterval = 100 * time.Millisecond
 // New starts the engine on store. The caller keeps ownership of the store:
 // Close does not close it. New first brings the store to this binary's
 // schema version (see Migrate); a store written by a newer binary is
-// refused with an error that names both versions.
+// refused with an error that names both versions. New is NewContext with a
+// context that never ends: an opening that a migration may make long is
+// better bounded with NewContext.
 func New(store storage.Store, opts Options) (*Marketplace, error) {
+	return NewContext(context.Background(), store, opts)
+}
+
+// NewContext is New bounded by ctx: when ctx ends during the schema
+// migrations or the loading of the built-in reference data, NewContext
+// stops after the storage transaction under way and returns ctx's error.
+// What was committed stays and is consistent (each migration's chunk and
+// each package's reference dataset is one transaction), so a later New,
+// NewContext or Open on the store goes on from there and ends as an
+// uninterrupted one would.
+func NewContext(ctx context.Context, store storage.Store, opts Options) (*Marketplace, error) {
 	if store == nil {
 		return nil, fmt.Errorf("marketplace: nil store")
 	}
@@ -172,11 +186,11 @@ func New(store storage.Store, opts Options) (*Marketplace, error) {
 	}
 	// The store's data must be in this binary's layout before any service
 	// reads it, the built-in reference data included.
-	if _, err := Migrate(context.Background(), store, MigrateOptions{Logger: opts.Logger}); err != nil {
+	if _, err := Migrate(ctx, store, MigrateOptions{Logger: opts.Logger}); err != nil {
 		return nil, err
 	}
 	m := &Marketplace{Clock: opts.Clock, Logger: opts.Logger, store: store}
-	m.Geo = geo.New(store)
+	m.Geo = geo.New(store, opts.Clock)
 	m.Accounts = accounts.New(store, opts.Clock, m.Geo)
 	if storage.IsShared(store) && opts.Notifications.PollInterval == 0 {
 		// Every poll is a transaction on the database, from every server;
@@ -184,14 +198,15 @@ func New(store storage.Store, opts Options) (*Marketplace, error) {
 		// only events written through another server wait for a poll.
 		opts.Notifications.PollInterval = SharedPollInterval
 	}
-	m.Notify = notify.New(store, opts.Clock, opts.Notifications)
+	// Leases, sweeps and a POST's req_time are real time, whatever the
+	// engine's clock says.
+	m.Notify = notify.New(store, opts.Clock, clock.Wall{}, opts.Notifications)
 	m.Faults = faults.New(store, opts.Clock, opts.Faults)
 	// A reset or restore replaces the stored rules; the cache of them goes.
 	m.OnStateReplaced(func(context.Context) { m.Faults.Invalidate() })
 	m.OAuth = oauth.New(m.Accounts, m.Notify)
-	m.Fees = fees.New(store, m.Geo)
-	m.Catalog = catalog.New(store)
-	m.Catalog.UseClock(opts.Clock)
+	m.Fees = fees.New(store, opts.Clock, m.Geo)
+	m.Catalog = catalog.New(store, opts.Clock, m.Geo)
 	m.Stock = stock.New(store, opts.Clock, m.Geo)
 	m.Questions = questions.New(store, opts.Clock, m.Accounts, m.Stock)
 	m.ResponseTimes = responsetime.New(store, opts.Clock, m.Geo, m.Questions)
@@ -200,7 +215,7 @@ func New(store storage.Store, opts Options) (*Marketplace, error) {
 	// their lease. Leases expire in real time, whatever the engine's clock.
 	instance := "marketplace-" + uuid.NewString()
 	m.ResponseTimes.ShareStore(instance, clock.Wall{})
-	m.Notify.ShareStore(instance, clock.Wall{})
+	m.Notify.ShareStore(instance)
 	if manual, ok := opts.Clock.(*clock.Manual); ok {
 		// A manual clock moves only by hand, and whoever moves it across the
 		// refresh hour expects the refresh done when the move returns,
@@ -215,8 +230,9 @@ func New(store storage.Store, opts Options) (*Marketplace, error) {
 		}
 		m.stopSharing = stop
 	}
-	if err := m.loadBuiltinReference(context.Background()); err != nil {
-		return nil, err
+	if err := m.loadBuiltinReference(ctx); err != nil {
+		// The engine was never handed out: its clock watchers go with it.
+		return nil, errors.Join(err, m.Close())
 	}
 	return m, nil
 }

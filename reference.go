@@ -27,12 +27,8 @@ func (m *Marketplace) referenceImporter() *refimport.Importer {
 }
 
 // loadBuiltinReference loads each package's embedded dataset (a package skips
-// a version it has already loaded). The reference services date what they
-// answer and import (stop_time, undated conversion ratios) by the engine's
-// clock, which they are given first.
+// a version it has already loaded).
 func (m *Marketplace) loadBuiltinReference(ctx context.Context) error {
-	m.Geo.UseClock(m.Clock)
-	m.Fees.UseClock(m.Clock)
 	if err := m.referenceImporter().Recover(ctx); err != nil {
 		return fmt.Errorf("undo an interrupted reference import: %w", err)
 	}

@@ -24,7 +24,7 @@ var start = time.Date(2026, 3, 4, 15, 0, 0, 0, time.UTC)
 func newService(t *testing.T) (*accounts.Service, storage.Store) {
 	t.Helper()
 	st := teststore.New(t)
-	return accounts.New(st, clock.NewManual(start), geo.New(st)), st
+	return accounts.New(st, clock.NewManual(start), geo.New(st, clock.NewManual(start))), st
 }
 
 func mustUser(t *testing.T, svc *accounts.Service, in accounts.NewUser) accounts.User {

@@ -160,18 +160,10 @@ type Service struct {
 	clock clock.Clock
 }
 
-// New returns the catalog service. Sites are known through geo over the same
-// store; imported records without last_updated take the wall clock's time
-// until UseClock says otherwise.
-func New(store storage.Store) *Service {
-	return &Service{store: store, sites: geo.New(store), clock: clock.Wall{}}
-}
-
-// UseClock makes the service stamp imported records with c's time.
-func (s *Service) UseClock(c clock.Clock) {
-	if c != nil {
-		s.clock = c
-	}
+// New returns the catalog service. clk stamps imported records that carry
+// no last_updated; sites are known through g, over the same store.
+func New(store storage.Store, clk clock.Clock, g *geo.Service) *Service {
+	return &Service{store: store, sites: g, clock: clk}
 }
 
 // Domains returns the domains of site in id order. A site the catalog holds no

@@ -21,18 +21,24 @@ import (
 
 var ctx = context.Background()
 
-// newService returns a catalog over an empty store.
+// newService returns a catalog over an empty store, on the wall clock.
 func newService(t testing.TB) (*catalog.Service, storage.Store) {
 	t.Helper()
+	return newServiceAt(t, clock.Wall{})
+}
+
+// newServiceAt returns a catalog over an empty store, on clk.
+func newServiceAt(t testing.TB, clk clock.Clock) (*catalog.Service, storage.Store) {
+	t.Helper()
 	st := teststore.New(t)
-	return catalog.New(st), st
+	return catalog.New(st, clk, geo.New(st, clk)), st
 }
 
 // newPropertyService is newService for one iteration of a property test:
 // the iteration closes it with the returned function before it ends.
 func newPropertyService(t *rapid.T, owner testing.TB) (*catalog.Service, storage.Store, func()) {
 	st, done := teststore.Open(t, owner)
-	return catalog.New(st), st, done
+	return catalog.New(st, clock.Wall{}, geo.New(st, clock.Wall{})), st, done
 }
 
 // newLoaded returns a catalog with the embedded dataset loaded.
@@ -314,7 +320,7 @@ func TestDomains_UnknownSiteIsNotFoundAndKnownSiteWithoutDomainsIsEmpty(t *testi
 	is.Equal(errs.As(err).Message, "Site not found: XXX")
 	_, err = s.Domains(ctx, "mla")
 	is.True(errs.Is(err, errs.NotFound)) // site ids are upper case
-	site := siteWithoutDomains(t, geo.New(teststore.New(t)))
+	site := siteWithoutDomains(t, geo.New(teststore.New(t), clock.Wall{}))
 	ds, err := s.Domains(ctx, site) // a site geo knows, with no domain in the dataset
 	is.NoErr(err)
 	is.Equal(ds, []catalog.Domain{})
@@ -410,8 +416,7 @@ func TestProduct_ChildrenIDsFollowTheChildrensParentID(t *testing.T) {
 
 func TestUpsertProduct_MissingLastUpdatedTakesTheClockTime(t *testing.T) {
 	is := is.New(t)
-	s, st := newService(t)
-	s.UseClock(clock.NewManual(time.Date(2026, 3, 4, 15, 0, 0, 123e6, time.UTC)))
+	s, st := newServiceAt(t, clock.NewManual(time.Date(2026, 3, 4, 15, 0, 0, 123e6, time.UTC)))
 	is.NoErr(importRecords(s, st, domainRec("MLA-CELLPHONES", "Celulares"), productRec(map[string]any{"last_updated": nil})))
 	page, err := s.DomainProducts(ctx, "MLA-CELLPHONES", 50, 0)
 	is.NoErr(err)

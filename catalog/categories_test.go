@@ -9,6 +9,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/marketplace/marketplace/catalog"
+	"github.com/marketplace/marketplace/clock"
 	"github.com/marketplace/marketplace/errs"
 	"github.com/marketplace/marketplace/geo"
 )
@@ -173,7 +174,7 @@ func TestCategoryView_EncodesNullPictureAndPermalinkAndAttributeTypes(t *testing
 func TestSite_ShowsCurrenciesDefaultFirstAndRootCategories(t *testing.T) {
 	is := is.New(t)
 	s, st := newService(t)
-	is.NoErr(geo.New(st).LoadBuiltin(ctx))
+	is.NoErr(geo.New(st, clock.Wall{}).LoadBuiltin(ctx))
 	is.NoErr(s.LoadBuiltin(ctx))
 	v, err := s.Site(ctx, "MLA")
 	is.NoErr(err)

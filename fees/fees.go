@@ -23,17 +23,10 @@ type Service struct {
 	tableHolder
 }
 
-// UseClock sets the clock that dates stop_time; the default is the wall clock. Call it
-// before the service is used.
-func (s *Service) UseClock(c clock.Clock) {
-	if c != nil {
-		s.clock = c
-	}
-}
-
-// New returns the fees service.
-func New(store storage.Store, g *geo.Service) *Service {
-	return &Service{store: store, geo: g, clock: clock.Wall{}}
+// New returns the fees service. clk dates stop_time; g knows the sites and
+// their currencies.
+func New(store storage.Store, clk clock.Clock, g *geo.Service) *Service {
+	return &Service{store: store, geo: g, clock: clk}
 }
 
 // Query is a listing-price lookup as the caller sends it: every field is

@@ -31,10 +31,8 @@ func newEnv(t testing.TB) env {
 	t.Helper()
 	st := teststore.New(t)
 	clk := clock.NewManual(testNow)
-	g := geo.New(st)
-	g.UseClock(clk)
-	f := fees.New(st, g)
-	f.UseClock(clk)
+	g := geo.New(st, clk)
+	f := fees.New(st, clk, g)
 	ctx := context.Background()
 	if err := g.LoadBuiltin(ctx); err != nil {
 		t.Fatalf("load geo: %v", err)

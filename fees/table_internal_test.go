@@ -46,11 +46,9 @@ func newPriceMachine(t *rapid.T, st storage.Store) *priceMachine {
 	}
 	m := &priceMachine{ctx: context.Background(), st: st,
 		now: time.Date(2026, 3, 4, 15, 0, 0, 123_456_789, loc)}
-	m.geo = geo.New(m.st)
-	m.fees = New(m.st, m.geo)
 	clk := clock.Func(func() time.Time { return m.now })
-	m.geo.UseClock(clk)
-	m.fees.UseClock(clk)
+	m.geo = geo.New(m.st, clk)
+	m.fees = New(m.st, clk, m.geo)
 	if err := m.geo.LoadBuiltin(m.ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -372,16 +370,16 @@ func TestListingPrices_AnswerAsTheFirstImplementationOverImportsAndUndos(t *test
 func TestListingPrice_NewerEmbeddedDatasetIsAnsweredAtOnce(t *testing.T) {
 	ctx := context.Background()
 	st := teststore.New(t)
-	g := geo.New(st)
-	f := New(st, g)
+	now := time.Date(2026, 3, 4, 15, 0, 0, 0, time.UTC)
+	clk := clock.NewManual(now)
+	g := geo.New(st, clk)
+	f := New(st, clk, g)
 	if err := g.LoadBuiltin(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.LoadBuiltin(ctx); err != nil {
 		t.Fatal(err)
 	}
-	now := time.Date(2026, 3, 4, 15, 0, 0, 0, time.UTC)
-	f.UseClock(clock.NewManual(now))
 	// fee is the served sale fee, and want the one of the rule the store
 	// holds, priced by the frozen oracle.
 	fee := func() (got, want string) {

@@ -79,17 +79,10 @@ type Service struct {
 	clock clock.Clock
 }
 
-// UseClock sets the clock that dates imported conversion ratios that carry no creation_date of their own; the default is the wall clock. Call it
-// before the service is used.
-func (s *Service) UseClock(c clock.Clock) {
-	if c != nil {
-		s.clock = c
-	}
-}
-
-// New returns the geo service over store.
-func New(store storage.Store) *Service {
-	return &Service{store: store, clock: clock.Wall{}}
+// New returns the geo service over store. clk dates the imported conversion
+// ratios that carry no creation_date of their own.
+func New(store storage.Store, clk clock.Clock) *Service {
+	return &Service{store: store, clock: clk}
 }
 
 var siteCache money.DecodeCache[Site]

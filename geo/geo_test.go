@@ -19,8 +19,7 @@ var testNow = time.Date(2026, 3, 4, 15, 0, 0, 0, time.UTC)
 func newLoaded(t *testing.T) (*Service, storage.Store) {
 	t.Helper()
 	st := teststore.New(t)
-	g := New(st)
-	g.UseClock(clock.NewManual(testNow))
+	g := New(st, clock.NewManual(testNow))
 	if err := g.LoadBuiltin(context.Background()); err != nil {
 		t.Fatalf("load builtin: %v", err)
 	}
@@ -54,7 +53,7 @@ func TestLoadBuiltin_ShipsTheRequiredSites(t *testing.T) {
 
 func TestSite_FreshStoreStillKnowsEmbeddedSites(t *testing.T) {
 	is := is.New(t)
-	g := New(teststore.New(t))
+	g := New(teststore.New(t), clock.NewManual(testNow))
 	s, err := g.Site(context.Background(), "MLB")
 	is.NoErr(err)
 	is.Equal(s.DefaultCurrencyID, "BRL")

@@ -63,7 +63,7 @@ func (s *Service) noteDue(app int64, key []byte) {
 // resetCursors makes the next reads start at the start of the outbox and of
 // every due index, as when a loop starts.
 func (s *Service) resetCursors() {
-	s.sweptAt = time.Now()
+	s.sweptAt = s.wall.Now()
 	s.outbox = outboxCursor{sweep: true, sweptAt: s.sweptAt}
 	s.resetDueCursors()
 	s.appended.Store(true)

@@ -582,9 +582,9 @@ func (s *Service) backoff(n int) time.Duration {
 
 // post sends req and describes the answer.
 func (s *Service) post(ctx context.Context, req Request) Response {
-	// req_time is how long the receiver really took, so it is measured on
-	// the wall clock, not the engine's (which a manual clock may freeze).
-	start := time.Now()
+	// req_time is how long the receiver really took, so it is measured in
+	// real time, not on the engine's clock (which a manual clock may freeze).
+	start := s.wall.Now()
 	res := Response{Headers: map[string]string{}}
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, req.URL, bytes.NewReader(req.Data))
 	if err != nil {
@@ -596,7 +596,7 @@ func (s *Service) post(ctx context.Context, req Request) Response {
 	}
 	resp, err := s.client.Do(hr)
 	if err != nil {
-		res.ReqTime = time.Since(start).Milliseconds()
+		res.ReqTime = s.wall.Now().Sub(start).Milliseconds()
 		res.Error = err.Error()
 		return res
 	}
@@ -604,7 +604,7 @@ func (s *Service) post(ctx context.Context, req Request) Response {
 	// Drain a little more so that the connection can be reused.
 	_, _ = io.CopyN(io.Discard, resp.Body, 64<<10)
 	resp.Body.Close()
-	res.ReqTime = time.Since(start).Milliseconds()
+	res.ReqTime = s.wall.Now().Sub(start).Milliseconds()
 	res.HTTPCode = resp.StatusCode
 	res.Body = string(b)
 	for k, v := range resp.Header {

@@ -141,11 +141,14 @@ type Service struct {
 	// hinted says that an Append in this process woke the loop.
 	hinted atomic.Bool
 
-	// holder and wall, when set (ShareStore), make Run deliver only while
-	// it holds the store's delivery lease; fence checks it where outcomes
-	// are recorded.
+	// wall is real time (New): what the loop's sweeps, a POST's req_time
+	// and the delivery lease are measured in, whatever clock the
+	// deliveries follow.
+	wall clock.Clock
+	// holder, when set (ShareStore), makes Run deliver only while it holds
+	// the store's delivery lease; fence checks it where outcomes are
+	// recorded.
 	holder string
-	wall   clock.Clock
 	fence  atomic.Pointer[func(storage.Tx) error]
 	// refill says that the due index may hold deliveries to claim: set by
 	// a fan-out, a record, a clock move, and a ready queue running low.
@@ -167,13 +170,18 @@ type Service struct {
 // later-numbered one).
 const sweepEvery = time.Second
 
-// New returns the notification service. A clock with an OnChange method (a
-// clock.Manual) wakes the delivery loop when it moves.
-func New(store storage.Store, clk clock.Clock, opts Options) *Service {
+// New returns the notification service. clk is the time the deliveries
+// follow (received and sent dates, retries, the retry window); a clock with
+// an OnChange method (a clock.Manual) wakes the delivery loop when it
+// moves. wall is real time (clock.Wall outside tests), in which a POST's
+// req_time, the loop's sweeps and the delivery lease are measured: a manual
+// clock that stands still must not stop them.
+func New(store storage.Store, clk, wall clock.Clock, opts Options) *Service {
 	opts = opts.withDefaults()
 	s := &Service{
 		store:      store,
 		clock:      clk,
+		wall:       wall,
 		opts:       opts,
 		jitter:     rand.Float64,
 		claimed:    map[uint64]bool{},
@@ -270,10 +278,10 @@ func (s *Service) Run(ctx context.Context) error {
 
 // ShareStore makes Run deliver only while this process holds the store's
 // delivery lease, as holder (a name of its own), so that processes sharing
-// the store POST each delivery once. wall is real time, in which the lease
-// expires, whatever clock the deliveries follow.
-func (s *Service) ShareStore(holder string, wall clock.Clock) {
-	s.holder, s.wall = holder, wall
+// the store POST each delivery once. The lease expires in the real time
+// New was given, whatever clock the deliveries follow.
+func (s *Service) ShareStore(holder string) {
+	s.holder = holder
 }
 
 // The delivery lease: of the processes that share a store (ShareStore), the
@@ -534,7 +542,7 @@ type fanOutResult struct {
 // (or always, reading from its start, when all is set).
 func (s *Service) fanOutStage(ctx context.Context, all bool) (fanOutResult, error) {
 	var r fanOutResult
-	real := time.Now()
+	real := s.wall.Now()
 	if real.Sub(s.outbox.sweptAt) >= sweepEvery {
 		s.outbox.sweptAt = real
 		s.outbox.sweep = true
@@ -579,7 +587,7 @@ func (s *Service) fanOutStage(ctx context.Context, all bool) (fanOutResult, erro
 // something asked for it), and starts the POSTs that have a free slot. It
 // returns the number of POSTs started.
 func (s *Service) claimStage(ctx context.Context, rec *recorder, refill bool) (int, error) {
-	if real := time.Now(); real.Sub(s.sweptAt) >= sweepEvery {
+	if real := s.wall.Now(); real.Sub(s.sweptAt) >= sweepEvery {
 		s.sweptAt = real
 		s.resetDueCursors()
 		refill = true

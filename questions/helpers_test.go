@@ -50,7 +50,7 @@ func newPropertyEnv(t *rapid.T, owner testing.TB) (*env, func()) {
 
 func newEnvOn(st storage.Store) *env {
 	clk := clock.NewManual(start)
-	g := geo.New(st)
+	g := geo.New(st, clk)
 	acc := accounts.New(st, clk, g)
 	sk := stock.New(st, clk, g)
 	return &env{ctx: context.Background(), store: st, clock: clk, acc: acc, stock: sk,

@@ -60,7 +60,7 @@ func (it countingIt) Valid() bool {
 func TestSearch_SellerPageReadsOnlyThePageNotEveryQuestion(t *testing.T) {
 	cs := &countingStore{Store: teststore.New(t)}
 	clk := clock.NewManual(start)
-	g := geo.New(cs)
+	g := geo.New(cs, clk)
 	acc := accounts.New(cs, clk, g)
 	sk := stock.New(cs, clk, g)
 	e := &env{ctx: context.Background(), store: cs, clock: clk, acc: acc, stock: sk, q: questions.New(cs, clk, acc, sk)}

@@ -307,6 +307,12 @@ const undoChunk = 2000
 func (im *Importer) rollbackImport(ctx context.Context, lease importLeaseHolder) error {
 	id := lease.id
 	for {
+		// Each chunk is undone in its own transaction, so stopping between
+		// them leaves the rest of the journal for the next Recover or
+		// Watch.
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		done := false
 		err := im.store.Update(ctx, func(tx storage.Tx) error {
 			if err := renewImportLease(tx, lease); err != nil {

@@ -84,7 +84,7 @@ func newRealWorld(b *testing.B, sellers, perSeller, buyers int) realWorld {
 	b.Cleanup(func() { _ = st.Close() })
 	start := rtNow.Add(-13 * 24 * time.Hour)
 	clk := clock.NewManual(start)
-	g := geo.New(st)
+	g := geo.New(st, clk)
 	acc := accounts.New(st, clk, g)
 	stk := stock.New(st, clk, g)
 	qs := questions.New(st, clk, acc, stk)

@@ -34,7 +34,7 @@ func TestRefresh_SharedStore_OneProcessRefreshesAndTheOthersFindItDone(t *testin
 	start := time.Date(2026, 3, 5, 12, 0, 0, 0, time.UTC)
 	e := newRTEnv(t, start)
 	wall := clock.NewManual(start)
-	g := geo.New(e.store)
+	g := geo.New(e.store, e.clock)
 	srcA := &gatedSource{entered: make(chan struct{}), release: make(chan struct{})}
 	srcB := &gatedSource{}
 	a := responsetime.New(e.store, e.clock, g, srcA)
@@ -68,7 +68,7 @@ func TestRefresh_SharedStore_DeadHolderIsTakenOverAfterTheLease(t *testing.T) {
 	start := time.Date(2026, 3, 5, 12, 0, 0, 0, time.UTC)
 	e := newRTEnv(t, start)
 	wall := clock.NewManual(start)
-	g := geo.New(e.store)
+	g := geo.New(e.store, e.clock)
 	ctx := context.Background()
 	// A holder that took the lease and died without refreshing.
 	dead := responsetime.New(e.store, e.clock, g, &gatedSource{})

@@ -100,7 +100,7 @@ func newPropertyRTEnv(t *rapid.T, owner testing.TB, start time.Time) (*rtEnv, fu
 
 func newRTEnvOn(st storage.Store, start time.Time) *rtEnv {
 	clk := clock.NewManual(start)
-	g := geo.New(st)
+	g := geo.New(st, clk)
 	e := &rtEnv{store: st, clock: clk, acc: accounts.New(st, clk, g), src: &fakeSource{}}
 	e.rts = responsetime.New(st, clk, g, e.src)
 	return e

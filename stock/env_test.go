@@ -39,7 +39,7 @@ type fataler interface {
 func newEnvOn(tb fataler, st storage.Store) *env {
 	tb.Helper()
 	clk := clock.NewManual(time.Date(2026, 3, 4, 15, 0, 0, 0, time.UTC))
-	g := geo.New(st)
+	g := geo.New(st, clk)
 	return &env{tb: tb, store: st, clock: clk, acc: accounts.New(st, clk, g), svc: stock.New(st, clk, g)}
 }
 

@@ -230,8 +230,9 @@ func state(ctx context.Context, st storage.Store, binaryVersion int, stamp bool)
 // is stamped with it; an older one has every migration it lacks run in
 // order, each resumed from its stored cursor if an earlier run stopped in
 // its middle. A store newer than list is refused with a *TooNewError and
-// left as it is. On an error, the chunks committed so far stay, and the
-// next Migrate resumes after them.
+// left as it is. On an error, or when ctx ends (Migrate then returns ctx's
+// error), the chunks committed so far stay, and the next Migrate resumes
+// after them.
 //
 // Servers that open the store at the same moment may run Migrate together:
 // every chunk reads the version and the cursor in its own transaction, so
@@ -288,6 +289,11 @@ func run(ctx context.Context, st storage.Store, v int, m Migration, limit int) (
 		}
 	}
 	for finished := false; !finished; {
+		// A backend need not check ctx itself: the migration stops
+		// between chunks, where the next run resumes it.
+		if err := ctx.Err(); err != nil {
+			return step, err
+		}
 		var written, deleted int
 		err := st.Update(ctx, func(tx storage.Tx) error {
 			finished = false

@@ -287,6 +287,59 @@ func TestMigrate_FailedChunkResumesAndEqualsAnUninterruptedRun(t *testing.T) {
 	})
 }
 
+// cancellingStore ends a context once commits Updates have committed; its
+// backend ignores contexts, as an outside backend may, so that only the
+// runner's own checks can stop the migration.
+type cancellingStore struct {
+	storage.Store
+	commits atomic.Int32
+	cancel  context.CancelFunc
+}
+
+func (s *cancellingStore) Update(ctx context.Context, fn func(storage.Tx) error) error {
+	err := s.Store.Update(context.WithoutCancel(ctx), fn)
+	if s.commits.Add(-1) == 0 {
+		s.cancel()
+	}
+	return err
+}
+
+func TestMigrate_CancelledContextStopsBetweenChunksAndTheNextRunResumes(t *testing.T) {
+	everyBackend(t, func(t *testing.T, b backend) {
+		st := b.open(t)
+		fill(t, st, 500)
+		var f fixture
+		cctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		cs := &cancellingStore{Store: st, cancel: cancel}
+		cs.commits.Store(5) // the stamp check and four chunks
+		rep, err := schema.Migrate(cctx, cs, f.list(), schema.Options{ChunkSize: 50})
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v; want context.Canceled", err)
+		}
+		if s := rep.Steps[0]; s.Chunks != 4 {
+			t.Fatalf("%d chunks committed before ctx ended; want 4", s.Chunks)
+		}
+		if v, _ := version(t, st); v != 0 {
+			t.Fatalf("version %d after a cancelled first migration; want 0", v)
+		}
+		mid := dump(t, st)
+		if mid["rec/0199"] != "v2:199" || mid["rec/0200"] != "v1:200" {
+			t.Fatalf("after the cancel: rec/0199=%q rec/0200=%q", mid["rec/0199"], mid["rec/0200"])
+		}
+		rep, err = schema.Migrate(ctx, st, f.list(), schema.Options{ChunkSize: 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rep.Steps[0].Resumed || rep.Steps[0].Chunks != 6 {
+			t.Fatalf("resumed run %+v; want a resume of the last 6 of 10 chunks", rep.Steps[0])
+		}
+		if !maps.Equal(dump(t, st), migrated(500)) {
+			t.Fatal("a migration resumed after a cancel differs from an uninterrupted one")
+		}
+	})
+}
+
 // closingStore closes the store it wraps once after commits Updates
 // have committed: a process that stops in the middle of a migration.
 type closingStore struct {
