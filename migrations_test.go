@@ -707,3 +707,17 @@ func TestOpen_CancelledAnywhereInTheOpeningStopsAndTheNextOpenFinishes(t *testin
 		}
 	}
 }
+
+func TestNewContext_EndedContextIsReturnedAndTheStoreIsUnchanged(t *testing.T) {
+	st := memory.New()
+	loadGolden(t, st, "48e1fd1")
+	before := dumpStore(t, st)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := marketplace.NewContext(ctx, st, marketplace.Options{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v; want context.Canceled", err)
+	}
+	if !maps.Equal(dumpStore(t, st), before) {
+		t.Fatal("an opening whose ctx had ended changed the store")
+	}
+}
