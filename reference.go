@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/marketplace/marketplace/refimport"
+	"github.com/marketplace/marketplace/internal/refimport"
 )
 
 // referenceData is implemented by the packages that hold reference data

@@ -17,7 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/internal/storeobs"
 )
 
 // Metrics is one registry of the server's metrics. Its methods are safe for
@@ -135,8 +135,8 @@ func (r *Route) Observe(status int, d time.Duration) {
 // report to one observer per process (they are opened by code that knows
 // nothing of metrics), so the last Metrics to observe wins.
 func (m *Metrics) ObserveStorage() (stop func()) {
-	storage.SetObserver(&storageObserver{m: m})
-	return func() { storage.SetObserver(nil) }
+	storeobs.SetObserver(&storageObserver{m: m})
+	return func() { storeobs.SetObserver(nil) }
 }
 
 // backends are the backends whose counters are bound once; another name

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/marketplace/marketplace/internal/storeobs"
 	"github.com/marketplace/marketplace/metrics"
 	"github.com/marketplace/marketplace/notify"
-	"github.com/marketplace/marketplace/storage"
 )
 
 func scrape(t *testing.T, m *metrics.Metrics) string {
@@ -24,11 +24,11 @@ func scrape(t *testing.T, m *metrics.Metrics) string {
 func TestStorage_CountsTransactionsConflictsAndRetriesByBackend(t *testing.T) {
 	m := metrics.New()
 	defer m.ObserveStorage()()
-	storage.ObserveTransaction("badger", true, nil)
-	storage.ObserveTransaction("badger", true, nil)
-	storage.ObserveTransaction("postgres", false, errors.New("down"))
-	storage.ObserveTransaction("other", false, nil)
-	storage.ObserveConflict("badger", true)
+	storeobs.ObserveTransaction("badger", true, nil)
+	storeobs.ObserveTransaction("badger", true, nil)
+	storeobs.ObserveTransaction("postgres", false, errors.New("down"))
+	storeobs.ObserveTransaction("other", false, nil)
+	storeobs.ObserveConflict("badger", true)
 	text := scrape(t, m)
 	for _, want := range []string{
 		`marketplace_storage_transactions_total{backend="badger",kind="update",result="ok"} 2`,
@@ -95,7 +95,7 @@ func BenchmarkStorageTransaction(b *testing.B) {
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			storage.ObserveTransaction("memory", false, nil)
+			storeobs.ObserveTransaction("memory", false, nil)
 		}
 	})
 }

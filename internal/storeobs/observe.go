@@ -1,4 +1,4 @@
-package storage
+package storeobs
 
 import "sync/atomic"
 

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/internal/keycodec"
+	"github.com/marketplace/marketplace/internal/kv"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -152,7 +154,7 @@ func (im *Importer) importInBatches(ctx context.Context, recs []Record) (Result,
 	if _, err := im.undoAbandonedImport(ctx); err != nil {
 		return Result{}, fmt.Errorf("undo an interrupted reference import: %w", err)
 	}
-	importNumber := storage.NewOnceID(im.store, Sequence)
+	importNumber := kv.NewOnceID(im.store, Sequence)
 	lease := importLeaseHolder{holder: newLeaseHolder()}
 	if err := im.store.Update(ctx, func(tx storage.Tx) error {
 		if _, found, err := readPendingImport(tx); err != nil {
@@ -273,7 +275,7 @@ func (t *journalTx) record(key []byte) error {
 	default:
 		return err
 	}
-	if err := storage.SetJSON(t.Tx, storage.Key(importUndoIDPrefix(t.j.lease.id)).Uint(t.seq), e); err != nil {
+	if err := kv.SetJSON(t.Tx, keycodec.Key(importUndoIDPrefix(t.j.lease.id)).Uint(t.seq), e); err != nil {
 		return err
 	}
 	t.seq++
@@ -465,7 +467,7 @@ func readPendingImport(tx storage.Tx) (pendingImport, bool, error) {
 	if err != nil {
 		return pendingImport{}, false, err
 	}
-	r := storage.ReadKey(b)
+	r := keycodec.Read(b)
 	var p pendingImport
 	p.id = r.Uint()
 	if r.Err() == nil && len(r.Rest()) > 0 {
@@ -480,7 +482,7 @@ func readPendingImport(tx storage.Tx) (pendingImport, bool, error) {
 
 // writePendingImport writes the mark of lease, running importLease from now.
 func writePendingImport(tx storage.Tx, lease importLeaseHolder) error {
-	return tx.Set(importPendingKey(), storage.NewKeyRaw().Uint(lease.id).Uint(lease.holder).
+	return tx.Set(importPendingKey(), keycodec.Raw().Uint(lease.id).Uint(lease.holder).
 		Int(time.Now().Add(importLease).UnixNano()))
 }
 

@@ -1,4 +1,4 @@
-package storage
+package badger
 
 import (
 	"context"
@@ -6,21 +6,24 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/marketplace/marketplace/internal/keycodec"
+	"github.com/marketplace/marketplace/storage"
 )
 
-// SequenceKey is where a backend that keeps its sequences as ordinary keys
-// (LeasedSequence) stores the state of the sequence called name. The
+// sequenceKey is where a backend that keeps its sequences as ordinary keys
+// (leasedSequence) stores the state of the sequence called name. The
 // namespace is the store's own ("sys"), beside the schema version.
-func SequenceKey(name string) []byte { return NewKey("sys/seq").Str(name) }
+func sequenceKey(name string) []byte { return keycodec.New("sys/seq").Str(name) }
 
-// LeasedSequence is a Sequence kept at one key of a store, which holds the
+// leasedSequence is a Sequence kept at one key of a store, which holds the
 // first id not yet leased. Next hands out ids from a block leased in memory
 // and writes the key only once per bandwidth ids, in an Update of its own:
 // the lease is on disk (for a durable store) before any id of it is returned,
 // so a crash loses at most the rest of a block. Close gives the rest of the
 // block back on a clean close of the store.
-type LeasedSequence struct {
-	update    func(context.Context, func(Tx) error) error
+type leasedSequence struct {
+	update    func(context.Context, func(storage.Tx) error) error
 	key       []byte
 	bandwidth uint64
 
@@ -30,29 +33,29 @@ type LeasedSequence struct {
 	closed bool
 }
 
-// NewLeasedSequence returns the sequence called name, leasing bandwidth ids
+// newLeasedSequence returns the sequence called name, leasing bandwidth ids
 // at a time through update, a durable read-write transaction of the store.
 // Ids are drawn inside other Updates, so update must never wait for another
 // Update of the store to end (a backend passes a transaction that bypasses
 // whatever it uses to run a contended Update alone). A backend keeps one
 // sequence per name, so that the ids of one process increase.
-func NewLeasedSequence(update func(context.Context, func(Tx) error) error, name string, bandwidth uint64) *LeasedSequence {
+func newLeasedSequence(update func(context.Context, func(storage.Tx) error) error, name string, bandwidth uint64) *leasedSequence {
 	if bandwidth == 0 {
 		bandwidth = 1
 	}
-	return &LeasedSequence{update: update, key: SequenceKey(name), bandwidth: bandwidth}
+	return &leasedSequence{update: update, key: sequenceKey(name), bandwidth: bandwidth}
 }
 
 // Next returns a new id, leasing a new block when the current one is spent.
-func (q *LeasedSequence) Next(ctx context.Context) (uint64, error) {
+func (q *leasedSequence) Next(ctx context.Context) (uint64, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
-		return 0, ErrClosed
+		return 0, storage.ErrClosed
 	}
 	if q.next >= q.leased {
 		var start uint64
-		err := q.update(ctx, func(tx Tx) error {
+		err := q.update(ctx, func(tx storage.Tx) error {
 			var err error
 			if start, err = readSequenceState(tx, q.key); err != nil {
 				return err
@@ -70,16 +73,16 @@ func (q *LeasedSequence) Next(ctx context.Context) (uint64, error) {
 }
 
 // Advance makes every later Next return more than n.
-func (q *LeasedSequence) Advance(ctx context.Context, n uint64) error {
+func (q *leasedSequence) Advance(ctx context.Context, n uint64) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
-		return ErrClosed
+		return storage.ErrClosed
 	}
 	if q.next > n {
 		return nil
 	}
-	err := q.update(ctx, func(tx Tx) error {
+	err := q.update(ctx, func(tx storage.Tx) error {
 		start, err := readSequenceState(tx, q.key)
 		if err != nil || start > n {
 			return err
@@ -95,9 +98,9 @@ func (q *LeasedSequence) Advance(ctx context.Context, n uint64) error {
 }
 
 // Close gives the unused rest of the leased block back, so that a clean
-// restart continues without a gap; later calls return ErrClosed. A backend
+// restart continues without a gap; later calls return storage.ErrClosed. A backend
 // calls it just before it closes the store.
-func (q *LeasedSequence) Close(ctx context.Context) error {
+func (q *leasedSequence) Close(ctx context.Context) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
@@ -107,7 +110,7 @@ func (q *LeasedSequence) Close(ctx context.Context) error {
 	if q.next >= q.leased {
 		return nil
 	}
-	err := q.update(ctx, func(tx Tx) error {
+	err := q.update(ctx, func(tx storage.Tx) error {
 		start, err := readSequenceState(tx, q.key)
 		if err != nil || start != q.leased {
 			// Someone leased past this block (another process on a
@@ -123,10 +126,10 @@ func (q *LeasedSequence) Close(ctx context.Context) error {
 	return nil
 }
 
-func readSequenceState(tx Tx, key []byte) (uint64, error) {
+func readSequenceState(tx storage.Tx, key []byte) (uint64, error) {
 	b, err := tx.Get(key)
 	switch {
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, storage.ErrNotFound):
 		return 1, nil
 	case err != nil:
 		return 0, err
@@ -138,17 +141,17 @@ func readSequenceState(tx Tx, key []byte) (uint64, error) {
 
 // State returns the id the next Next returns: from the block leased in
 // memory when there is one, else from the sequence's key.
-func (q *LeasedSequence) State(ctx context.Context, view func(context.Context, func(Tx) error) error) (uint64, error) {
+func (q *leasedSequence) State(ctx context.Context, view func(context.Context, func(storage.Tx) error) error) (uint64, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
-		return 0, ErrClosed
+		return 0, storage.ErrClosed
 	}
 	if q.next < q.leased {
 		return q.next, nil
 	}
 	var n uint64
-	err := view(ctx, func(tx Tx) error {
+	err := view(ctx, func(tx storage.Tx) error {
 		var err error
 		n, err = readSequenceState(tx, q.key)
 		return err
@@ -158,13 +161,13 @@ func (q *LeasedSequence) State(ctx context.Context, view func(context.Context, f
 
 // Rewind makes the next Next return next (1 or more), dropping the block
 // leased in memory.
-func (q *LeasedSequence) Rewind(ctx context.Context, next uint64) error {
+func (q *leasedSequence) Rewind(ctx context.Context, next uint64) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
-		return ErrClosed
+		return storage.ErrClosed
 	}
-	err := q.update(ctx, func(tx Tx) error {
+	err := q.update(ctx, func(tx storage.Tx) error {
 		if next <= 1 {
 			return tx.Delete(q.key)
 		}
@@ -177,16 +180,16 @@ func (q *LeasedSequence) Rewind(ctx context.Context, next uint64) error {
 	return nil
 }
 
-// LeasedSequenceStates reads the state of every sequence kept at a key of
-// the store (SequenceKey) and not open in this process: the key holds the
+// leasedSequenceStates reads the state of every sequence kept at a key of
+// the store (sequenceKey) and not open in this process: the key holds the
 // first id not yet leased, so that is the next id.
-func LeasedSequenceStates(tx Tx) (map[string]uint64, error) {
+func leasedSequenceStates(tx storage.Tx) (map[string]uint64, error) {
 	out := map[string]uint64{}
-	prefix := NewKey("sys/seq")
-	it := tx.Iterate(Prefix(prefix))
+	prefix := keycodec.New("sys/seq")
+	it := tx.Iterate(storage.Prefix(prefix))
 	defer it.Close()
 	for ; it.Valid(); it.Next() {
-		r := ReadKey(it.Key()[len(prefix):])
+		r := keycodec.Read(it.Key()[len(prefix):])
 		name := r.Str()
 		if r.Err() != nil {
 			continue

@@ -11,7 +11,7 @@ import (
 
 	"github.com/marketplace/marketplace"
 	"github.com/marketplace/marketplace/errs"
-	"github.com/marketplace/marketplace/refimport"
+	"github.com/marketplace/marketplace/internal/refimport"
 	"github.com/marketplace/marketplace/storage"
 	"github.com/marketplace/marketplace/storage/badger"
 	"github.com/marketplace/marketplace/storage/memory"
