@@ -1,3 +1,8 @@
+// Package keycodec lays out the ordered keys of the store: a namespace and
+// parts (strings, integers, descending integers) whose byte order is the
+// order the indexes need, and reads them back. Every key the engine has
+// written was made by it, so its bytes never change: data folders of every
+// earlier version depend on them.
 package keycodec
 
 import (

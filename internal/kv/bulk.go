@@ -7,8 +7,8 @@ import (
 )
 
 // Bulk copies and deletes move more keys than one transaction may hold
-// (storage.ErrTooBig), so they run in batches of at most bulkKeys keys and about
-// bulkBytes bytes, far below every backend's limit.
+// (storage.ErrTooBig), so they run in batches of at most bulkKeys keys and
+// about bulkBytes bytes, far below every backend's limit.
 const (
 	bulkKeys  = 500
 	bulkBytes = 1 << 20

@@ -72,7 +72,7 @@ func (c Counter) Add(tx storage.Tx, delta int64) error {
 }
 
 // ShardKey returns the key of the shard that AddAt(tx, delta, spread)
-// changes, for Prefetch.
+// changes, for storage.Prefetch.
 func (c Counter) ShardKey(spread uint64) []byte {
 	return c.shardKey(int(spread % uint64(c.shards)))
 }

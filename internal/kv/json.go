@@ -7,8 +7,8 @@ import (
 	"github.com/marketplace/marketplace/storage"
 )
 
-// GetJSON reads the value at key into v. It returns storage.ErrNotFound (wrapped) for
-// a missing key.
+// GetJSON reads the value at key into v. It returns storage.ErrNotFound
+// (wrapped) for a missing key.
 func GetJSON(tx storage.Tx, key []byte, v any) error {
 	b, err := tx.Get(key)
 	if err != nil {
