@@ -6,6 +6,7 @@ import (
 
 	"github.com/marketplace/marketplace/errs"
 	"github.com/marketplace/marketplace/fixtures"
+	"github.com/marketplace/marketplace/internal/kv"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -26,7 +27,7 @@ func (m *Marketplace) LoadFixtures(ctx context.Context, d fixtures.Document) (fi
 	var loadErr error
 	err := m.replaceState(ctx, func(ctx context.Context) error {
 		backup := storage.Prefix(snapshotDataPrefix(rollbackSnapshot))
-		if err := storage.DeleteRange(ctx, m.store, backup); err != nil {
+		if err := kv.DeleteRange(ctx, m.store, backup); err != nil {
 			return err
 		}
 		seqs, err := m.copyState(ctx, rollbackSnapshot)
@@ -41,7 +42,7 @@ func (m *Marketplace) LoadFixtures(ctx context.Context, d fixtures.Document) (fi
 				return errors.Join(loadErr, err)
 			}
 		}
-		return storage.DeleteRange(ctx, m.store, backup)
+		return kv.DeleteRange(ctx, m.store, backup)
 	})
 	if err != nil {
 		// Also when the undoing failed: the state is then not what it was.

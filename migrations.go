@@ -5,9 +5,9 @@ import (
 	"fmt"
 
 	"github.com/marketplace/marketplace/accounts"
+	"github.com/marketplace/marketplace/internal/refimport"
 	"github.com/marketplace/marketplace/notify"
 	"github.com/marketplace/marketplace/questions"
-	"github.com/marketplace/marketplace/refimport"
 	"github.com/marketplace/marketplace/stock"
 	"github.com/marketplace/marketplace/storage"
 	"github.com/marketplace/marketplace/storage/schema"

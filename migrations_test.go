@@ -19,6 +19,7 @@ import (
 	"github.com/marketplace/marketplace"
 	"github.com/marketplace/marketplace/accounts"
 	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/internal/keycodec"
 	"github.com/marketplace/marketplace/money"
 	"github.com/marketplace/marketplace/notify"
 	"github.com/marketplace/marketplace/questions"
@@ -87,10 +88,10 @@ func loadGolden(t *testing.T, st storage.Store, name string) []kv {
 // namespace ns: the record ids.
 func keysUnder(data []kv, ns string) []string {
 	var out []string
-	p := storage.NewKey(ns)
+	p := keycodec.New(ns)
 	for _, e := range data {
 		if strings.HasPrefix(string(e.k), string(p)) {
-			out = append(out, storage.ReadKey(e.k[len(p):]).Str())
+			out = append(out, keycodec.Read(e.k[len(p):]).Str())
 		}
 	}
 	return out
@@ -98,10 +99,10 @@ func keysUnder(data []kv, ns string) []string {
 
 func intsUnder(data []kv, ns string) []int64 {
 	var out []int64
-	p := storage.NewKey(ns)
+	p := keycodec.New(ns)
 	for _, e := range data {
 		if strings.HasPrefix(string(e.k), string(p)) {
-			out = append(out, storage.ReadKey(e.k[len(p):]).Int())
+			out = append(out, keycodec.Read(e.k[len(p):]).Int())
 		}
 	}
 	return out
@@ -225,7 +226,7 @@ func checkNoLegacyKeys(t *testing.T, st storage.Store) {
 	t.Helper()
 	for _, ns := range []string{"acc/seq", "stk/seq", "q/seq", "ntf/seq", "ref/import/seq", "q/ix/order", "stk/ordready", "stk/word", "stk/active"} {
 		err := st.View(context.Background(), func(tx storage.Tx) error {
-			it := tx.Iterate(storage.Prefix(storage.NewKey(ns)))
+			it := tx.Iterate(storage.Prefix(keycodec.New(ns)))
 			defer it.Close()
 			if it.Valid() {
 				t.Errorf("legacy key %q is still there", it.Key())
@@ -517,7 +518,7 @@ func TestMigrate_StoreNewerThanBinaryIsRefusedByNewAndOpen(t *testing.T) {
 	}
 	newer := marketplace.SchemaVersion + 1
 	err = st.Update(ctx, func(tx storage.Tx) error {
-		return tx.Set(schema.VersionKey(), storage.NewKeyRaw().Uint(uint64(newer)))
+		return tx.Set(schema.VersionKey(), keycodec.Raw().Uint(uint64(newer)))
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -671,7 +672,7 @@ func TestOpen_CancelledAnywhereInTheOpeningStopsAndTheNextOpenFinishes(t *testin
 	updates := -int(whole.commits.Load()) - 1 // loadGolden's is not the engine's
 	// The fee records' revision is a random token each load draws anew
 	// (fees/keys.go): of it, only that it is there is checked.
-	feesRev := string(storage.NewKey("fees/rev"))
+	feesRev := string(keycodec.New("fees/rev"))
 	dump := func(st storage.Store) map[string]string {
 		d := dumpStore(t, st)
 		if _, ok := d[feesRev]; !ok {

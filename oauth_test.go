@@ -15,13 +15,13 @@ import (
 	"github.com/marketplace/marketplace/accounts"
 	"github.com/marketplace/marketplace/clock"
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/internal/pgtest"
 	"github.com/marketplace/marketplace/notify"
 	"github.com/marketplace/marketplace/oauth"
 	"github.com/marketplace/marketplace/storage"
 	"github.com/marketplace/marketplace/storage/badger"
 	"github.com/marketplace/marketplace/storage/memory"
 	"github.com/marketplace/marketplace/storage/postgres"
-	"github.com/marketplace/marketplace/storage/postgres/pgtest"
 )
 
 // oauthBackends opens one engine per backend, each on a manual clock.

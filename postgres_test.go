@@ -14,12 +14,12 @@ import (
 	"github.com/marketplace/marketplace"
 	"github.com/marketplace/marketplace/accounts"
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/internal/pgtest"
 	"github.com/marketplace/marketplace/money"
 	"github.com/marketplace/marketplace/questions"
 	"github.com/marketplace/marketplace/stock"
 	"github.com/marketplace/marketplace/storage"
 	"github.com/marketplace/marketplace/storage/postgres"
-	"github.com/marketplace/marketplace/storage/postgres/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -9,9 +9,9 @@ import (
 
 	"github.com/marketplace/marketplace"
 	"github.com/marketplace/marketplace/accounts"
+	"github.com/marketplace/marketplace/internal/pgtest"
 	"github.com/marketplace/marketplace/money"
 	"github.com/marketplace/marketplace/stock"
-	"github.com/marketplace/marketplace/storage/postgres/pgtest"
 )
 
 // TestOpenOnPostgres_CategoriesMultigetsAndSellerItemsWorkOnPostgres runs the

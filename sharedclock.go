@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/internal/keycodec"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -19,7 +20,7 @@ import (
 
 // sharedClockKey holds the shared manual time, Unix nanoseconds, 8 bytes
 // big-endian.
-var sharedClockKey = storage.NewKey("sys/clock")
+var sharedClockKey = keycodec.New("sys/clock")
 
 // clockPoll is how often, in real time, an engine on a manual clock looks
 // for a move made by another engine on its store.

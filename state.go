@@ -13,7 +13,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/marketplace/marketplace/errs"
-	"github.com/marketplace/marketplace/refimport"
+	"github.com/marketplace/marketplace/internal/keycodec"
+	"github.com/marketplace/marketplace/internal/kv"
+	"github.com/marketplace/marketplace/internal/refimport"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -59,10 +61,10 @@ type snapshotRecord struct {
 //	snap/last                  -> the last snapshot id (uint64)
 //	snap/meta/<id>             -> snapshotRecord (JSON)
 //	snap/data/<id><state key>  -> the state key's value at the snapshot
-func snapshotLastKey() []byte            { return storage.NewKey("snap/last") }
-func snapshotMetaPrefix() []byte         { return storage.NewKey("snap/meta") }
-func snapshotMetaKey(id int64) []byte    { return storage.Key(snapshotMetaPrefix()).Int(id) }
-func snapshotDataPrefix(id int64) []byte { return storage.NewKey("snap/data").Int(id) }
+func snapshotLastKey() []byte            { return keycodec.New("snap/last") }
+func snapshotMetaPrefix() []byte         { return keycodec.New("snap/meta") }
+func snapshotMetaKey(id int64) []byte    { return keycodec.Key(snapshotMetaPrefix()).Int(id) }
+func snapshotDataPrefix(id int64) []byte { return keycodec.New("snap/data").Int(id) }
 
 // MaxSnapshotName bounds a snapshot's name, in characters.
 const MaxSnapshotName = 200
@@ -134,7 +136,7 @@ func (m *Marketplace) clearState(ctx context.Context, next map[string]uint64) er
 		}
 	}
 	for _, r := range stateRanges() {
-		if err := storage.DeleteRange(ctx, m.store, r); err != nil {
+		if err := kv.DeleteRange(ctx, m.store, r); err != nil {
 			return fmt.Errorf("delete state: %w", err)
 		}
 	}
@@ -310,7 +312,7 @@ func (m *Marketplace) DeleteSnapshot(ctx context.Context, id int64) error {
 	// snapshot lists, never a listed snapshot with part of its data.
 	err := m.store.Update(ctx, func(tx storage.Tx) error { return tx.Delete(snapshotMetaKey(id)) })
 	if err == nil {
-		err = storage.DeleteRange(ctx, m.store, storage.Prefix(snapshotDataPrefix(id)))
+		err = kv.DeleteRange(ctx, m.store, storage.Prefix(snapshotDataPrefix(id)))
 	}
 	if err != nil {
 		return errs.Internalf(err, "Delete snapshot failed")
@@ -330,7 +332,7 @@ func (m *Marketplace) copyState(ctx context.Context, id int64) (map[string]uint6
 	}
 	dst := snapshotDataPrefix(id)
 	for _, r := range stateRanges() {
-		err := storage.CopyRange(ctx, m.store, r, func(k []byte) []byte {
+		err := kv.CopyRange(ctx, m.store, r, func(k []byte) []byte {
 			return append(append(make([]byte, 0, len(dst)+len(k)), dst...), k...)
 		})
 		if err != nil {
@@ -347,7 +349,7 @@ func (m *Marketplace) putState(ctx context.Context, id int64, seqs map[string]ui
 		return err
 	}
 	src := snapshotDataPrefix(id)
-	return storage.CopyRange(ctx, m.store, storage.Prefix(src), func(k []byte) []byte {
+	return kv.CopyRange(ctx, m.store, storage.Prefix(src), func(k []byte) []byte {
 		return bytes.Clone(k[len(src):])
 	})
 }

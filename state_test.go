@@ -11,12 +11,12 @@ import (
 	"github.com/marketplace/marketplace/clock"
 	"github.com/marketplace/marketplace/errs"
 	"github.com/marketplace/marketplace/fixtures"
+	"github.com/marketplace/marketplace/internal/pgtest"
 	"github.com/marketplace/marketplace/money"
 	"github.com/marketplace/marketplace/storage"
 	"github.com/marketplace/marketplace/storage/badger"
 	"github.com/marketplace/marketplace/storage/memory"
 	"github.com/marketplace/marketplace/storage/postgres"
-	"github.com/marketplace/marketplace/storage/postgres/pgtest"
 )
 
 // forEachBackend runs test on an engine over each storage backend.

@@ -15,8 +15,8 @@ import (
 	"github.com/marketplace/marketplace/clock"
 	"github.com/marketplace/marketplace/errs"
 	"github.com/marketplace/marketplace/geo"
+	"github.com/marketplace/marketplace/internal/teststore"
 	"github.com/marketplace/marketplace/storage"
-	"github.com/marketplace/marketplace/storage/teststore"
 )
 
 var start = time.Date(2026, 3, 4, 15, 0, 0, 0, time.UTC)

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/internal/kv"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -34,7 +35,7 @@ func (s *Service) EnsureUser(ctx context.Context, token string, in NewUser, stor
 	}
 	h := hashToken(token)
 	now := s.clock.Now()
-	userNumber := storage.NewOnceID(s.store, userSequence)
+	userNumber := kv.NewOnceID(s.store, userSequence)
 	var u User
 	var have []Store
 	err = s.store.Update(ctx, func(tx storage.Tx) error {

@@ -1,6 +1,6 @@
 package accounts
 
-import "github.com/marketplace/marketplace/storage"
+import "github.com/marketplace/marketplace/internal/keycodec"
 
 // Key layout of accounts. Every key starts with "acc".
 //
@@ -27,35 +27,35 @@ const (
 	storeSequence = "stores"
 )
 
-func userKey(id int64) []byte { return storage.NewKey("acc/user").Int(id) }
+func userKey(id int64) []byte { return keycodec.New("acc/user").Int(id) }
 
-func storeKey(id string) []byte { return storage.NewKey("acc/store").Str(id) }
+func storeKey(id string) []byte { return keycodec.New("acc/store").Str(id) }
 
-func userStorePrefix(userID int64) []byte { return storage.NewKey("acc/ustore").Int(userID) }
+func userStorePrefix(userID int64) []byte { return keycodec.New("acc/ustore").Int(userID) }
 
 func userStoreKey(userID int64, storeID string) []byte {
-	return storage.Key(userStorePrefix(userID)).Str(storeID)
+	return keycodec.Key(userStorePrefix(userID)).Str(storeID)
 }
 
 // tokenKey is read on every authenticated request: sized at once, where
 // NewKey's default would grow for the 64 hex digits.
 func tokenKey(hash string) []byte {
 	const ns = "acc/token"
-	return storage.Key(make([]byte, 0, len(ns)+len(hash)+2)).Str(ns).Str(hash)
+	return keycodec.Key(make([]byte, 0, len(ns)+len(hash)+2)).Str(ns).Str(hash)
 }
 
-func userTokenPrefix(userID int64) []byte { return storage.NewKey("acc/utoken").Int(userID) }
+func userTokenPrefix(userID int64) []byte { return keycodec.New("acc/utoken").Int(userID) }
 
 func userTokenKey(userID int64, hash string) []byte {
-	return storage.Key(userTokenPrefix(userID)).Str(hash)
+	return keycodec.Key(userTokenPrefix(userID)).Str(hash)
 }
 
-func codeKey(hash string) []byte      { return storage.NewKey("acc/ocode").Str(hash) }
-func refreshKey(hash string) []byte   { return storage.NewKey("acc/orefresh").Str(hash) }
-func grantPrefix(userID int64) []byte { return storage.NewKey("acc/ogrant").Int(userID) }
+func codeKey(hash string) []byte      { return keycodec.New("acc/ocode").Str(hash) }
+func refreshKey(hash string) []byte   { return keycodec.New("acc/orefresh").Str(hash) }
+func grantPrefix(userID int64) []byte { return keycodec.New("acc/ogrant").Int(userID) }
 func grantKey(userID, clientID int64) []byte {
-	return storage.Key(grantPrefix(userID)).Int(clientID)
+	return keycodec.Key(grantPrefix(userID)).Int(clientID)
 }
-func testUserKey(id int64) []byte        { return storage.NewKey("acc/test").Int(id) }
-func testNickKey(nickname string) []byte { return storage.NewKey("acc/testnick").Str(nickname) }
-func testCountKey(owner int64) []byte    { return storage.NewKey("acc/testcount").Int(owner) }
+func testUserKey(id int64) []byte        { return keycodec.New("acc/test").Int(id) }
+func testNickKey(nickname string) []byte { return keycodec.New("acc/testnick").Str(nickname) }
+func testCountKey(owner int64) []byte    { return keycodec.New("acc/testcount").Int(owner) }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/internal/keycodec"
 	"github.com/marketplace/marketplace/paging"
 	"github.com/marketplace/marketplace/storage"
 )
@@ -20,7 +21,7 @@ func (s *Service) Users(ctx context.Context, p paging.Page) ([]User, int, error)
 	total := 0
 	err := s.store.View(ctx, func(tx storage.Tx) error {
 		page, total = []User{}, 0
-		it := tx.Iterate(storage.Prefix(storage.NewKey("acc/user")))
+		it := tx.Iterate(storage.Prefix(keycodec.New("acc/user")))
 		defer it.Close()
 		for ; it.Valid(); it.Next() {
 			// Only the users of the window are decoded; the rest are

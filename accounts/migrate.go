@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/marketplace/marketplace/internal/keycodec"
 	"github.com/marketplace/marketplace/storage"
 	"github.com/marketplace/marketplace/storage/schema"
 )
@@ -23,8 +24,8 @@ func RecordsMigration() schema.Migration {
 	return schema.Migration{
 		Name: "accounts: user and token records from JSON to their binary forms",
 		Chunk: schema.Phases(
-			schema.Phase{Range: storage.Prefix(storage.NewKey("acc/user")), Each: migrateUserRecord},
-			schema.Phase{Range: storage.Prefix(storage.NewKey("acc/token")), Each: migrateTokenRecord},
+			schema.Phase{Range: storage.Prefix(keycodec.New("acc/user")), Each: migrateUserRecord},
+			schema.Phase{Range: storage.Prefix(keycodec.New("acc/token")), Each: migrateTokenRecord},
 		),
 	}
 }
@@ -33,8 +34,8 @@ func RecordsMigration() schema.Migration {
 // ids came from sequences.
 func LegacyCounters() []schema.LegacyCounter {
 	return []schema.LegacyCounter{
-		{Key: storage.NewKey("acc/seq/user"), Sequence: "users", First: 100000001},
-		{Key: storage.NewKey("acc/seq/store"), Sequence: "stores", First: 1000001},
+		{Key: keycodec.New("acc/seq/user"), Sequence: "users", First: 100000001},
+		{Key: keycodec.New("acc/seq/store"), Sequence: "stores", First: 1000001},
 	}
 }
 

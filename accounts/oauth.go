@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/internal/kv"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -113,7 +114,7 @@ func (s *Service) IssueCode(ctx context.Context, a Authorization) (string, error
 		if _, err := GetUser(tx, a.UserID); err != nil {
 			return err
 		}
-		return storage.SetJSON(tx, codeKey(hashToken(code)), rec)
+		return kv.SetJSON(tx, codeKey(hashToken(code)), rec)
 	})
 	if err != nil {
 		return "", wrapInternal(err, "issue authorization code")
@@ -195,7 +196,7 @@ func (s *Service) ExchangeCode(ctx context.Context, clientID int64, code, redire
 	err = s.store.Update(ctx, func(tx storage.Tx) error {
 		refused = false
 		var rec codeRecord
-		err := storage.GetJSON(tx, codeKey(h), &rec)
+		err := kv.GetJSON(tx, codeKey(h), &rec)
 		if errors.Is(err, storage.ErrNotFound) {
 			refused = true
 			return nil
@@ -248,7 +249,7 @@ func (s *Service) Refresh(ctx context.Context, clientID int64, refreshToken stri
 	err = s.store.Update(ctx, func(tx storage.Tx) error {
 		refused = false
 		var rec refreshRecord
-		err := storage.GetJSON(tx, refreshKey(h), &rec)
+		err := kv.GetJSON(tx, refreshKey(h), &rec)
 		if errors.Is(err, storage.ErrNotFound) {
 			refused = true
 			return nil
@@ -325,7 +326,7 @@ func (is issue) put(tx storage.Tx, user int64) (TokenPair, error) {
 		return TokenPair{}, err
 	}
 	rr := refreshRecord{ClientID: is.clientID, UserID: user, Expires: is.now.AddDate(0, RefreshTokenMonths, 0)}
-	if err := storage.SetJSON(tx, refreshKey(rh), rr); err != nil {
+	if err := kv.SetJSON(tx, refreshKey(rh), rr); err != nil {
 		return TokenPair{}, err
 	}
 	if err := tx.Set(gk, []byte(rh)); err != nil {

@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/internal/keycodec"
+	"github.com/marketplace/marketplace/internal/kv"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -141,7 +143,7 @@ func putNewStore(ctx context.Context, tx storage.Tx, userID int64, st *Store, nu
 	if st.NetworkNodeID == "" {
 		st.NetworkNodeID = st.ID + "01"
 	}
-	if err := storage.SetJSON(tx, storeKey(st.ID), *st); err != nil {
+	if err := kv.SetJSON(tx, storeKey(st.ID), *st); err != nil {
 		return err
 	}
 	return tx.Set(userStoreKey(userID, st.ID), nil)
@@ -196,7 +198,7 @@ func isDigits(s string) bool {
 // NotFound with the spec's message "Store not found: <id>".
 func GetStore(tx storage.Tx, id string) (Store, error) {
 	var st Store
-	err := storage.GetJSON(tx, storeKey(id), &st)
+	err := kv.GetJSON(tx, storeKey(id), &st)
 	if errors.Is(err, storage.ErrNotFound) {
 		return Store{}, errs.NotFoundf("Store not found: %s", id)
 	}
@@ -225,7 +227,7 @@ func userStores(tx storage.Tx, id int64) ([]Store, error) {
 	it := tx.Iterate(storage.Prefix(prefix))
 	defer it.Close()
 	for ; it.Valid(); it.Next() {
-		st, err := GetStore(tx, storage.ReadKey(it.Key()[len(prefix):]).Str())
+		st, err := GetStore(tx, keycodec.Read(it.Key()[len(prefix):]).Str())
 		if err != nil {
 			return nil, err
 		}

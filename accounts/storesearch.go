@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/internal/keycodec"
 	"github.com/marketplace/marketplace/paging"
 	"github.com/marketplace/marketplace/storage"
 )
@@ -37,7 +38,7 @@ func (s *Service) SearchStores(ctx context.Context, caller, owner int64, q Store
 		defer it.Close()
 		prefixLen := len(userStorePrefix(owner))
 		for ; it.Valid(); it.Next() {
-			id := storage.ReadKey(it.Key()[prefixLen:]).Str()
+			id := keycodec.Read(it.Key()[prefixLen:]).Str()
 			st, err := GetStore(tx, id)
 			if err != nil {
 				return err

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/internal/kv"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -73,7 +74,7 @@ func (s *Service) CreateTestUser(ctx context.Context, owner int64, siteID string
 	}
 	rec := testUserRecord{Owner: owner, Salt: salt, Hash: hashPassword(salt, password)}
 	now := s.clock.Now()
-	userNumber := storage.NewOnceID(s.store, userSequence)
+	userNumber := kv.NewOnceID(s.store, userSequence)
 	err = s.store.Update(ctx, func(tx storage.Tx) error {
 		if _, err := GetUser(tx, owner); err != nil {
 			return err
@@ -98,7 +99,7 @@ func (s *Service) CreateTestUser(ctx context.Context, owner int64, siteID string
 			return err
 		}
 		u = t
-		if err := storage.SetJSON(tx, testUserKey(u.ID), rec); err != nil {
+		if err := kv.SetJSON(tx, testUserKey(u.ID), rec); err != nil {
 			return err
 		}
 		if err := tx.Set(testNickKey(nick), []byte(strconv.FormatInt(u.ID, 10))); err != nil {
@@ -134,7 +135,7 @@ func (s *Service) SignIn(ctx context.Context, nickname, password string) (int64,
 			return err
 		}
 		var rec testUserRecord
-		if err := storage.GetJSON(tx, testUserKey(id), &rec); err != nil {
+		if err := kv.GetJSON(tx, testUserKey(id), &rec); err != nil {
 			return err
 		}
 		ok = subtle.ConstantTimeCompare([]byte(hashPassword(rec.Salt, password)), []byte(rec.Hash)) == 1

@@ -11,6 +11,7 @@ import (
 
 	"github.com/marketplace/marketplace/accounts"
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/internal/keycodec"
 	"github.com/marketplace/marketplace/storage"
 	"github.com/marketplace/marketplace/storage/schema"
 )
@@ -23,10 +24,10 @@ func writeJSONToken(t *testing.T, st storage.Store, user int64, tok string) {
 	h := hex.EncodeToString(sum[:])
 	rec := fmt.Sprintf(`{"user_id":%d,"created":"2025-01-02T03:04:05Z"}`, user)
 	err := st.Update(context.Background(), func(tx storage.Tx) error {
-		if err := tx.Set(storage.NewKey("acc/token").Str(h), []byte(rec)); err != nil {
+		if err := tx.Set(keycodec.New("acc/token").Str(h), []byte(rec)); err != nil {
 			return err
 		}
-		return tx.Set(storage.NewKey("acc/utoken").Int(user).Str(h), nil)
+		return tx.Set(keycodec.New("acc/utoken").Int(user).Str(h), nil)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +76,7 @@ func TestTokens_CorruptRecordIsAnInternalErrorNotAnotherUser(t *testing.T) {
 	svc, st := newService(t)
 	sum := sha256.Sum256([]byte("corrupt-token-value"))
 	err := st.Update(context.Background(), func(tx storage.Tx) error {
-		return tx.Set(storage.NewKey("acc/token").Str(hex.EncodeToString(sum[:])), []byte{2, 0, 1})
+		return tx.Set(keycodec.New("acc/token").Str(hex.EncodeToString(sum[:])), []byte{2, 0, 1})
 	})
 	is.NoErr(err)
 	id, err := svc.Authenticate(context.Background(), "corrupt-token-value")
@@ -91,7 +92,7 @@ func TestUsers_RecordWrittenAsJSONIsMigratedFieldForField(t *testing.T) {
 	old := fmt.Sprintf(`{"id":%d,"nickname":"OLD","registration_date":%q,"first_name":"Ana","last_name":"",`+
 		`"gender":"","country_id":"AR","site_id":"MLA","tags":["normal"]}`, u.ID, u.RegistrationDate)
 	is.NoErr(st.Update(ctx, func(tx storage.Tx) error {
-		return tx.Set(storage.NewKey("acc/user").Int(u.ID), []byte(old))
+		return tx.Set(keycodec.New("acc/user").Int(u.ID), []byte(old))
 	}))
 	migrateRecords(t, st)
 	got, err := svc.User(ctx, u.ID)

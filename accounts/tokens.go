@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/internal/keycodec"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -190,7 +191,7 @@ func (s *Service) RevokeAllTokens(ctx context.Context, userID int64) error {
 		var hashes []string
 		it := tx.Iterate(storage.Prefix(prefix))
 		for ; it.Valid(); it.Next() {
-			hashes = append(hashes, storage.ReadKey(it.Key()[len(prefix):]).Str())
+			hashes = append(hashes, keycodec.Read(it.Key()[len(prefix):]).Str())
 		}
 		it.Close()
 		for _, h := range hashes {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/marketplace/marketplace/errs"
 	"github.com/marketplace/marketplace/geo"
+	"github.com/marketplace/marketplace/internal/kv"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -73,7 +74,7 @@ func (s *Service) CreateUser(ctx context.Context, in NewUser) (User, error) {
 		return User{}, err
 	}
 	now := s.clock.Now()
-	userNumber := storage.NewOnceID(s.store, userSequence)
+	userNumber := kv.NewOnceID(s.store, userSequence)
 	err = s.store.Update(ctx, func(tx storage.Tx) error {
 		return s.putNewUser(ctx, tx, &u, site, now, userNumber)
 	})
@@ -128,7 +129,7 @@ func (s *Service) newUser(ctx context.Context, in NewUser) (User, geo.Site, erro
 }
 
 // putNewUser gives u its id and registration date and writes it in tx.
-func (s *Service) putNewUser(ctx context.Context, tx storage.Tx, u *User, site geo.Site, now time.Time, number *storage.OnceID) error {
+func (s *Service) putNewUser(ctx context.Context, tx storage.Tx, u *User, site geo.Site, now time.Time, number *kv.OnceID) error {
 	n, err := number.Get(ctx)
 	if err != nil {
 		return err

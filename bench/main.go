@@ -42,7 +42,6 @@ import (
 	"github.com/marketplace/marketplace/money"
 	"github.com/marketplace/marketplace/questions"
 	"github.com/marketplace/marketplace/stock"
-	"github.com/marketplace/marketplace/storage"
 	"github.com/marketplace/marketplace/storage/memory"
 )
 
@@ -118,16 +117,16 @@ func main() {
 		// The two servers take turns in short slices, so that whatever else
 		// the machine does falls on both alike; the storage observer is the
 		// process's, on only during the metered server's slices.
-		obs := met.Storage()
+		stopObserving := func() {}
 		fullRate, meteredRate := driveTurns(full.URL+r.path, metered.URL+r.path, d.SellerToken, *duration, *concurrency,
 			func(metered bool) {
+				stopObserving()
+				stopObserving = func() {}
 				if metered {
-					storage.SetObserver(obs)
-				} else {
-					storage.SetObserver(nil)
+					stopObserving = met.ObserveStorage()
 				}
 			})
-		storage.SetObserver(nil)
+		stopObserving()
 		fmt.Fprintf(w, "%s\t%.0f\t%.0f\t%.2f\t%.0f\t%.3f\t\n", r.name, fullRate, bareRate, fullRate/bareRate, meteredRate, meteredRate/fullRate)
 	}
 	w.Flush()

@@ -39,9 +39,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/marketplace/marketplace/internal/pgtest/pgserver"
 	"github.com/marketplace/marketplace/storage/memory"
 	"github.com/marketplace/marketplace/storage/postgres"
-	"github.com/marketplace/marketplace/storage/postgres/pgtest/pgserver"
 )
 
 // pgTarget is the database the PostgreSQL phases run on.
@@ -553,7 +553,7 @@ func argKeys(args []any) [][]byte {
 	return nil
 }
 
-// namespace returns a key's first part (storage.NewKey), or its first
+// namespace returns a key's first part (keycodec.New), or its first
 // bytes.
 func namespace(k []byte) string {
 	if i := slices.Index(k, 0); i >= 0 {

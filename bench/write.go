@@ -398,7 +398,7 @@ func (b *writeBench) startAsServer(st storage.Store) *engine {
 	logOut := logbuf.New(logFile)
 	logger := slog.New(slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	met := metrics.New()
-	storage.SetObserver(met.Storage())
+	stopObserving := met.ObserveStorage()
 	opts := marketplace.Options{Logger: logger, Notifications: notify.Options{OnAttempt: met.NotificationAttempt}}
 	e := b.startWith(st, opts, func(m *marketplace.Marketplace) httpapi.Config {
 		met.Engine(m)
@@ -407,7 +407,7 @@ func (b *writeBench) startAsServer(st storage.Store) *engine {
 	stop := e.stop
 	e.stop = func() {
 		stop()
-		storage.SetObserver(nil)
+		stopObserving()
 		_ = logOut.Close()
 		_ = logFile.Close()
 	}

@@ -19,6 +19,8 @@ import (
 	"github.com/marketplace/marketplace/clock"
 	"github.com/marketplace/marketplace/errs"
 	"github.com/marketplace/marketplace/geo"
+	"github.com/marketplace/marketplace/internal/keycodec"
+	"github.com/marketplace/marketplace/internal/kv"
 	"github.com/marketplace/marketplace/paging"
 	"github.com/marketplace/marketplace/storage"
 )
@@ -225,7 +227,7 @@ func (s *Service) DomainProducts(ctx context.Context, domainID string, limit, of
 		defer it.Close()
 		for ; it.Valid(); it.Next() {
 			if page.Total >= offset && len(ids) < limit {
-				ids = append(ids, storage.ReadKey(it.Key()[len(prefix):]).Str())
+				ids = append(ids, keycodec.Read(it.Key()[len(prefix):]).Str())
 			}
 			page.Total++
 		}
@@ -339,7 +341,7 @@ func GetProduct(tx storage.Tx, id string) (Product, error) {
 		return Product{}, errs.NotFoundf("Product not found: %s", id)
 	}
 	var p Product
-	if err := storage.GetJSON(tx, productKey(id), &p); err != nil {
+	if err := kv.GetJSON(tx, productKey(id), &p); err != nil {
 		if errors.Is(err, storage.ErrNotFound) {
 			return Product{}, errs.NotFoundf("Product not found: %s", id)
 		}
@@ -362,7 +364,7 @@ func getDomain(tx storage.Tx, id string) (Domain, error) {
 		return Domain{}, errs.NotFoundf("Domain not found: %s", id)
 	}
 	var d Domain
-	if err := storage.GetJSON(tx, domainKey(site, id), &d); err != nil {
+	if err := kv.GetJSON(tx, domainKey(site, id), &d); err != nil {
 		if errors.Is(err, storage.ErrNotFound) {
 			return Domain{}, errs.NotFoundf("Domain not found: %s", id)
 		}
@@ -377,7 +379,7 @@ func childrenOf(tx storage.Tx, parentID string) ([]string, error) {
 	it := tx.Iterate(storage.Prefix(prefix))
 	defer it.Close()
 	for ; it.Valid(); it.Next() {
-		r := storage.ReadKey(it.Key()[len(prefix):])
+		r := keycodec.Read(it.Key()[len(prefix):])
 		id := r.Str()
 		if err := r.Err(); err != nil {
 			return nil, errs.Internalf(err, "read child key")

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/internal/keycodec"
+	"github.com/marketplace/marketplace/internal/kv"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -68,7 +70,7 @@ func errCategoryNotFound(id string) error {
 // getCategory reads one category. Errors: NotFound.
 func getCategory(tx storage.Tx, id string) (Category, error) {
 	var c Category
-	err := storage.GetJSON(tx, categoryKey(id), &c)
+	err := kv.GetJSON(tx, categoryKey(id), &c)
 	if errors.Is(err, storage.ErrNotFound) {
 		return Category{}, errCategoryNotFound(id)
 	}
@@ -131,7 +133,7 @@ func (s *Service) putCategory(tx storage.Tx, c Category, imported bool) error {
 		return err
 	}
 	var old Category
-	err := storage.GetJSON(tx, categoryKey(c.ID), &old)
+	err := kv.GetJSON(tx, categoryKey(c.ID), &old)
 	switch {
 	case err == nil:
 		if err := tx.Delete(categoryPlaceKey(site, old.ParentID, c.ID)); err != nil {
@@ -143,7 +145,7 @@ func (s *Service) putCategory(tx storage.Tx, c Category, imported bool) error {
 	if err := tx.Set(categoryPlaceKey(site, c.ParentID, c.ID), nil); err != nil {
 		return err
 	}
-	return storage.SetJSON(tx, categoryKey(c.ID), c)
+	return kv.SetJSON(tx, categoryKey(c.ID), c)
 }
 
 // checkSubtreeDepth refuses a move that would push the deepest descendant of
@@ -173,7 +175,7 @@ func childCategoryIDs(tx storage.Tx, parentID string) ([]string, error) {
 	defer it.Close()
 	var ids []string
 	for ; it.Valid(); it.Next() {
-		ids = append(ids, storage.ReadKey(it.Key()[len(prefix):]).Str())
+		ids = append(ids, keycodec.Read(it.Key()[len(prefix):]).Str())
 	}
 	return ids, nil
 }
@@ -224,7 +226,7 @@ func siteCategories(tx storage.Tx, siteID string) ([]CategoryRef, error) {
 	it := tx.Iterate(storage.Prefix(prefix))
 	var ids []string
 	for ; it.Valid(); it.Next() {
-		ids = append(ids, storage.ReadKey(it.Key()[len(prefix):]).Str())
+		ids = append(ids, keycodec.Read(it.Key()[len(prefix):]).Str())
 	}
 	it.Close()
 	return refsByName(tx, ids)

@@ -1,6 +1,6 @@
 package catalog
 
-import "github.com/marketplace/marketplace/storage"
+import "github.com/marketplace/marketplace/internal/keycodec"
 
 // Key layout of catalog. Every key starts with "cat".
 //
@@ -18,45 +18,45 @@ import "github.com/marketplace/marketplace/storage"
 //	cat/catroot/<site_id>/<category_id>  -> empty; a site's root categories
 //	cat/catchild/<parent_id>/<category_id> -> empty; a category's children, derived from parent_id
 
-func versionKey() []byte { return storage.NewKey("cat/version") }
+func versionKey() []byte { return keycodec.New("cat/version") }
 
-func siteDomainPrefix(siteID string) []byte { return storage.NewKey("cat/domain").Str(siteID) }
+func siteDomainPrefix(siteID string) []byte { return keycodec.New("cat/domain").Str(siteID) }
 
 func domainKey(siteID, domainID string) []byte {
-	return storage.Key(siteDomainPrefix(siteID)).Str(domainID)
+	return keycodec.Key(siteDomainPrefix(siteID)).Str(domainID)
 }
 
-func productKey(id string) []byte { return storage.NewKey("cat/product").Str(id) }
+func productKey(id string) []byte { return keycodec.New("cat/product").Str(id) }
 
-func productViewKey(id string) []byte { return storage.NewKey("cat/pview").Str(id) }
+func productViewKey(id string) []byte { return keycodec.New("cat/pview").Str(id) }
 
-func domainProductPrefix(domainID string) []byte { return storage.NewKey("cat/dprod").Str(domainID) }
+func domainProductPrefix(domainID string) []byte { return keycodec.New("cat/dprod").Str(domainID) }
 
 func domainProductKey(domainID, productID string) []byte {
-	return storage.Key(domainProductPrefix(domainID)).Str(productID)
+	return keycodec.Key(domainProductPrefix(domainID)).Str(productID)
 }
 
-func childPrefix(parentID string) []byte { return storage.NewKey("cat/child").Str(parentID) }
+func childPrefix(parentID string) []byte { return keycodec.New("cat/child").Str(parentID) }
 
 func childKey(parentID, childID string) []byte {
-	return storage.Key(childPrefix(parentID)).Str(childID)
+	return keycodec.Key(childPrefix(parentID)).Str(childID)
 }
 
-func importedKey(kind, id string) []byte { return storage.NewKey("cat/imported").Str(kind).Str(id) }
+func importedKey(kind, id string) []byte { return keycodec.New("cat/imported").Str(kind).Str(id) }
 
-func categoryVersionKey() []byte { return storage.NewKey("cat/catversion") }
+func categoryVersionKey() []byte { return keycodec.New("cat/catversion") }
 
-func categoryKey(id string) []byte { return storage.NewKey("cat/category").Str(id) }
+func categoryKey(id string) []byte { return keycodec.New("cat/category").Str(id) }
 
-func categoryRootPrefix(siteID string) []byte { return storage.NewKey("cat/catroot").Str(siteID) }
+func categoryRootPrefix(siteID string) []byte { return keycodec.New("cat/catroot").Str(siteID) }
 
-func categoryChildPrefix(parentID string) []byte { return storage.NewKey("cat/catchild").Str(parentID) }
+func categoryChildPrefix(parentID string) []byte { return keycodec.New("cat/catchild").Str(parentID) }
 
 // categoryPlaceKey is the key that lists id under its parent, or among the
 // site's roots when it has none.
 func categoryPlaceKey(siteID, parentID, id string) []byte {
 	if parentID == "" {
-		return storage.Key(categoryRootPrefix(siteID)).Str(id)
+		return keycodec.Key(categoryRootPrefix(siteID)).Str(id)
 	}
-	return storage.Key(categoryChildPrefix(parentID)).Str(id)
+	return keycodec.Key(categoryChildPrefix(parentID)).Str(id)
 }

@@ -3,7 +3,7 @@ package catalog_test
 import (
 	"testing"
 
-	"github.com/marketplace/marketplace/storage/teststore"
+	"github.com/marketplace/marketplace/internal/teststore"
 )
 
 // The tests run on the backend that MARKETPLACE_TEST_STORE names (see

@@ -13,6 +13,8 @@ import (
 
 	"github.com/marketplace/marketplace/errs"
 	"github.com/marketplace/marketplace/geo"
+	"github.com/marketplace/marketplace/internal/keycodec"
+	"github.com/marketplace/marketplace/internal/kv"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -109,7 +111,7 @@ func (s *Service) loadVersioned(ctx context.Context, key []byte, name string, d 
 				return fmt.Errorf("%s dataset record %d (%s): %w", name, i, rec.Kind, err)
 			}
 		}
-		return tx.Set(key, storage.NewKeyRaw().Uint(d.Version))
+		return tx.Set(key, keycodec.Raw().Uint(d.Version))
 	})
 }
 
@@ -135,7 +137,7 @@ func loadedVersionAt(tx storage.Tx, key []byte) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	r := storage.ReadKey(b)
+	r := keycodec.Read(b)
 	v := r.Uint()
 	if r.Err() != nil {
 		return 0, fmt.Errorf("catalog dataset version: corrupt value")
@@ -232,7 +234,7 @@ func (s *Service) putDomain(tx storage.Tx, d Domain, imported bool) error {
 	if skip, err := skipBuiltin(tx, imported, KindDomain, d.ID); err != nil || skip {
 		return err
 	}
-	return storage.SetJSON(tx, domainKey(site, d.ID), d)
+	return kv.SetJSON(tx, domainKey(site, d.ID), d)
 }
 
 func (s *Service) putProduct(tx storage.Tx, p Product, imported bool) error {
@@ -243,7 +245,7 @@ func (s *Service) putProduct(tx storage.Tx, p Product, imported bool) error {
 		return err
 	}
 	var old Product
-	err := storage.GetJSON(tx, productKey(p.ID), &old)
+	err := kv.GetJSON(tx, productKey(p.ID), &old)
 	switch {
 	case err == nil:
 		if old.DomainID != p.DomainID {
@@ -274,7 +276,7 @@ func (s *Service) putProduct(tx storage.Tx, p Product, imported bool) error {
 	if err := tx.Set(productViewKey(p.ID), head); err != nil {
 		return err
 	}
-	return storage.SetJSON(tx, productKey(p.ID), p)
+	return kv.SetJSON(tx, productKey(p.ID), p)
 }
 
 // normalizeProduct checks p and fills its defaults. children_ids is dropped:

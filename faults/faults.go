@@ -27,6 +27,7 @@ import (
 
 	"github.com/marketplace/marketplace/clock"
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/internal/kv"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -257,7 +258,7 @@ func (s *Service) Create(ctx context.Context, in NewRule) (Rule, error) {
 	r.ID = int64(id)
 	r.Created = s.clock.Now().UTC()
 	if err := s.store.Update(ctx, func(tx storage.Tx) error {
-		return storage.SetJSON(tx, ruleKey(r.ID), r)
+		return kv.SetJSON(tx, ruleKey(r.ID), r)
 	}); err != nil {
 		return Rule{}, wrapInternal(err, "create fault rule")
 	}
@@ -278,7 +279,7 @@ func (s *Service) List(ctx context.Context) ([]Rule, error) {
 // Rule returns the rule with id. Errors: NotFound, Internal.
 func (s *Service) Rule(ctx context.Context, id int64) (Rule, error) {
 	var r Rule
-	err := s.store.View(ctx, func(tx storage.Tx) error { return storage.GetJSON(tx, ruleKey(id), &r) })
+	err := s.store.View(ctx, func(tx storage.Tx) error { return kv.GetJSON(tx, ruleKey(id), &r) })
 	if errors.Is(err, storage.ErrNotFound) {
 		return Rule{}, errNotFound(id)
 	}
@@ -460,7 +461,7 @@ func (s *Service) consume(ctx context.Context, id int64) (bool, error) {
 	err := s.store.Update(ctx, func(tx storage.Tx) error {
 		took, removed = false, false
 		var r Rule
-		if err := storage.GetJSON(tx, ruleKey(id), &r); err != nil {
+		if err := kv.GetJSON(tx, ruleKey(id), &r); err != nil {
 			if errors.Is(err, storage.ErrNotFound) {
 				return nil
 			}
@@ -476,7 +477,7 @@ func (s *Service) consume(ctx context.Context, id int64) (bool, error) {
 			return deleteRule(tx, id)
 		}
 		r.Times = &left
-		return storage.SetJSON(tx, ruleKey(id), r)
+		return kv.SetJSON(tx, ruleKey(id), r)
 	})
 	if err != nil {
 		return false, wrapInternal(err, "count a fault")
@@ -510,7 +511,7 @@ func (s *Service) countRate(ctx context.Context, r *Rule, subject string) (bool,
 		}
 		k := rateKey(r.ID, subject)
 		var w window
-		err := storage.GetJSON(tx, k, &w)
+		err := kv.GetJSON(tx, k, &w)
 		if err != nil && !errors.Is(err, storage.ErrNotFound) {
 			return err
 		}
@@ -522,7 +523,7 @@ func (s *Service) countRate(ctx context.Context, r *Rule, subject string) (bool,
 			return nil
 		}
 		w.Count++
-		return storage.SetJSON(tx, k, w)
+		return kv.SetJSON(tx, k, w)
 	})
 	if err != nil {
 		return false, wrapInternal(err, "count a rate limit")

@@ -14,8 +14,9 @@ import (
 	"github.com/marketplace/marketplace/clock"
 	"github.com/marketplace/marketplace/errs"
 	"github.com/marketplace/marketplace/faults"
+	"github.com/marketplace/marketplace/internal/keycodec"
+	"github.com/marketplace/marketplace/internal/teststore"
 	"github.com/marketplace/marketplace/storage"
-	"github.com/marketplace/marketplace/storage/teststore"
 )
 
 func TestMain(m *testing.M) { teststore.Main(m) }
@@ -273,7 +274,7 @@ func TestDelete(t *testing.T) {
 			is.Equal(len(rules), 0)
 			// Nothing of the rules is left in the store.
 			is.NoErr(st.View(ctx, func(tx storage.Tx) error {
-				it := tx.Iterate(storage.Prefix(storage.NewKey("flt")))
+				it := tx.Iterate(storage.Prefix(keycodec.New("flt")))
 				defer it.Close()
 				if it.Valid() {
 					t.Errorf("left behind: %q", it.Key())

@@ -1,6 +1,6 @@
 package faults
 
-import "github.com/marketplace/marketplace/storage"
+import "github.com/marketplace/marketplace/internal/keycodec"
 
 // Key layout of faults. Every key starts with "flt", so that a reset that
 // removes every key but the reference data removes the rules too.
@@ -14,9 +14,9 @@ import "github.com/marketplace/marketplace/storage"
 // RuleSequence names the sequence that numbers fault rules.
 const RuleSequence = "fault_rules"
 
-func rulePrefix() []byte         { return storage.NewKey("flt/rule") }
-func ruleKey(id int64) []byte    { return storage.Key(rulePrefix()).Int(id) }
-func ratePrefix(id int64) []byte { return storage.NewKey("flt/rate").Int(id) }
+func rulePrefix() []byte         { return keycodec.New("flt/rule") }
+func ruleKey(id int64) []byte    { return keycodec.Key(rulePrefix()).Int(id) }
+func ratePrefix(id int64) []byte { return keycodec.New("flt/rate").Int(id) }
 func rateKey(id int64, subject string) []byte {
-	return storage.Key(ratePrefix(id)).Str(subject)
+	return keycodec.Key(ratePrefix(id)).Str(subject)
 }

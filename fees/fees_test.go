@@ -14,9 +14,9 @@ import (
 	"github.com/marketplace/marketplace/errs"
 	"github.com/marketplace/marketplace/fees"
 	"github.com/marketplace/marketplace/geo"
+	"github.com/marketplace/marketplace/internal/teststore"
 	"github.com/marketplace/marketplace/money"
 	"github.com/marketplace/marketplace/storage"
-	"github.com/marketplace/marketplace/storage/teststore"
 )
 
 var testNow = time.Date(2026, 3, 4, 15, 0, 0, 0, time.UTC)

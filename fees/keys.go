@@ -1,6 +1,6 @@
 package fees
 
-import "github.com/marketplace/marketplace/storage"
+import "github.com/marketplace/marketplace/internal/keycodec"
 
 // Key layout of fees. Every key starts with "fees".
 //
@@ -11,22 +11,22 @@ import "github.com/marketplace/marketplace/storage"
 //	fees/rule/<site_id>/<listing_type_id>/<category> -> Rule (JSON); category is "general" or a category id
 //	fees/imported/<kind>/<id>                      -> empty; imported by a user, kept over newer embedded data
 
-func versionKey() []byte { return storage.NewKey("fees/version") }
+func versionKey() []byte { return keycodec.New("fees/version") }
 
-func revKey() []byte { return storage.NewKey("fees/rev") }
+func revKey() []byte { return keycodec.New("fees/rev") }
 
 func listingTypeKey(siteID, id string) []byte {
-	return storage.NewKey("fees/ltype").Str(siteID).Str(id)
+	return keycodec.New("fees/ltype").Str(siteID).Str(id)
 }
 
-func listingTypePrefix(siteID string) []byte { return storage.NewKey("fees/ltype").Str(siteID) }
+func listingTypePrefix(siteID string) []byte { return keycodec.New("fees/ltype").Str(siteID) }
 
 func ruleKey(siteID, listingTypeID, category string) []byte {
-	return storage.NewKey("fees/rule").Str(siteID).Str(listingTypeID).Str(category)
+	return keycodec.New("fees/rule").Str(siteID).Str(listingTypeID).Str(category)
 }
 
 func rulePrefix(siteID, listingTypeID string) []byte {
-	return storage.NewKey("fees/rule").Str(siteID).Str(listingTypeID)
+	return keycodec.New("fees/rule").Str(siteID).Str(listingTypeID)
 }
 
-func importedKey(kind, id string) []byte { return storage.NewKey("fees/imported").Str(kind).Str(id) }
+func importedKey(kind, id string) []byte { return keycodec.New("fees/imported").Str(kind).Str(id) }

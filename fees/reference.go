@@ -13,6 +13,7 @@ import (
 
 	"github.com/marketplace/marketplace/errs"
 	"github.com/marketplace/marketplace/geo"
+	"github.com/marketplace/marketplace/internal/kv"
 	"github.com/marketplace/marketplace/money"
 	"github.com/marketplace/marketplace/storage"
 )
@@ -108,7 +109,7 @@ func (s *Service) LoadBuiltin(ctx context.Context) error {
 	}
 	return s.store.Update(ctx, func(tx storage.Tx) error {
 		var stored int64
-		err := storage.GetJSON(tx, versionKey(), &stored)
+		err := kv.GetJSON(tx, versionKey(), &stored)
 		if err != nil && !errors.Is(err, storage.ErrNotFound) {
 			return err
 		}
@@ -120,7 +121,7 @@ func (s *Service) LoadBuiltin(ctx context.Context) error {
 				return fmt.Errorf("embedded fees record %d (%s): %w", i, r.Kind, err)
 			}
 		}
-		return storage.SetJSON(tx, versionKey(), set.Version)
+		return kv.SetJSON(tx, versionKey(), set.Version)
 	})
 }
 
@@ -167,7 +168,7 @@ func (s *Service) upsert(tx storage.Tx, kind string, data json.RawMessage, impor
 			return true, err
 		}
 	}
-	if err := storage.SetJSON(tx, key, val); err != nil {
+	if err := kv.SetJSON(tx, key, val); err != nil {
 		return true, err
 	}
 	// A new revision for the lookups' price table (see table.go).

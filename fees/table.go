@@ -8,6 +8,7 @@ import (
 
 	"github.com/marketplace/marketplace/errs"
 	"github.com/marketplace/marketplace/geo"
+	"github.com/marketplace/marketplace/internal/keycodec"
 	"github.com/marketplace/marketplace/money"
 	"github.com/marketplace/marketplace/storage"
 )
@@ -204,7 +205,7 @@ func buildPlan(tx storage.Tx, site geo.Site, cur geo.Currency) (*plan, error) {
 	prefix := listingTypePrefix(site.ID)
 	it := tx.Iterate(storage.Prefix(prefix))
 	for ; it.Valid(); it.Next() {
-		id := storage.ReadKey(it.Key()[len(prefix):]).Str()
+		id := keycodec.Read(it.Key()[len(prefix):]).Str()
 		pt := &planType{}
 		b, err := it.Value()
 		if err == nil {
@@ -235,7 +236,7 @@ func buildPlan(tx storage.Tx, site geo.Site, cur geo.Currency) (*plan, error) {
 		prefix := rulePrefix(site.ID, pt.lt.ID)
 		it := tx.Iterate(storage.Prefix(prefix))
 		for ; it.Valid(); it.Next() {
-			category := storage.ReadKey(it.Key()[len(prefix):]).Str()
+			category := keycodec.Read(it.Key()[len(prefix):]).Str()
 			t, err := pl.ruleTerms(tx, &pt.lt, it, rates)
 			if err != nil {
 				it.Close()

@@ -10,8 +10,9 @@ import (
 
 	"github.com/marketplace/marketplace/clock"
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/internal/kv"
+	"github.com/marketplace/marketplace/internal/teststore"
 	"github.com/marketplace/marketplace/storage"
-	"github.com/marketplace/marketplace/storage/teststore"
 )
 
 var testNow = time.Date(2026, 3, 4, 15, 0, 0, 0, time.UTC)
@@ -80,7 +81,7 @@ func TestLoadBuiltin_SameVersionIsNotLoadedTwice(t *testing.T) {
 	g, st := newLoaded(t)
 	// A change made behind the dataset's back stays when the version is current.
 	is.NoErr(st.Update(context.Background(), func(tx storage.Tx) error {
-		return storage.SetJSON(tx, currencyKey("BRL"), Currency{ID: "BRL", Description: "changed", Symbol: "R$", DecimalPlaces: 2})
+		return kv.SetJSON(tx, currencyKey("BRL"), Currency{ID: "BRL", Description: "changed", Symbol: "R$", DecimalPlaces: 2})
 	}))
 	is.NoErr(g.LoadBuiltin(context.Background()))
 	c, err := g.Currency(context.Background(), "BRL")
@@ -93,11 +94,11 @@ func TestLoadBuiltin_NewerVersionReloadsButKeepsImportedRecords(t *testing.T) {
 	g, st := newLoaded(t)
 	is.NoErr(importRec(t, g, st, KindCurrency, `{"id":"ARS","description":"Mi peso","symbol":"$","decimal_places":2}`))
 	is.NoErr(st.Update(context.Background(), func(tx storage.Tx) error {
-		if err := storage.SetJSON(tx, currencyKey("BRL"), Currency{ID: "BRL", Description: "stale", Symbol: "R$", DecimalPlaces: 2}); err != nil {
+		if err := kv.SetJSON(tx, currencyKey("BRL"), Currency{ID: "BRL", Description: "stale", Symbol: "R$", DecimalPlaces: 2}); err != nil {
 			return err
 		}
 		// An engine with an older dataset wrote this store.
-		return storage.SetJSON(tx, versionKey(), DatasetVersion()-1)
+		return kv.SetJSON(tx, versionKey(), DatasetVersion()-1)
 	}))
 	is.NoErr(g.LoadBuiltin(context.Background()))
 	brl, err := g.Currency(context.Background(), "BRL")

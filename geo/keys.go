@@ -1,6 +1,6 @@
 package geo
 
-import "github.com/marketplace/marketplace/storage"
+import "github.com/marketplace/marketplace/internal/keycodec"
 
 // Key layout of geo. Every key starts with "geo".
 //
@@ -17,40 +17,40 @@ import "github.com/marketplace/marketplace/storage"
 //	geo/imported/<kind>/<id>                 -> empty; the record was imported by a user, so a
 //	                                            newer embedded dataset leaves it alone
 
-func versionKey() []byte { return storage.NewKey("geo/version") }
+func versionKey() []byte { return keycodec.New("geo/version") }
 
-func siteKey(id string) []byte { return storage.NewKey("geo/site").Str(id) }
+func siteKey(id string) []byte { return keycodec.New("geo/site").Str(id) }
 
-func sitePrefix() []byte { return storage.NewKey("geo/site") }
+func sitePrefix() []byte { return keycodec.New("geo/site") }
 
-func countryKey(id string) []byte { return storage.NewKey("geo/country").Str(id) }
+func countryKey(id string) []byte { return keycodec.New("geo/country").Str(id) }
 
-func countryPrefix() []byte { return storage.NewKey("geo/country") }
+func countryPrefix() []byte { return keycodec.New("geo/country") }
 
-func stateKey(id string) []byte { return storage.NewKey("geo/state").Str(id) }
+func stateKey(id string) []byte { return keycodec.New("geo/state").Str(id) }
 
 func countryStateKey(countryID, name, stateID string) []byte {
-	return storage.NewKey("geo/cstate").Str(countryID).Str(name).Str(stateID)
+	return keycodec.New("geo/cstate").Str(countryID).Str(name).Str(stateID)
 }
 
 func countryStatePrefix(countryID string) []byte {
-	return storage.NewKey("geo/cstate").Str(countryID)
+	return keycodec.New("geo/cstate").Str(countryID)
 }
 
-func cityKey(id string) []byte { return storage.NewKey("geo/city").Str(id) }
+func cityKey(id string) []byte { return keycodec.New("geo/city").Str(id) }
 
 func stateCityKey(stateID, name, cityID string) []byte {
-	return storage.NewKey("geo/scity").Str(stateID).Str(name).Str(cityID)
+	return keycodec.New("geo/scity").Str(stateID).Str(name).Str(cityID)
 }
 
-func stateCityPrefix(stateID string) []byte { return storage.NewKey("geo/scity").Str(stateID) }
+func stateCityPrefix(stateID string) []byte { return keycodec.New("geo/scity").Str(stateID) }
 
-func currencyKey(id string) []byte { return storage.NewKey("geo/currency").Str(id) }
+func currencyKey(id string) []byte { return keycodec.New("geo/currency").Str(id) }
 
-func currencyPrefix() []byte { return storage.NewKey("geo/currency") }
+func currencyPrefix() []byte { return keycodec.New("geo/currency") }
 
-func conversionKey(from, to string) []byte { return storage.NewKey("geo/conv").Str(from).Str(to) }
+func conversionKey(from, to string) []byte { return keycodec.New("geo/conv").Str(from).Str(to) }
 
-func zipKey(countryID, zip string) []byte { return storage.NewKey("geo/zip").Str(countryID).Str(zip) }
+func zipKey(countryID, zip string) []byte { return keycodec.New("geo/zip").Str(countryID).Str(zip) }
 
-func importedKey(kind, id string) []byte { return storage.NewKey("geo/imported").Str(kind).Str(id) }
+func importedKey(kind, id string) []byte { return keycodec.New("geo/imported").Str(kind).Str(id) }

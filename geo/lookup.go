@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/internal/keycodec"
 	"github.com/marketplace/marketplace/money"
 	"github.com/marketplace/marketplace/paging"
 	"github.com/marketplace/marketplace/storage"
@@ -201,7 +202,7 @@ func refs(tx storage.Tx, prefix []byte) ([]Ref, error) {
 	it := tx.Iterate(storage.Prefix(prefix))
 	defer it.Close()
 	for ; it.Valid(); it.Next() {
-		r := storage.ReadKey(it.Key()[len(prefix):])
+		r := keycodec.Read(it.Key()[len(prefix):])
 		name, id := r.Str(), r.Str()
 		if err := r.Err(); err != nil {
 			return nil, err

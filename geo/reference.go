@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/internal/kv"
 	"github.com/marketplace/marketplace/money"
 	"github.com/marketplace/marketplace/storage"
 )
@@ -105,7 +106,7 @@ func (s *Service) LoadBuiltin(ctx context.Context) error {
 	}
 	return s.store.Update(ctx, func(tx storage.Tx) error {
 		var stored int64
-		err := storage.GetJSON(tx, versionKey(), &stored)
+		err := kv.GetJSON(tx, versionKey(), &stored)
 		if err != nil && !errors.Is(err, storage.ErrNotFound) {
 			return err
 		}
@@ -117,7 +118,7 @@ func (s *Service) LoadBuiltin(ctx context.Context) error {
 				return fmt.Errorf("embedded geo record %d (%s): %w", i, r.Kind, err)
 			}
 		}
-		return storage.SetJSON(tx, versionKey(), e.set.Version)
+		return kv.SetJSON(tx, versionKey(), e.set.Version)
 	})
 }
 
@@ -146,7 +147,7 @@ func (s *Service) upsert(tx storage.Tx, kind string, data json.RawMessage, impor
 		if err := validateSite(tx, v); err != nil {
 			return true, err
 		}
-		id, write = v.ID, func() error { return storage.SetJSON(tx, siteKey(v.ID), v) }
+		id, write = v.ID, func() error { return kv.SetJSON(tx, siteKey(v.ID), v) }
 	case KindCountry:
 		var v Country
 		if err := DecodeRecord(data, &v); err != nil {
@@ -155,7 +156,7 @@ func (s *Service) upsert(tx storage.Tx, kind string, data json.RawMessage, impor
 		if err := validateCountry(tx, v); err != nil {
 			return true, err
 		}
-		id, write = v.ID, func() error { return storage.SetJSON(tx, countryKey(v.ID), v) }
+		id, write = v.ID, func() error { return kv.SetJSON(tx, countryKey(v.ID), v) }
 	case KindState:
 		var v State
 		if err := DecodeRecord(data, &v); err != nil {
@@ -182,7 +183,7 @@ func (s *Service) upsert(tx storage.Tx, kind string, data json.RawMessage, impor
 		if err := validateCurrency(v); err != nil {
 			return true, err
 		}
-		id, write = v.ID, func() error { return storage.SetJSON(tx, currencyKey(v.ID), v) }
+		id, write = v.ID, func() error { return kv.SetJSON(tx, currencyKey(v.ID), v) }
 	case KindConversion:
 		var v Conversion
 		if err := DecodeRecord(data, &v); err != nil {
@@ -195,7 +196,7 @@ func (s *Service) upsert(tx storage.Tx, kind string, data json.RawMessage, impor
 			v.CreationDate = s.clock.Now()
 		}
 		v.CreationDate = v.CreationDate.UTC().Truncate(time.Millisecond)
-		id, write = v.From+"/"+v.To, func() error { return storage.SetJSON(tx, conversionKey(v.From, v.To), v) }
+		id, write = v.From+"/"+v.To, func() error { return kv.SetJSON(tx, conversionKey(v.From, v.To), v) }
 	case KindZipCode:
 		var v ZipCode
 		if err := DecodeRecord(data, &v); err != nil {
@@ -204,7 +205,7 @@ func (s *Service) upsert(tx storage.Tx, kind string, data json.RawMessage, impor
 		if err := validateZipCode(tx, v); err != nil {
 			return true, err
 		}
-		id, write = v.CountryID+"/"+v.ZipCode, func() error { return storage.SetJSON(tx, zipKey(v.CountryID, v.ZipCode), v) }
+		id, write = v.CountryID+"/"+v.ZipCode, func() error { return kv.SetJSON(tx, zipKey(v.CountryID, v.ZipCode), v) }
 	default:
 		return false, nil
 	}
@@ -422,7 +423,7 @@ func writeState(tx storage.Tx, v State) error {
 	} else if !errs.Is(err, errs.NotFound) {
 		return err
 	}
-	if err := storage.SetJSON(tx, stateKey(v.ID), v); err != nil {
+	if err := kv.SetJSON(tx, stateKey(v.ID), v); err != nil {
 		return err
 	}
 	return tx.Set(countryStateKey(v.CountryID, v.Name, v.ID), []byte{})
@@ -437,7 +438,7 @@ func writeCity(tx storage.Tx, v City) error {
 	} else if !errs.Is(err, errs.NotFound) {
 		return err
 	}
-	if err := storage.SetJSON(tx, cityKey(v.ID), v); err != nil {
+	if err := kv.SetJSON(tx, cityKey(v.ID), v); err != nil {
 		return err
 	}
 	return tx.Set(stateCityKey(v.StateID, v.Name, v.ID), []byte{})

@@ -15,7 +15,7 @@ const scrapeTimeout = 2 * time.Second
 // duration of the response-time refreshes. The delivery attempts are
 // counted through notify.Options.OnAttempt (NotificationAttempt), which
 // must be set before the engine is opened, and the storage through
-// storage.SetObserver(m.Storage()).
+// ObserveStorage.
 func (m *Metrics) Engine(e *marketplace.Marketplace) {
 	m.Gauge("marketplace_notifications_pending", "Notifications neither acknowledged nor missed: outbox events and deliveries waiting.",
 		func() float64 {

@@ -2,7 +2,7 @@
 // storage transactions by backend, notification deliveries, response-time
 // refreshes, and gauges read at scrape time. The domain packages and the
 // storage backends do not import it: they report through small hooks
-// (storage.Observer, notify.Options.OnAttempt,
+// (the backends' observer, see ObserveStorage; notify.Options.OnAttempt;
 // responsetime.Service.ObserveRefresh) that this package implements.
 package metrics
 
@@ -17,7 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/internal/storeobs"
 )
 
 // Metrics is one registry of the server's metrics. Its methods are safe for
@@ -130,8 +130,14 @@ func (r *Route) Observe(status int, d time.Duration) {
 	c.c.Inc()
 }
 
-// Storage returns the storage.Observer that counts into m.
-func (m *Metrics) Storage() storage.Observer { return &storageObserver{m: m} }
+// ObserveStorage makes m count the transactions, conflicts and retries of
+// every storage backend of the process, until stop is called. The backends
+// report to one observer per process (they are opened by code that knows
+// nothing of metrics), so the last Metrics to observe wins.
+func (m *Metrics) ObserveStorage() (stop func()) {
+	storeobs.SetObserver(&storageObserver{m: m})
+	return func() { storeobs.SetObserver(nil) }
+}
 
 // backends are the backends whose counters are bound once; another name
 // is counted through a label lookup.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/marketplace/marketplace/internal/storeobs"
 	"github.com/marketplace/marketplace/metrics"
 	"github.com/marketplace/marketplace/notify"
 )
@@ -22,13 +23,12 @@ func scrape(t *testing.T, m *metrics.Metrics) string {
 
 func TestStorage_CountsTransactionsConflictsAndRetriesByBackend(t *testing.T) {
 	m := metrics.New()
-	o := m.Storage()
-	o.Transaction("badger", true, nil)
-	o.Transaction("badger", true, nil)
-	o.Transaction("postgres", false, errors.New("down"))
-	o.Transaction("other", false, nil)
-	o.Conflict("badger")
-	o.Retry("badger")
+	defer m.ObserveStorage()()
+	storeobs.ObserveTransaction("badger", true, nil)
+	storeobs.ObserveTransaction("badger", true, nil)
+	storeobs.ObserveTransaction("postgres", false, errors.New("down"))
+	storeobs.ObserveTransaction("other", false, nil)
+	storeobs.ObserveConflict("badger", true)
 	text := scrape(t, m)
 	for _, want := range []string{
 		`marketplace_storage_transactions_total{backend="badger",kind="update",result="ok"} 2`,
@@ -91,11 +91,11 @@ func BenchmarkRouteObserve(b *testing.B) {
 }
 
 func BenchmarkStorageTransaction(b *testing.B) {
-	o := metrics.New().Storage()
+	defer metrics.New().ObserveStorage()()
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			o.Transaction("memory", false, nil)
+			storeobs.ObserveTransaction("memory", false, nil)
 		}
 	})
 }

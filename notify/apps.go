@@ -12,6 +12,7 @@ import (
 
 	"github.com/marketplace/marketplace/accounts"
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/internal/kv"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -200,7 +201,7 @@ func GetApplication(tx storage.Tx, id int64) (Application, error) { return getAp
 
 func getApp(tx storage.Tx, id int64) (Application, error) {
 	var app Application
-	err := storage.GetJSON(tx, appKey(id), &app)
+	err := kv.GetJSON(tx, appKey(id), &app)
 	if errors.Is(err, storage.ErrNotFound) {
 		return Application{}, errs.NotFoundf("Application not found: %d", id)
 	}
@@ -218,7 +219,7 @@ func getApp(tx storage.Tx, id int64) (Application, error) {
 // putApp writes app, never with a client secret in it.
 func putApp(tx storage.Tx, app Application) error {
 	app.ClientSecret = ""
-	return storage.SetJSON(tx, appKey(app.ID), app)
+	return kv.SetJSON(tx, appKey(app.ID), app)
 }
 
 // cleanTopics checks every topic and removes duplicates, keeping the order.

@@ -12,9 +12,9 @@ import (
 	"github.com/marketplace/marketplace"
 	"github.com/marketplace/marketplace/clock"
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/internal/teststore"
 	"github.com/marketplace/marketplace/notify"
 	"github.com/marketplace/marketplace/storage/badger"
-	"github.com/marketplace/marketplace/storage/teststore"
 )
 
 // strictEnv is an engine that refuses private and loopback callbacks, the

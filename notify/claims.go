@@ -6,6 +6,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/marketplace/marketplace/internal/keycodec"
+	"github.com/marketplace/marketplace/internal/kv"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -111,7 +113,7 @@ func (s *Service) claim(ctx context.Context, now time.Time) error {
 		var apps []int64
 		it := tx.Iterate(storage.Prefix(appPrefix()))
 		for ; it.Valid(); it.Next() {
-			apps = append(apps, storage.ReadKey(it.Key()[len(appPrefix()):]).Int())
+			apps = append(apps, keycodec.Read(it.Key()[len(appPrefix()):]).Int())
 		}
 		it.Close()
 		s.mu.Lock()
@@ -140,7 +142,7 @@ func (s *Service) claim(ctx context.Context, now time.Time) error {
 				}
 				k := it.Key()
 				last = append(last[:0], k...)
-				kr := storage.ReadKey(k[len(p):])
+				kr := keycodec.Read(k[len(p):])
 				kr.Int()
 				id := kr.Uint()
 				if kr.Err() != nil || s.claimed[id] {
@@ -181,7 +183,7 @@ func (s *Service) claim(ctx context.Context, now time.Time) error {
 		apps := map[int64]Application{}
 		for _, g := range got {
 			var d Delivery
-			err := storage.GetJSON(tx, deliveryKey(g.id), &d)
+			err := kv.GetJSON(tx, deliveryKey(g.id), &d)
 			if errors.Is(err, storage.ErrNotFound) || (err == nil && (d.State != StatePending || d.NextAttempt.After(now))) {
 				drop = append(drop, g)
 				continue

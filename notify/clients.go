@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/internal/keycodec"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -29,7 +30,7 @@ const maxRedirectURILength = 2000
 // secret. Secrets are 256 random bits, so a fast hash is as strong as a slow
 // one. Applications created before they were clients have none until the
 // operator rotates one in.
-func clientSecretKey(id int64) []byte { return storage.NewKey("ntf/csecret").Int(id) }
+func clientSecretKey(id int64) []byte { return keycodec.New("ntf/csecret").Int(id) }
 
 func hashSecret(secret string) []byte {
 	sum := sha256.Sum256([]byte(secret))

@@ -7,6 +7,8 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/internal/keycodec"
+	"github.com/marketplace/marketplace/internal/kv"
 	"github.com/marketplace/marketplace/notify"
 	"github.com/marketplace/marketplace/storage"
 )
@@ -21,10 +23,10 @@ func TestClients_ApplicationWrittenBeforeClientFieldsHasNoRedirectURIsNorSecretU
 	old := fmt.Sprintf(`{"id":%d,"name":"app","owner_user_id":%d,"callback_url":"http://127.0.0.1:9000/hook","topics":["questions"],"secret":%q}`,
 		app.ID, owner, app.Secret)
 	is.NoErr(e.m.Store().Update(e.ctx, func(tx storage.Tx) error {
-		if err := tx.Set(storage.NewKey("ntf/app").Int(app.ID), []byte(old)); err != nil {
+		if err := tx.Set(keycodec.New("ntf/app").Int(app.ID), []byte(old)); err != nil {
 			return err
 		}
-		return tx.Delete(storage.NewKey("ntf/csecret").Int(app.ID))
+		return tx.Delete(keycodec.New("ntf/csecret").Int(app.ID))
 	}))
 	got, err := e.m.Notify.Application(e.ctx, app.ID)
 	is.NoErr(err)
@@ -43,7 +45,7 @@ func TestClients_ApplicationWrittenBeforeClientFieldsHasNoRedirectURIsNorSecretU
 	is.True(errs.Is(err, errs.Unauthorized)) // and no other
 	var stored map[string]any
 	is.NoErr(e.m.Store().View(e.ctx, func(tx storage.Tx) error {
-		return storage.GetJSON(tx, storage.NewKey("ntf/app").Int(app.ID), &stored)
+		return kv.GetJSON(tx, keycodec.New("ntf/app").Int(app.ID), &stored)
 	}))
 	is.Equal(stored["client_secret"], nil) // never in the application record
 

@@ -16,6 +16,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/marketplace/marketplace/internal/keycodec"
+	"github.com/marketplace/marketplace/internal/kv"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -163,7 +165,7 @@ func (s *Service) dispatchFrom(ctx context.Context, from uint64) (found int, hi 
 	if err != nil || len(keys) == 0 {
 		return 0, 0, 0, wrapInternal(err, "read outbox")
 	}
-	hi = storage.ReadKey(keys[len(keys)-1][len(OutboxPrefix()):]).Uint()
+	hi = keycodec.Read(keys[len(keys)-1][len(OutboxPrefix()):]).Uint()
 	seq, err := s.store.Sequence(DeliverySequence)
 	if err != nil {
 		return 0, 0, 0, wrapInternal(err, "dispatch outbox")
@@ -210,7 +212,7 @@ func (s *Service) dispatchFrom(ctx context.Context, from uint64) (found int, hi 
 					continue
 				}
 				d := plan[next].d
-				if err := storage.SetJSON(tx, deliveryKey(d.ID), d); err != nil {
+				if err := kv.SetJSON(tx, deliveryKey(d.ID), d); err != nil {
 					return err
 				}
 				if err := tx.Set(dueKey(d.ApplicationID, now, d.ID), nil); err != nil {
@@ -295,7 +297,7 @@ func subscribed(tx storage.Tx, user int64, topic string) ([]Application, error) 
 	p := ownerAppsPrefix(user)
 	it := tx.Iterate(storage.Prefix(p))
 	for ; it.Valid(); it.Next() {
-		ids = append(ids, storage.ReadKey(it.Key()[len(p):]).Int())
+		ids = append(ids, keycodec.Read(it.Key()[len(p):]).Int())
 	}
 	it.Close()
 	var out []Application
@@ -368,7 +370,7 @@ func (s *Service) send(ctx context.Context, j job) (outcome, bool) {
 func (s *Service) attempt(ctx context.Context, id uint64) error {
 	var j job
 	err := s.store.View(ctx, func(tx storage.Tx) error {
-		if err := storage.GetJSON(tx, deliveryKey(id), &j.d); err != nil {
+		if err := kv.GetJSON(tx, deliveryKey(id), &j.d); err != nil {
 			return err
 		}
 		var err error
@@ -519,7 +521,7 @@ func (s *Service) record(ctx context.Context, batch []outcome) error {
 func recordOutcome(tx storage.Tx, o *outcome) ([]byte, error) {
 	id := o.d.ID
 	var cur Delivery
-	if err := storage.GetJSON(tx, deliveryKey(id), &cur); err != nil {
+	if err := kv.GetJSON(tx, deliveryKey(id), &cur); err != nil {
 		if errors.Is(err, storage.ErrNotFound) {
 			return nil, nil
 		}
@@ -554,7 +556,7 @@ func recordOutcome(tx storage.Tx, o *outcome) ([]byte, error) {
 		if err := tx.Set(missedKey(cur.ApplicationID, o.now, id), nil); err != nil {
 			return nil, err
 		}
-		if err := storage.SetJSON(tx, deliveryKey(id), cur); err != nil {
+		if err := kv.SetJSON(tx, deliveryKey(id), cur); err != nil {
 			return nil, err
 		}
 	default:
@@ -565,11 +567,11 @@ func recordOutcome(tx storage.Tx, o *outcome) ([]byte, error) {
 		if err := tx.Set(due, nil); err != nil {
 			return nil, err
 		}
-		if err := storage.SetJSON(tx, deliveryKey(id), cur); err != nil {
+		if err := kv.SetJSON(tx, deliveryKey(id), cur); err != nil {
 			return nil, err
 		}
 	}
-	return due, storage.SetJSON(tx, attemptKey(cur.ApplicationID, o.sent, id, a.Attempt), a)
+	return due, kv.SetJSON(tx, attemptKey(cur.ApplicationID, o.sent, id, a.Attempt), a)
 }
 
 // backoff is the delay after the n-th failed attempt: retryBase doubled

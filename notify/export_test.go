@@ -5,6 +5,7 @@ import (
 
 	"context"
 
+	"github.com/marketplace/marketplace/internal/kv"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -16,7 +17,7 @@ func SetJitter(s *Service, f func() float64) { s.jitter = f }
 // if the callback host's address had changed since registration.
 func PutApplication(ctx context.Context, st storage.Store, app Application) error {
 	return st.Update(ctx, func(tx storage.Tx) error {
-		if err := storage.SetJSON(tx, appKey(app.ID), app); err != nil {
+		if err := kv.SetJSON(tx, appKey(app.ID), app); err != nil {
 			return err
 		}
 		return tx.Set(ownerAppKey(app.OwnerUserID, app.ID), nil)

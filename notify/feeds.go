@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/internal/keycodec"
+	"github.com/marketplace/marketplace/internal/kv"
 	"github.com/marketplace/marketplace/paging"
 	"github.com/marketplace/marketplace/storage"
 )
@@ -61,15 +63,15 @@ func (s *Service) MissedFeeds(ctx context.Context, caller int64, q FeedQuery) ([
 			return errs.Forbiddenf("The application %d does not belong to the caller", q.AppID)
 		}
 		prefix := missedPrefix(q.AppID)
-		it := tx.Iterate(storage.Range{Start: storage.Key(prefix).Int(cutoff.UnixNano()), End: storage.PrefixEnd(prefix)})
+		it := tx.Iterate(storage.Range{Start: keycodec.Key(prefix).Int(cutoff.UnixNano()), End: storage.PrefixEnd(prefix)})
 		defer it.Close()
 		skipped := 0
 		for ; it.Valid() && len(out) < q.Limit; it.Next() {
-			kr := storage.ReadKey(it.Key()[len(prefix):])
+			kr := keycodec.Read(it.Key()[len(prefix):])
 			kr.Int()
 			id := kr.Uint()
 			var d Delivery
-			if err := storage.GetJSON(tx, deliveryKey(id), &d); err != nil {
+			if err := kv.GetJSON(tx, deliveryKey(id), &d); err != nil {
 				continue
 			}
 			if q.Topic != "" && d.Event.Topic != q.Topic {
@@ -156,7 +158,7 @@ func (s *Service) Prune(ctx context.Context) error {
 		it := tx.Iterate(storage.Prefix(appPrefix()))
 		defer it.Close()
 		for ; it.Valid(); it.Next() {
-			apps = append(apps, storage.ReadKey(it.Key()[len(appPrefix()):]).Int())
+			apps = append(apps, keycodec.Read(it.Key()[len(appPrefix()):]).Int())
 		}
 		return nil
 	})
@@ -184,16 +186,16 @@ func (s *Service) pruneApp(ctx context.Context, app int64, cutoff time.Time) err
 		err := s.store.View(ctx, func(tx storage.Tx) error {
 			del = del[:0]
 			mp := missedPrefix(app)
-			it := tx.Iterate(storage.Range{Start: mp, End: storage.Key(missedPrefix(app)).Int(cutoff.UnixNano())})
+			it := tx.Iterate(storage.Range{Start: mp, End: keycodec.Key(missedPrefix(app)).Int(cutoff.UnixNano())})
 			for ; it.Valid() && len(del) < pruneBatch; it.Next() {
 				k := append([]byte(nil), it.Key()...)
-				kr := storage.ReadKey(k[len(mp):])
+				kr := keycodec.Read(k[len(mp):])
 				kr.Int()
 				del = append(del, k, deliveryKey(kr.Uint()))
 			}
 			it.Close()
 			ap := attemptPrefix(app)
-			it = tx.Iterate(storage.Range{Start: ap, End: storage.Key(attemptPrefix(app)).Int(cutoff.UnixNano())})
+			it = tx.Iterate(storage.Range{Start: ap, End: keycodec.Key(attemptPrefix(app)).Int(cutoff.UnixNano())})
 			for ; it.Valid() && len(del) < 2*pruneBatch; it.Next() {
 				del = append(del, append([]byte(nil), it.Key()...))
 			}
@@ -270,7 +272,7 @@ func (s *Service) Oldest(ctx context.Context) (time.Time, bool, error) {
 			}
 			id := binary.BigEndian.Uint64(k[len(k)-8:])
 			var d Delivery
-			if err := storage.GetJSON(tx, deliveryKey(id), &d); err != nil {
+			if err := kv.GetJSON(tx, deliveryKey(id), &d); err != nil {
 				continue
 			}
 			note(d.Event.Received)

@@ -15,9 +15,9 @@ import (
 	"github.com/marketplace/marketplace"
 	"github.com/marketplace/marketplace/accounts"
 	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/internal/teststore"
 	"github.com/marketplace/marketplace/notify"
 	"github.com/marketplace/marketplace/storage"
-	"github.com/marketplace/marketplace/storage/teststore"
 )
 
 // start is the manual clock's start in every test.

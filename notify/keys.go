@@ -3,7 +3,7 @@ package notify
 import (
 	"time"
 
-	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/internal/keycodec"
 )
 
 // Key layout of notify. Every key starts with "ntf" (the outbox keys are in
@@ -40,32 +40,32 @@ const ApplicationSequence = "applications"
 // DeliverySequence names the sequence that numbers deliveries.
 const DeliverySequence = "deliveries"
 
-func appPrefix() []byte      { return storage.NewKey("ntf/app") }
-func appKey(id int64) []byte { return storage.Key(appPrefix()).Int(id) }
+func appPrefix() []byte      { return keycodec.New("ntf/app") }
+func appKey(id int64) []byte { return keycodec.Key(appPrefix()).Int(id) }
 func ownerAppsPrefix(owner int64) []byte {
-	return storage.NewKey("ntf/uapp").Int(owner)
+	return keycodec.New("ntf/uapp").Int(owner)
 }
-func ownerAppKey(owner, app int64) []byte { return storage.Key(ownerAppsPrefix(owner)).Int(app) }
+func ownerAppKey(owner, app int64) []byte { return keycodec.Key(ownerAppsPrefix(owner)).Int(app) }
 
-func deliveryKey(id uint64) []byte { return storage.NewKey("ntf/delivery").Uint(id) }
+func deliveryKey(id uint64) []byte { return keycodec.New("ntf/delivery").Uint(id) }
 
-func duePrefix() []byte             { return storage.NewKey("ntf/due") }
-func appDuePrefix(app int64) []byte { return storage.Key(duePrefix()).Int(app) }
+func duePrefix() []byte             { return keycodec.New("ntf/due") }
+func appDuePrefix(app int64) []byte { return keycodec.Key(duePrefix()).Int(app) }
 func dueKey(app int64, at time.Time, id uint64) []byte {
-	return storage.Key(appDuePrefix(app)).Int(at.UnixNano()).Uint(id)
+	return keycodec.Key(appDuePrefix(app)).Int(at.UnixNano()).Uint(id)
 }
 
 // dueKeyBefore is the end of app's due keys at or before t.
 func dueKeyBefore(app int64, t time.Time) []byte {
-	return storage.Key(appDuePrefix(app)).Int(t.UnixNano() + 1)
+	return keycodec.Key(appDuePrefix(app)).Int(t.UnixNano() + 1)
 }
 
-func missedPrefix(app int64) []byte { return storage.NewKey("ntf/missed").Int(app) }
+func missedPrefix(app int64) []byte { return keycodec.New("ntf/missed").Int(app) }
 func missedKey(app int64, at time.Time, id uint64) []byte {
-	return storage.Key(missedPrefix(app)).Int(at.UnixNano()).Uint(id)
+	return keycodec.Key(missedPrefix(app)).Int(at.UnixNano()).Uint(id)
 }
 
-func attemptPrefix(app int64) []byte { return storage.NewKey("ntf/attempt").Int(app) }
+func attemptPrefix(app int64) []byte { return keycodec.New("ntf/attempt").Int(app) }
 func attemptKey(app int64, sent time.Time, delivery uint64, n int) []byte {
-	return storage.Key(attemptPrefix(app)).Int(sent.UnixNano()).Uint(delivery).Uint(uint64(n))
+	return keycodec.Key(attemptPrefix(app)).Int(sent.UnixNano()).Uint(delivery).Uint(uint64(n))
 }

@@ -3,6 +3,7 @@ package notify
 import (
 	"context"
 
+	"github.com/marketplace/marketplace/internal/keycodec"
 	"github.com/marketplace/marketplace/paging"
 	"github.com/marketplace/marketplace/storage"
 )
@@ -36,7 +37,7 @@ func (s *Service) Applications(ctx context.Context, q AppQuery) ([]Application, 
 		defer it.Close()
 		for ; it.Valid(); it.Next() {
 			if total >= q.Offset && len(page) < q.Limit {
-				app, err := getApp(tx, storage.ReadKey(it.Key()[len(prefix):]).Int())
+				app, err := getApp(tx, keycodec.Read(it.Key()[len(prefix):]).Int())
 				if err != nil {
 					return err
 				}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/marketplace/marketplace/internal/binrec"
+	"github.com/marketplace/marketplace/internal/keycodec"
 	"github.com/marketplace/marketplace/storage"
 	"github.com/marketplace/marketplace/storage/schema"
 )
@@ -16,9 +17,9 @@ import (
 // the deliveries'. Frozen, as every migration's code (see storage/schema).
 func LegacyCounters() []schema.LegacyCounter {
 	return []schema.LegacyCounter{
-		{Key: storage.NewKey("ntf/seq/outbox"), Sequence: "outbox", First: 1},
-		{Key: storage.NewKey("ntf/seq/app"), Sequence: "applications", First: 1000001},
-		{Key: storage.NewKey("ntf/seq/delivery"), Sequence: "deliveries", First: 1},
+		{Key: keycodec.New("ntf/seq/outbox"), Sequence: "outbox", First: 1},
+		{Key: keycodec.New("ntf/seq/app"), Sequence: "applications", First: 1000001},
+		{Key: keycodec.New("ntf/seq/delivery"), Sequence: "deliveries", First: 1},
 	}
 }
 
@@ -28,7 +29,7 @@ func OutboxMigration() schema.Migration {
 	return schema.Migration{
 		Name: "notify: outbox events from JSON to binary form 2",
 		Chunk: schema.Phases(schema.Phase{
-			Range: storage.Prefix(storage.NewKey("ntf/outbox")),
+			Range: storage.Prefix(keycodec.New("ntf/outbox")),
 			Each: func(tx storage.Tx, key, value []byte) error {
 				if len(value) > 0 && value[0] == 2 {
 					return nil

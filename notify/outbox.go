@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/marketplace/marketplace/internal/binrec"
+	"github.com/marketplace/marketplace/internal/keycodec"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -96,7 +97,7 @@ func decodeEvent(b []byte) (Event, error) {
 // OutboxSequence names the sequence that numbers outbox events.
 const OutboxSequence = "outbox"
 
-func outboxKey(seq uint64) []byte { return storage.NewKey("ntf/outbox").Uint(seq) }
+func outboxKey(seq uint64) []byte { return keycodec.New("ntf/outbox").Uint(seq) }
 
 // NextEventSeq draws the Seq of an event from store's OutboxSequence, for
 // Append. A number drawn for a change that then fails is a gap in the
@@ -110,7 +111,7 @@ func NextEventSeq(ctx context.Context, store storage.Store) (uint64, error) {
 }
 
 // OutboxPrefix is the key range of events not yet fanned out.
-func OutboxPrefix() []byte { return storage.NewKey("ntf/outbox") }
+func OutboxPrefix() []byte { return keycodec.New("ntf/outbox") }
 
 // Append writes ev into the outbox inside tx, a transaction of store, and
 // returns it with its Seq. A zero ev.Seq is drawn from OutboxSequence here;

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/marketplace/marketplace/internal/keycodec"
 	"github.com/marketplace/marketplace/notify"
 	"github.com/marketplace/marketplace/storage"
 )
@@ -21,7 +22,7 @@ func TestOutboxMigration_FirstFormEventIsDeliveredAsItWasWritten(t *testing.T) {
 	app := e.mustApp(user, recv.URL)
 	st := e.m.Store()
 	ctx := context.Background()
-	key := storage.NewKey("ntf/outbox").Uint(5)
+	key := keycodec.New("ntf/outbox").Uint(5)
 	if err := st.Update(ctx, func(tx storage.Tx) error {
 		return tx.Set(key, fmt.Appendf(nil, firstFormEvent, user))
 	}); err != nil {

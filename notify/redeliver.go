@@ -7,6 +7,8 @@ import (
 	"net/http"
 
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/internal/keycodec"
+	"github.com/marketplace/marketplace/internal/kv"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -67,7 +69,7 @@ func (s *Service) Redeliver(ctx context.Context, appID int64, id uint64) (Attemp
 		}
 		a.Attempt = last + 1
 		var d Delivery
-		err = storage.GetJSON(tx, deliveryKey(id), &d)
+		err = kv.GetJSON(tx, deliveryKey(id), &d)
 		switch {
 		case errors.Is(err, storage.ErrNotFound):
 		case err != nil:
@@ -85,11 +87,11 @@ func (s *Service) Redeliver(ctx context.Context, appID int64, id uint64) (Attemp
 			}
 			d.Attempts = a.Attempt
 			d.LastRequest, d.LastResponse = &req, &res
-			if err := storage.SetJSON(tx, deliveryKey(id), d); err != nil {
+			if err := kv.SetJSON(tx, deliveryKey(id), d); err != nil {
 				return err
 			}
 		}
-		return storage.SetJSON(tx, attemptKey(appID, sent, id, a.Attempt), a)
+		return kv.SetJSON(tx, attemptKey(appID, sent, id, a.Attempt), a)
 	})
 	if err != nil {
 		return Attempt{}, wrapInternal(err, "record redelivery")
@@ -101,7 +103,7 @@ func (s *Service) Redeliver(ctx context.Context, appID int64, id uint64) (Attemp
 // sent, with the number of attempts made.
 func redeliverable(tx storage.Tx, app int64, id uint64) (Notification, error) {
 	var d Delivery
-	err := storage.GetJSON(tx, deliveryKey(id), &d)
+	err := kv.GetJSON(tx, deliveryKey(id), &d)
 	if err == nil && d.ApplicationID == app {
 		if d.State == StatePending {
 			return Notification{}, errs.Conflictf("Delivery %d is still pending: it is being retried", id)
@@ -146,7 +148,7 @@ func latestAttempt(tx storage.Tx, app int64, id uint64) (Attempt, bool, error) {
 	var keys [][]byte
 	it := tx.Iterate(storage.Prefix(p))
 	for ; it.Valid(); it.Next() {
-		r := storage.ReadKey(it.Key()[len(p):])
+		r := keycodec.Read(it.Key()[len(p):])
 		r.Int()
 		if r.Uint() == id && r.Err() == nil {
 			keys = append(keys, append([]byte(nil), it.Key()...))
@@ -157,7 +159,7 @@ func latestAttempt(tx storage.Tx, app int64, id uint64) (Attempt, bool, error) {
 	found := false
 	for _, k := range keys {
 		var a Attempt
-		if err := storage.GetJSON(tx, k, &a); err != nil {
+		if err := kv.GetJSON(tx, k, &a); err != nil {
 			return Attempt{}, false, err
 		}
 		if !found || a.Attempt > best.Attempt {

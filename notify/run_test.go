@@ -12,10 +12,10 @@ import (
 
 	"github.com/marketplace/marketplace"
 	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/internal/teststore"
 	"github.com/marketplace/marketplace/notify"
 	"github.com/marketplace/marketplace/storage"
 	"github.com/marketplace/marketplace/storage/badger"
-	"github.com/marketplace/marketplace/storage/teststore"
 )
 
 // countingStore counts the Updates run through it.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/internal/kv"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -298,7 +299,7 @@ const deliveryLease = "notify/delivery"
 func (s *Service) deliverUnderLease(ctx context.Context) error {
 	ttl := s.opts.Lease
 	for {
-		l, held, err := storage.AcquireLease(ctx, s.store, deliveryLease, s.holder, s.wall.Now(), ttl)
+		l, held, err := kv.AcquireLease(ctx, s.store, deliveryLease, s.holder, s.wall.Now(), ttl)
 		if err == nil && held {
 			// Losing the lease or the store ends this turn; either way the
 			// answer is the same: look again a little later.
@@ -321,11 +322,11 @@ func (s *Service) deliverUnderLease(ctx context.Context) error {
 
 // deliverHolding delivers until ctx ends or the lease l is lost, renewing
 // it; it releases the lease when ctx ends.
-func (s *Service) deliverHolding(ctx context.Context, l storage.Lease) error {
+func (s *Service) deliverHolding(ctx context.Context, l kv.Lease) error {
 	ttl := s.opts.Lease
 	held, lost := context.WithCancel(ctx)
 	defer lost()
-	var current atomic.Pointer[storage.Lease]
+	var current atomic.Pointer[kv.Lease]
 	current.Store(&l)
 	renewed := make(chan struct{})
 	go func() {

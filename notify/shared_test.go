@@ -10,9 +10,10 @@ import (
 	"github.com/marketplace/marketplace"
 	"github.com/marketplace/marketplace/accounts"
 	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/internal/kv"
+	"github.com/marketplace/marketplace/internal/teststore"
 	"github.com/marketplace/marketplace/notify"
 	"github.com/marketplace/marketplace/storage"
-	"github.com/marketplace/marketplace/storage/teststore"
 )
 
 // sharedEngine is one of several engines on one store, as several servers
@@ -85,7 +86,7 @@ func TestSharedStore_ADeadServersDeliveriesAreTakenOverAfterItsLease(t *testing.
 	// A server that took the delivery lease and died: nobody renews it.
 	const lease = 500 * time.Millisecond
 	taken := time.Now()
-	if _, held, err := storage.AcquireLease(ctx, st, "notify/delivery", "dead-server", taken, lease); err != nil || !held {
+	if _, held, err := kv.AcquireLease(ctx, st, "notify/delivery", "dead-server", taken, lease); err != nil || !held {
 		t.Fatalf("take the lease: %v, %v", held, err)
 	}
 	b := sharedEngine(t, st, lease)

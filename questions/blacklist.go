@@ -7,6 +7,7 @@ import (
 
 	"github.com/marketplace/marketplace/accounts"
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/internal/kv"
 	"github.com/marketplace/marketplace/paging"
 	"github.com/marketplace/marketplace/storage"
 )
@@ -54,7 +55,7 @@ func (s *Service) Block(ctx context.Context, caller, seller, user int64) (added 
 			return err
 		}
 		added = true
-		return storage.SetJSON(tx, blacklistKey(seller, user), blacklistRecord{UserID: user, Created: now})
+		return kv.SetJSON(tx, blacklistKey(seller, user), blacklistRecord{UserID: user, Created: now})
 	})
 	return added, wrap(err, "block user")
 }

@@ -10,11 +10,11 @@ import (
 	"github.com/marketplace/marketplace/accounts"
 	"github.com/marketplace/marketplace/clock"
 	"github.com/marketplace/marketplace/geo"
+	"github.com/marketplace/marketplace/internal/teststore"
 	"github.com/marketplace/marketplace/money"
 	"github.com/marketplace/marketplace/questions"
 	"github.com/marketplace/marketplace/stock"
 	"github.com/marketplace/marketplace/storage"
-	"github.com/marketplace/marketplace/storage/teststore"
 )
 
 // start is the tests' clock start: a Wednesday, 12:00 in Buenos Aires.

@@ -9,10 +9,11 @@ import (
 	"github.com/marketplace/marketplace/accounts"
 	"github.com/marketplace/marketplace/clock"
 	"github.com/marketplace/marketplace/geo"
+	"github.com/marketplace/marketplace/internal/kv"
+	"github.com/marketplace/marketplace/internal/teststore"
 	"github.com/marketplace/marketplace/questions"
 	"github.com/marketplace/marketplace/stock"
 	"github.com/marketplace/marketplace/storage"
-	"github.com/marketplace/marketplace/storage/teststore"
 )
 
 // countingStore counts the keys a transaction reads (Get calls and
@@ -94,7 +95,7 @@ func TestSearch_SellerPageReadsOnlyThePageNotEveryQuestion(t *testing.T) {
 			if status != "" && len(sorts) > 0 && (sorts[0].Field == questions.SortItemID || sorts[0].Field == questions.SortFromID) {
 				records = 150
 			}
-			if got, limit := cs.reads.Load(), int64(storage.MaxCounterShards+150+5)+records; got > limit {
+			if got, limit := cs.reads.Load(), int64(kv.MaxCounterShards+150+5)+records; got > limit {
 				t.Fatalf("sorts %v, status %q: the search read %d keys for a page of 50 at offset 100; at most %d expected", sorts, status, got, limit)
 			}
 		}

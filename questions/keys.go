@@ -3,7 +3,8 @@ package questions
 import (
 	"time"
 
-	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/internal/keycodec"
+	"github.com/marketplace/marketplace/internal/kv"
 )
 
 // Key layout of questions. Every key starts with "q/". Times are the
@@ -17,9 +18,9 @@ import (
 //	q/sf/<seller>/<buyer>/<created>/<qid>          -> empty; a seller's questions by asker, then date
 //	q/id/<item_id>/<created>/<qid>                 -> empty; an item's questions by date
 //	q/d/<created>/<qid>                            -> seller id (uint64); every question by date
-//	q/n/s/<seller>[<shard>]                        -> number of the seller's questions (storage.Counter, 64 shards)
-//	q/n/ss/<seller>/<status>[<shard>]              -> number of the seller's questions in status (storage.Counter, 64 shards)
-//	q/fa/<buyer>                                   -> number of the buyer's questions that are ANSWERED (storage.Counter, 1 shard)
+//	q/n/s/<seller>[<shard>]                        -> number of the seller's questions (kv.Counter, 64 shards)
+//	q/n/ss/<seller>/<status>[<shard>]              -> number of the seller's questions in status (kv.Counter, 64 shards)
+//	q/fa/<buyer>                                   -> number of the buyer's questions that are ANSWERED (kv.Counter, 1 shard)
 //	q/blk/<seller>/<user>                          -> blacklist entry (JSON)
 //
 // The seller indexes (by date, by item then date, by asker then date, and by
@@ -39,68 +40,68 @@ import (
 const (
 	firstQuestionID     = 12000000001
 	questionSequence    = "questions"
-	sellerCounterShards = storage.MaxCounterShards
+	sellerCounterShards = kv.MaxCounterShards
 )
 
-func questionKey(id int64) []byte { return storage.NewKey("q/q").Int(id) }
+func questionKey(id int64) []byte { return keycodec.New("q/q").Int(id) }
 
-func sellerDatePrefix(seller int64) []byte { return storage.NewKey("q/sd").Int(seller) }
+func sellerDatePrefix(seller int64) []byte { return keycodec.New("q/sd").Int(seller) }
 
 func sellerDateKey(seller int64, created time.Time, id int64) []byte {
-	return storage.Key(sellerDatePrefix(seller)).Int(created.UnixNano()).Int(id)
+	return keycodec.Key(sellerDatePrefix(seller)).Int(created.UnixNano()).Int(id)
 }
 
 func sellerStatusPrefix(seller int64, status string) []byte {
-	return storage.NewKey("q/ssd").Int(seller).Str(status)
+	return keycodec.New("q/ssd").Int(seller).Str(status)
 }
 
 func sellerStatusKey(seller int64, status string, created time.Time, id int64) []byte {
-	return storage.Key(sellerStatusPrefix(seller, status)).Int(created.UnixNano()).Int(id)
+	return keycodec.Key(sellerStatusPrefix(seller, status)).Int(created.UnixNano()).Int(id)
 }
 
-func sellerItemPrefix(seller int64) []byte { return storage.NewKey("q/si").Int(seller) }
+func sellerItemPrefix(seller int64) []byte { return keycodec.New("q/si").Int(seller) }
 
 func sellerItemKey(seller int64, itemID string, created time.Time, id int64) []byte {
-	return storage.Key(sellerItemPrefix(seller)).Str(itemID).Int(created.UnixNano()).Int(id)
+	return keycodec.Key(sellerItemPrefix(seller)).Str(itemID).Int(created.UnixNano()).Int(id)
 }
 
-func sellerFromPrefix(seller int64) []byte { return storage.NewKey("q/sf").Int(seller) }
+func sellerFromPrefix(seller int64) []byte { return keycodec.New("q/sf").Int(seller) }
 
 func sellerFromKey(seller, buyer int64, created time.Time, id int64) []byte {
-	return storage.Key(sellerFromPrefix(seller)).Int(buyer).Int(created.UnixNano()).Int(id)
+	return keycodec.Key(sellerFromPrefix(seller)).Int(buyer).Int(created.UnixNano()).Int(id)
 }
 
-func itemDatePrefix(itemID string) []byte { return storage.NewKey("q/id").Str(itemID) }
+func itemDatePrefix(itemID string) []byte { return keycodec.New("q/id").Str(itemID) }
 
 func itemDateKey(itemID string, created time.Time, id int64) []byte {
-	return storage.Key(itemDatePrefix(itemID)).Int(created.UnixNano()).Int(id)
+	return keycodec.Key(itemDatePrefix(itemID)).Int(created.UnixNano()).Int(id)
 }
 
-func datePrefix() []byte { return storage.NewKey("q/d") }
+func datePrefix() []byte { return keycodec.New("q/d") }
 
 func dateKey(created time.Time, id int64) []byte {
-	return storage.Key(datePrefix()).Int(created.UnixNano()).Int(id)
+	return keycodec.Key(datePrefix()).Int(created.UnixNano()).Int(id)
 }
 
-func sellerCounter(seller int64) storage.Counter {
-	return storage.NewCounter(storage.NewKey("q/n/s").Int(seller), sellerCounterShards)
+func sellerCounter(seller int64) kv.Counter {
+	return kv.NewCounter(keycodec.New("q/n/s").Int(seller), sellerCounterShards)
 }
 
-func sellerStatusCounter(seller int64, status string) storage.Counter {
-	return storage.NewCounter(storage.NewKey("q/n/ss").Int(seller).Str(status), sellerCounterShards)
+func sellerStatusCounter(seller int64, status string) kv.Counter {
+	return kv.NewCounter(keycodec.New("q/n/ss").Int(seller).Str(status), sellerCounterShards)
 }
 
 // The answered count of an asker is read with every question in the by-id
 // form, and changes only when one of the asker's own questions is answered
 // (or loses its answer): one key is enough.
-func answeredCounter(buyer int64) storage.Counter {
-	return storage.NewCounter(storage.NewKey("q/fa").Int(buyer), 1)
+func answeredCounter(buyer int64) kv.Counter {
+	return kv.NewCounter(keycodec.New("q/fa").Int(buyer), 1)
 }
 
-func blacklistPrefix(seller int64) []byte { return storage.NewKey("q/blk").Int(seller) }
+func blacklistPrefix(seller int64) []byte { return keycodec.New("q/blk").Int(seller) }
 
 func blacklistKey(seller, user int64) []byte {
-	return storage.Key(blacklistPrefix(seller)).Int(user)
+	return keycodec.Key(blacklistPrefix(seller)).Int(user)
 }
 
 // readTrailingID reads the question id at the end of an index key.
@@ -108,5 +109,5 @@ func readTrailingID(key []byte) int64 {
 	if len(key) < 8 {
 		return 0
 	}
-	return storage.ReadKey(key[len(key)-8:]).Int()
+	return keycodec.Read(key[len(key)-8:]).Int()
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/marketplace/marketplace/internal/keycodec"
 	"github.com/marketplace/marketplace/storage"
 	"github.com/marketplace/marketplace/storage/schema"
 )
@@ -22,7 +23,7 @@ func RecordsMigration() schema.Migration {
 	return schema.Migration{
 		Name: "questions: records from JSON to binary form 2",
 		Chunk: schema.Phases(schema.Phase{
-			Range: storage.Prefix(storage.NewKey("q/q")),
+			Range: storage.Prefix(keycodec.New("q/q")),
 			Each: func(tx storage.Tx, key, value []byte) error {
 				if len(value) > 0 && value[0] == 2 {
 					return nil
@@ -42,7 +43,7 @@ func RecordsMigration() schema.Migration {
 // without the marker q/ix/order, and then deletes the marker, which the
 // package no longer reads.
 func OrderIndexesMigration() schema.Migration {
-	marker := storage.NewKey("q/ix/order")
+	marker := keycodec.New("q/ix/order")
 	lacksIndexes := func(tx storage.Tx) (bool, error) {
 		_, err := tx.Get(marker)
 		if errors.Is(err, storage.ErrNotFound) {
@@ -54,7 +55,7 @@ func OrderIndexesMigration() schema.Migration {
 		Name: "questions: item and asker indexes built where missing; marker q/ix/order deleted",
 		Chunk: schema.Phases(
 			schema.Phase{
-				Range: storage.Prefix(storage.NewKey("q/q")),
+				Range: storage.Prefix(keycodec.New("q/q")),
 				When:  lacksIndexes,
 				Each: func(tx storage.Tx, _, value []byte) error {
 					r, err := decodeQuestionAny(value)
@@ -63,10 +64,10 @@ func OrderIndexesMigration() schema.Migration {
 					}
 					created := r.Created.UnixNano()
 					for _, k := range [][]byte{
-						storage.NewKey("q/si").Int(r.SellerID).Str(r.ItemID).Int(created).Int(r.ID),
-						storage.NewKey("q/ssi").Int(r.SellerID).Str(r.Status).Str(r.ItemID).Int(created).Int(r.ID),
-						storage.NewKey("q/sf").Int(r.SellerID).Int(r.BuyerID).Int(created).Int(r.ID),
-						storage.NewKey("q/ssf").Int(r.SellerID).Str(r.Status).Int(r.BuyerID).Int(created).Int(r.ID),
+						keycodec.New("q/si").Int(r.SellerID).Str(r.ItemID).Int(created).Int(r.ID),
+						keycodec.New("q/ssi").Int(r.SellerID).Str(r.Status).Str(r.ItemID).Int(created).Int(r.ID),
+						keycodec.New("q/sf").Int(r.SellerID).Int(r.BuyerID).Int(created).Int(r.ID),
+						keycodec.New("q/ssf").Int(r.SellerID).Str(r.Status).Int(r.BuyerID).Int(created).Int(r.ID),
 					} {
 						if err := tx.Set(k, nil); err != nil {
 							return err
@@ -91,8 +92,8 @@ func StatusOrderIndexesMigration() schema.Migration {
 	return schema.Migration{
 		Name: "questions: the status-then-item and status-then-asker indexes (q/ssi, q/ssf) deleted",
 		Chunk: schema.Phases(
-			schema.Phase{Range: storage.Prefix(storage.NewKey("q/ssi")), Each: schema.DeleteKey},
-			schema.Phase{Range: storage.Prefix(storage.NewKey("q/ssf")), Each: schema.DeleteKey},
+			schema.Phase{Range: storage.Prefix(keycodec.New("q/ssi")), Each: schema.DeleteKey},
+			schema.Phase{Range: storage.Prefix(keycodec.New("q/ssf")), Each: schema.DeleteKey},
 		),
 	}
 }
@@ -100,7 +101,7 @@ func StatusOrderIndexesMigration() schema.Migration {
 // LegacyCounters are the keys that held the last question id before ids
 // came from a sequence.
 func LegacyCounters() []schema.LegacyCounter {
-	return []schema.LegacyCounter{{Key: storage.NewKey("q/seq"), Sequence: "questions", First: 12000000001}}
+	return []schema.LegacyCounter{{Key: keycodec.New("q/seq"), Sequence: "questions", First: 12000000001}}
 }
 
 // questionV1 is a question record as first stored: JSON. Form 2 holds the

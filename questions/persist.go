@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/internal/keycodec"
 	"github.com/marketplace/marketplace/notify"
 	"github.com/marketplace/marketplace/storage"
 )
@@ -48,7 +49,7 @@ func put(tx storage.Tx, before *record, r record) error {
 		if err := tx.Set(sellerFromKey(r.SellerID, r.BuyerID, r.Created, r.ID), nil); err != nil {
 			return err
 		}
-		if err := tx.Set(dateKey(r.Created, r.ID), storage.NewKeyRaw().Int(r.SellerID)); err != nil {
+		if err := tx.Set(dateKey(r.Created, r.ID), keycodec.Raw().Int(r.SellerID)); err != nil {
 			return err
 		}
 		if err := sellerCounter(r.SellerID).AddAt(tx, 1, uint64(r.ID)); err != nil {

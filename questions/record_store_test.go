@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/internal/keycodec"
 	"github.com/marketplace/marketplace/questions"
 	"github.com/marketplace/marketplace/storage"
 	"github.com/marketplace/marketplace/storage/schema"
@@ -28,7 +29,7 @@ func TestRecord_QuestionStoredAsJSONIsMigratedThenServedAndUpdatedUnchanged(t *t
 		`"status":"UNANSWERED","created":%q,"updated":%q,"deleted_from_listing":false,"hold":false,"suspected_spam":false}`,
 		asked.ID, seller, buyer, item, start.Format("2006-01-02T15:04:05Z07:00"), start.Format("2006-01-02T15:04:05Z07:00"))
 	err = e.store.Update(e.ctx, func(tx storage.Tx) error {
-		return tx.Set(storage.NewKey("q/q").Int(asked.ID), []byte(old))
+		return tx.Set(keycodec.New("q/q").Int(asked.ID), []byte(old))
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -59,7 +60,7 @@ func TestRecord_QuestionStoredAsJSONIsMigratedThenServedAndUpdatedUnchanged(t *t
 	}
 	var raw []byte
 	err = e.store.View(e.ctx, func(tx storage.Tx) error {
-		raw, err = tx.Get(storage.NewKey("q/q").Int(asked.ID))
+		raw, err = tx.Get(keycodec.New("q/q").Int(asked.ID))
 		return err
 	})
 	if err != nil {

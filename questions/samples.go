@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/marketplace/marketplace/internal/keycodec"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -17,7 +18,7 @@ import (
 func (s *Service) SellersWithQuestionsSince(ctx context.Context, since time.Time) ([]int64, error) {
 	seen := map[int64]bool{}
 	err := s.store.View(ctx, func(tx storage.Tx) error {
-		start := storage.Key(datePrefix()).Int(since.UnixNano())
+		start := keycodec.Key(datePrefix()).Int(since.UnixNano())
 		it := tx.Iterate(storage.Range{Start: start, End: storage.PrefixEnd(datePrefix())})
 		defer it.Close()
 		for ; it.Valid(); it.Next() {
@@ -26,7 +27,7 @@ func (s *Service) SellersWithQuestionsSince(ctx context.Context, since time.Time
 				return err
 			}
 			if len(v) == 8 {
-				seen[storage.ReadKey(v).Int()] = true
+				seen[keycodec.Read(v).Int()] = true
 			}
 		}
 		return nil
@@ -48,7 +49,7 @@ func (s *Service) SellerSamplesSince(ctx context.Context, sellerID int64, since 
 	var out []Sample
 	err := s.store.View(ctx, func(tx storage.Tx) error {
 		p := sellerDatePrefix(sellerID)
-		start := storage.Key(append([]byte(nil), p...)).Int(since.UnixNano())
+		start := keycodec.Key(append([]byte(nil), p...)).Int(since.UnixNano())
 		var ids []int64
 		func() {
 			it := tx.Iterate(storage.Range{Start: start, End: storage.PrefixEnd(p)})

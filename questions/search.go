@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/internal/keycodec"
+	"github.com/marketplace/marketplace/internal/kv"
 	"github.com/marketplace/marketplace/paging"
 	"github.com/marketplace/marketplace/storage"
 )
@@ -179,7 +181,7 @@ func (s *Service) search(ctx context.Context, caller int64, q SearchQuery, useIn
 // the total is counted from those keys, one asker's questions. filter is
 // the status the index's questions must also have, where the index holds
 // every status (by item or by asker).
-func sellerIndexFor(q SearchQuery, sorts []Sort) (prefix []byte, countKey *storage.Counter, filter string, desc, ok bool) {
+func sellerIndexFor(q SearchQuery, sorts []Sort) (prefix []byte, countKey *kv.Counter, filter string, desc, ok bool) {
 	if q.SellerID == 0 || q.ItemID != "" || q.TotalDivisions != 0 {
 		return nil, nil, "", false, false
 	}
@@ -206,7 +208,7 @@ func sellerIndexFor(q SearchQuery, sorts []Sort) (prefix []byte, countKey *stora
 		if first != SortDateCreated {
 			return nil, nil, "", false, false
 		}
-		return storage.Key(sellerFromPrefix(q.SellerID)).Int(q.From), nil, q.Status, dir == "DESC", true
+		return keycodec.Key(sellerFromPrefix(q.SellerID)).Int(q.From), nil, q.Status, dir == "DESC", true
 	}
 	c := sellerCounter(q.SellerID)
 	if q.Status != "" {
@@ -231,7 +233,7 @@ func sellerIndexFor(q SearchQuery, sorts []Sort) (prefix []byte, countKey *stora
 // (countKey nil) every key of the prefix is counted and the page taken on
 // the way. With a filter, only the questions of that status count, and the
 // record of each key read tells.
-func (s *Service) searchSellerIndex(tx storage.Tx, q SearchQuery, prefix []byte, countKey *storage.Counter, filter string, desc bool) (SearchResult, error) {
+func (s *Service) searchSellerIndex(tx storage.Tx, q SearchQuery, prefix []byte, countKey *kv.Counter, filter string, desc bool) (SearchResult, error) {
 	var total int64
 	if countKey != nil {
 		var err error

@@ -8,6 +8,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/marketplace/marketplace/internal/keycodec"
 	"github.com/marketplace/marketplace/questions"
 	"github.com/marketplace/marketplace/storage"
 	"github.com/marketplace/marketplace/storage/schema"
@@ -93,13 +94,13 @@ func TestSearch_StoreFilledBeforeTheItemAndAskerIndexesGetsThemByMigration(t *te
 	err := e.store.Update(e.ctx, func(tx storage.Tx) error {
 		var keys [][]byte
 		for _, ns := range []string{"q/si", "q/ssi", "q/sf", "q/ssf"} {
-			it := tx.Iterate(storage.Prefix(storage.NewKey(ns)))
+			it := tx.Iterate(storage.Prefix(keycodec.New(ns)))
 			for ; it.Valid(); it.Next() {
 				keys = append(keys, slices.Clone(it.Key()))
 			}
 			it.Close()
 		}
-		keys = append(keys, storage.NewKey("q/ix/order"))
+		keys = append(keys, keycodec.New("q/ix/order"))
 		for _, k := range keys {
 			if err := tx.Delete(k); err != nil {
 				return err
@@ -148,7 +149,7 @@ func TestSearch_StatusOrderIndexesOfAnOlderStoreAreDeletedByMigration(t *testing
 	count := func(ns string) int {
 		n := 0
 		err := e.store.View(e.ctx, func(tx storage.Tx) error {
-			it := tx.Iterate(storage.Prefix(storage.NewKey(ns)))
+			it := tx.Iterate(storage.Prefix(keycodec.New(ns)))
 			defer it.Close()
 			for ; it.Valid(); it.Next() {
 				n++
@@ -165,7 +166,7 @@ func TestSearch_StatusOrderIndexesOfAnOlderStoreAreDeletedByMigration(t *testing
 	err := e.store.Update(e.ctx, func(tx storage.Tx) error {
 		for _, ns := range []string{"q/si", "q/sf"} {
 			var keys [][]byte
-			it := tx.Iterate(storage.Prefix(storage.NewKey(ns)))
+			it := tx.Iterate(storage.Prefix(keycodec.New(ns)))
 			for ; it.Valid(); it.Next() {
 				keys = append(keys, slices.Clone(it.Key()))
 			}
@@ -176,7 +177,7 @@ func TestSearch_StatusOrderIndexesOfAnOlderStoreAreDeletedByMigration(t *testing
 				}
 			}
 		}
-		return tx.Delete(storage.NewKey("q/ix/order"))
+		return tx.Delete(keycodec.New("q/ix/order"))
 	})
 	if err != nil {
 		t.Fatal(err)

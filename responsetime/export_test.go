@@ -3,7 +3,7 @@ package responsetime
 import (
 	"context"
 
-	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/internal/kv"
 )
 
 // ScheduledRefresh runs one refresh as Run does at a scheduled instant.
@@ -16,6 +16,6 @@ var ErrRefreshElsewhere = errRefreshElsewhere
 // TakeRefreshLease takes the refresh lease as r's holder would before it
 // refreshes, without refreshing: a holder that dies right after.
 func TakeRefreshLease(ctx context.Context, r *Service) (bool, error) {
-	_, held, err := storage.AcquireLease(ctx, r.store, refreshLease, r.holder, r.wall.Now(), refreshLeaseTTL)
+	_, held, err := kv.AcquireLease(ctx, r.store, refreshLease, r.holder, r.wall.Now(), refreshLeaseTTL)
 	return held, err
 }

@@ -1,6 +1,6 @@
 package responsetime
 
-import "github.com/marketplace/marketplace/storage"
+import "github.com/marketplace/marketplace/internal/keycodec"
 
 // Key layout of the response time figures. Every key starts with "qrt": the
 // prefix dates from when the figures lived in the questions package, and
@@ -10,17 +10,17 @@ import "github.com/marketplace/marketplace/storage"
 //	qrt/last                 -> refreshRecord (JSON), when the latest refresh ran
 
 func responseTimeKey(sellerID int64) []byte {
-	return storage.NewKey("qrt/seller").Int(sellerID)
+	return keycodec.New("qrt/seller").Int(sellerID)
 }
 
-func responseTimePrefix() []byte { return storage.NewKey("qrt/seller") }
+func responseTimePrefix() []byte { return keycodec.New("qrt/seller") }
 
 // responseTimeSeller reads the seller id back from a responseTimeKey.
 func responseTimeSeller(key []byte) (int64, error) {
-	r := storage.ReadKey(key)
+	r := keycodec.Read(key)
 	r.Str()
 	id := r.Int()
 	return id, r.Err()
 }
 
-func responseTimeLastKey() []byte { return storage.NewKey("qrt/last") }
+func responseTimeLastKey() []byte { return keycodec.New("qrt/last") }

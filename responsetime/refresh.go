@@ -13,6 +13,7 @@ import (
 	"github.com/marketplace/marketplace/clock"
 	"github.com/marketplace/marketplace/errs"
 	"github.com/marketplace/marketplace/geo"
+	"github.com/marketplace/marketplace/internal/kv"
 	"github.com/marketplace/marketplace/questions"
 	"github.com/marketplace/marketplace/storage"
 )
@@ -136,7 +137,7 @@ func (r *Service) scheduledRefresh(ctx context.Context) error {
 	if ok && !last.Before(LatestScheduledRefresh(now)) {
 		return nil // done, here or elsewhere: no lease to take
 	}
-	l, held, err := storage.AcquireLease(ctx, r.store, refreshLease, r.holder, r.wall.Now(), refreshLeaseTTL)
+	l, held, err := kv.AcquireLease(ctx, r.store, refreshLease, r.holder, r.wall.Now(), refreshLeaseTTL)
 	if err != nil {
 		return errs.Internalf(err, "take the refresh lease")
 	}
@@ -165,7 +166,7 @@ func (r *Service) Get(ctx context.Context, caller, sellerID int64) (ResponseTime
 	}
 	var rt ResponseTime
 	err := r.store.View(ctx, func(tx storage.Tx) error {
-		return storage.GetJSON(tx, responseTimeKey(sellerID), &rt)
+		return kv.GetJSON(tx, responseTimeKey(sellerID), &rt)
 	})
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
@@ -198,7 +199,7 @@ func CheckReader(caller, sellerID int64) error {
 func (r *Service) LastRefresh(ctx context.Context) (time.Time, bool, error) {
 	var rec refreshRecord
 	err := r.store.View(ctx, func(tx storage.Tx) error {
-		return storage.GetJSON(tx, responseTimeLastKey(), &rec)
+		return kv.GetJSON(tx, responseTimeLastKey(), &rec)
 	})
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
@@ -279,7 +280,7 @@ func (r *Service) refreshAt(ctx context.Context, at time.Time) error {
 		}
 		err = r.store.Update(ctx, func(tx storage.Tx) error {
 			for i := range figures {
-				if err := storage.SetJSON(tx, responseTimeKey(figures[i].UserID), &figures[i]); err != nil {
+				if err := kv.SetJSON(tx, responseTimeKey(figures[i].UserID), &figures[i]); err != nil {
 					return err
 				}
 			}
@@ -297,7 +298,7 @@ func (r *Service) refreshAt(ctx context.Context, at time.Time) error {
 		return err
 	}
 	err = r.store.Update(ctx, func(tx storage.Tx) error {
-		return storage.SetJSON(tx, responseTimeLastKey(), refreshRecord{At: at, Sellers: len(kept)})
+		return kv.SetJSON(tx, responseTimeLastKey(), refreshRecord{At: at, Sellers: len(kept)})
 	})
 	if err != nil {
 		return errs.Internalf(err, "store response time refresh")

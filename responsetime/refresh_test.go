@@ -16,10 +16,10 @@ import (
 	"github.com/marketplace/marketplace/clock"
 	"github.com/marketplace/marketplace/errs"
 	"github.com/marketplace/marketplace/geo"
+	"github.com/marketplace/marketplace/internal/teststore"
 	"github.com/marketplace/marketplace/questions"
 	"github.com/marketplace/marketplace/responsetime"
 	"github.com/marketplace/marketplace/storage"
-	"github.com/marketplace/marketplace/storage/teststore"
 )
 
 // fakeSource is an in-memory SampleSource.

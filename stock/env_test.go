@@ -11,11 +11,11 @@ import (
 	"github.com/marketplace/marketplace/accounts"
 	"github.com/marketplace/marketplace/clock"
 	"github.com/marketplace/marketplace/geo"
+	"github.com/marketplace/marketplace/internal/teststore"
 	"github.com/marketplace/marketplace/money"
 	"github.com/marketplace/marketplace/stock"
 	"github.com/marketplace/marketplace/storage"
 	"github.com/marketplace/marketplace/storage/badger"
-	"github.com/marketplace/marketplace/storage/teststore"
 )
 
 // env is the stock service with the accounts it needs, over one store.

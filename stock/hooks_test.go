@@ -8,6 +8,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/internal/keycodec"
 	"github.com/marketplace/marketplace/money"
 	"github.com/marketplace/marketplace/stock"
 	"github.com/marketplace/marketplace/storage"
@@ -18,11 +19,11 @@ func TestOnItemChange_HooksRunOnPublicationAndEveryUpdateInTheSameTransaction(t 
 	e := newEnv(t)
 	type change struct{ before, after string }
 	var seen []change
-	marker := storage.NewKey("test/hook")
+	marker := keycodec.New("test/hook")
 	e.svc.OnItemChange(func(_ context.Context, tx storage.Tx, before, after stock.Item) error {
 		seen = append(seen, change{before.Status, after.Status})
 		// A write of the hook commits or fails with the change itself.
-		return tx.Set(storage.Key(marker).Str(after.ID).Str(after.Status), nil)
+		return tx.Set(keycodec.Key(marker).Str(after.ID).Str(after.Status), nil)
 	})
 	seller := e.mustUser("MLA")
 	p := e.mustPublish(seller, plainItem("Mesa", "10", 1))
@@ -34,7 +35,7 @@ func TestOnItemChange_HooksRunOnPublicationAndEveryUpdateInTheSameTransaction(t 
 	is.NoErr(err)
 	is.Equal(seen, []change{{"", "active"}, {"active", "paused"}, {"paused", "paused"}})
 	err = e.store.View(ctx, func(tx storage.Tx) error {
-		_, err := tx.Get(storage.Key(marker).Str(p.ID).Str("paused"))
+		_, err := tx.Get(keycodec.Key(marker).Str(p.ID).Str("paused"))
 		return err
 	})
 	is.NoErr(err) // the hook's write was committed with the change

@@ -1,6 +1,9 @@
 package stock
 
-import "github.com/marketplace/marketplace/storage"
+import (
+	"github.com/marketplace/marketplace/internal/keycodec"
+	"github.com/marketplace/marketplace/internal/kv"
+)
 
 // Key layout of stock. Every key starts with "stk".
 //
@@ -18,20 +21,20 @@ const (
 	userProductSequence    = "user_products"
 )
 
-func itemKey(id string) []byte { return storage.NewKey("stk/item").Str(id) }
+func itemKey(id string) []byte { return keycodec.New("stk/item").Str(id) }
 
-func userProductKey(id string) []byte { return storage.NewKey("stk/up").Str(id) }
+func userProductKey(id string) []byte { return keycodec.New("stk/up").Str(id) }
 
-func userProductItemsPrefix(upID string) []byte { return storage.NewKey("stk/upitem").Str(upID) }
+func userProductItemsPrefix(upID string) []byte { return keycodec.New("stk/upitem").Str(upID) }
 
 func userProductItemKey(upID, itemID string) []byte {
-	return storage.Key(userProductItemsPrefix(upID)).Str(itemID)
+	return keycodec.Key(userProductItemsPrefix(upID)).Str(itemID)
 }
 
-func sellerItemsPrefix(sellerID int64) []byte { return storage.NewKey("stk/seller").Int(sellerID) }
+func sellerItemsPrefix(sellerID int64) []byte { return keycodec.New("stk/seller").Int(sellerID) }
 
 func sellerItemKey(sellerID int64, itemID string) []byte {
-	return storage.Key(sellerItemsPrefix(sellerID)).Str(itemID)
+	return keycodec.Key(sellerItemsPrefix(sellerID)).Str(itemID)
 }
 
 // Search index (see search.go), written in the transaction of every item
@@ -46,12 +49,12 @@ func sellerItemKey(sellerID int64, itemID string) []byte {
 //	stk/ord/<site_id>/<word>/<sort>/<sort value>/<id length>/<item_id> -> empty
 //	    sort "r": value = distinct title words; "a": price in hundredths
 //	    (walked backwards price by price for price_desc)
-//	stk/cnt/<site_id>/<word>[<shard>] -> number of entries of the list (storage.Counter, 64 shards)
+//	stk/cnt/<site_id>/<word>[<shard>] -> number of entries of the list (kv.Counter, 64 shards)
 
-func ordPrefix(siteID, word string) []byte { return storage.NewKey("stk/ord").Str(siteID).Str(word) }
+func ordPrefix(siteID, word string) []byte { return keycodec.New("stk/ord").Str(siteID).Str(word) }
 
 // listCounter is split over the most shards a counter has: every
 // publication in a site changes the count of its active list.
-func listCounter(siteID, word string) storage.Counter {
-	return storage.NewCounter(storage.NewKey("stk/cnt").Str(siteID).Str(word), storage.MaxCounterShards)
+func listCounter(siteID, word string) kv.Counter {
+	return kv.NewCounter(keycodec.New("stk/cnt").Str(siteID).Str(word), kv.MaxCounterShards)
 }

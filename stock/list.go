@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/marketplace/marketplace/accounts"
+	"github.com/marketplace/marketplace/internal/keycodec"
 	"github.com/marketplace/marketplace/paging"
 	"github.com/marketplace/marketplace/storage"
 )
@@ -34,7 +35,7 @@ func (s *Service) SellerItemsOf(ctx context.Context, sellerID int64, p paging.Pa
 		defer it.Close()
 		for ; it.Valid(); it.Next() {
 			if out.Total >= p.Offset && len(out.Results) < p.Limit {
-				item, err := GetItem(tx, storage.ReadKey(it.Key()[len(prefix):]).Str())
+				item, err := GetItem(tx, keycodec.Read(it.Key()[len(prefix):]).Str())
 				if err != nil {
 					return err
 				}

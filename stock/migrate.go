@@ -12,6 +12,8 @@ import (
 	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/marketplace/marketplace/internal/keycodec"
+	"github.com/marketplace/marketplace/internal/kv"
 	"github.com/marketplace/marketplace/storage"
 	"github.com/marketplace/marketplace/storage/schema"
 )
@@ -28,7 +30,7 @@ func RecordsMigration() schema.Migration {
 	return schema.Migration{
 		Name: "stock: items from record format 1 to format 2",
 		Chunk: schema.Phases(schema.Phase{
-			Range: storage.Prefix(storage.NewKey("stk/item")),
+			Range: storage.Prefix(keycodec.New("stk/item")),
 			Each: func(tx storage.Tx, key, value []byte) error {
 				if len(value) > 0 && value[0] == 2 {
 					return nil
@@ -50,7 +52,7 @@ func RecordsMigration() schema.Migration {
 // id-ordered lists (stk/word, stk/active) and the marker, which the package
 // no longer reads.
 func SearchIndexMigration() schema.Migration {
-	marker := storage.NewKey("stk/ordready")
+	marker := keycodec.New("stk/ordready")
 	lacksIndex := func(tx storage.Tx) (bool, error) {
 		_, err := tx.Get(marker)
 		if errors.Is(err, storage.ErrNotFound) {
@@ -61,11 +63,11 @@ func SearchIndexMigration() schema.Migration {
 	return schema.Migration{
 		Name: "stock: ordered site-search index built where missing; lists stk/word, stk/active and marker stk/ordready deleted",
 		Chunk: schema.Phases(
-			schema.Phase{Range: storage.Prefix(storage.NewKey("stk/cnt")), When: lacksIndex, Each: schema.DeleteKey},
-			schema.Phase{Range: storage.Prefix(storage.NewKey("stk/ord")), When: lacksIndex, Each: schema.DeleteKey},
-			schema.Phase{Range: storage.Prefix(storage.NewKey("stk/item")), When: lacksIndex, Each: indexItemV2},
-			schema.Phase{Range: storage.Prefix(storage.NewKey("stk/word")), Each: schema.DeleteKey},
-			schema.Phase{Range: storage.Prefix(storage.NewKey("stk/active")), Each: schema.DeleteKey},
+			schema.Phase{Range: storage.Prefix(keycodec.New("stk/cnt")), When: lacksIndex, Each: schema.DeleteKey},
+			schema.Phase{Range: storage.Prefix(keycodec.New("stk/ord")), When: lacksIndex, Each: schema.DeleteKey},
+			schema.Phase{Range: storage.Prefix(keycodec.New("stk/item")), When: lacksIndex, Each: indexItemV2},
+			schema.Phase{Range: storage.Prefix(keycodec.New("stk/word")), Each: schema.DeleteKey},
+			schema.Phase{Range: storage.Prefix(keycodec.New("stk/active")), Each: schema.DeleteKey},
 			schema.Phase{Range: schema.KeyRange(marker), Each: schema.DeleteKey},
 		),
 	}
@@ -80,9 +82,9 @@ func SearchFoldMigration() schema.Migration {
 	return schema.Migration{
 		Name: "stock: site-search index rebuilt with Unicode folding",
 		Chunk: schema.Phases(
-			schema.Phase{Range: storage.Prefix(storage.NewKey("stk/cnt")), Each: schema.DeleteKey},
-			schema.Phase{Range: storage.Prefix(storage.NewKey("stk/ord")), Each: schema.DeleteKey},
-			schema.Phase{Range: storage.Prefix(storage.NewKey("stk/item")), Each: indexItemWith(titleWordsV3)},
+			schema.Phase{Range: storage.Prefix(keycodec.New("stk/cnt")), Each: schema.DeleteKey},
+			schema.Phase{Range: storage.Prefix(keycodec.New("stk/ord")), Each: schema.DeleteKey},
+			schema.Phase{Range: storage.Prefix(keycodec.New("stk/item")), Each: indexItemWith(titleWordsV3)},
 		),
 	}
 }
@@ -123,8 +125,8 @@ var baseLettersV3 = map[rune]rune{'ø': 'o', 'ł': 'l', 'đ': 'd', 'ħ': 'h', '�
 // numbers before they came from sequences.
 func LegacyCounters() []schema.LegacyCounter {
 	return []schema.LegacyCounter{
-		{Key: storage.NewKey("stk/seq/item"), Sequence: "items", First: 1400000001},
-		{Key: storage.NewKey("stk/seq/up"), Sequence: "user_products", First: 300000001},
+		{Key: keycodec.New("stk/seq/item"), Sequence: "items", First: 1400000001},
+		{Key: keycodec.New("stk/seq/up"), Sequence: "user_products", First: 300000001},
 	}
 }
 
@@ -259,20 +261,20 @@ func indexItem(tx storage.Tx, value []byte, titleWords func(string) []string) er
 		return fmt.Errorf("item %s: %w", it.id(), err)
 	}
 	idLen := int64(len(it.id()))
-	suffixes := [2]storage.Key{
-		storage.NewKeyRaw().Str("r").Int(int64(len(words))).Int(idLen).Str(it.id()),
-		storage.NewKeyRaw().Str("a").Int(cents).Int(idLen).Str(it.id()),
+	suffixes := [2]keycodec.Key{
+		keycodec.Raw().Str("r").Int(int64(len(words))).Int(idLen).Str(it.id()),
+		keycodec.Raw().Str("a").Int(cents).Int(idLen).Str(it.id()),
 	}
 	for _, w := range append([]string{""}, words...) {
 		for _, sfx := range suffixes {
-			if err := tx.Set(append(storage.NewKey("stk/ord").Str(it.siteID()).Str(w), sfx...), nil); err != nil {
+			if err := tx.Set(append(keycodec.New("stk/ord").Str(it.siteID()).Str(w), sfx...), nil); err != nil {
 				return err
 			}
 		}
 		// Into the counter's first shard, which readers of any number of
 		// shards add up: a migration runs alone, and so the store it
 		// leaves is the same whether or not it was stopped and resumed.
-		if err := storage.NewCounter(storage.NewKey("stk/cnt").Str(it.siteID()).Str(w), 1).Add(tx, 1); err != nil {
+		if err := kv.NewCounter(keycodec.New("stk/cnt").Str(it.siteID()).Str(w), 1).Add(tx, 1); err != nil {
 			return err
 		}
 	}

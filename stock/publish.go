@@ -7,6 +7,7 @@ import (
 
 	"github.com/marketplace/marketplace/accounts"
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/internal/kv"
 	"github.com/marketplace/marketplace/money"
 	"github.com/marketplace/marketplace/storage"
 )
@@ -67,8 +68,8 @@ func (s *Service) publish(ctx context.Context, sellerID int64, in NewItem, multi
 	}
 	now := s.clock.Now().UTC().Format(TimeLayout)
 	var out Published
-	itemNumber := storage.NewOnceID(s.store, itemSequence)
-	userProductNumber := storage.NewOnceID(s.store, userProductSequence)
+	itemNumber := kv.NewOnceID(s.store, itemSequence)
+	userProductNumber := kv.NewOnceID(s.store, userProductSequence)
 	err := s.store.Update(ctx, func(tx storage.Tx) error {
 		in := in
 		seller, err := accounts.GetUser(tx, sellerID)
@@ -178,7 +179,7 @@ func (s *Service) publish(ctx context.Context, sellerID int64, in NewItem, multi
 
 // userProductFor returns the user product a new item belongs to: a new one,
 // numbered from number, or the seller's existing one named by joinID.
-func (s *Service) userProductFor(ctx context.Context, tx storage.Tx, seller accounts.User, joinID string, multiOrigin bool, number *storage.OnceID) (UserProduct, error) {
+func (s *Service) userProductFor(ctx context.Context, tx storage.Tx, seller accounts.User, joinID string, multiOrigin bool, number *kv.OnceID) (UserProduct, error) {
 	if joinID == "" {
 		upn, err := number.Get(ctx)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/marketplace/marketplace/accounts"
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/internal/keycodec"
 	"github.com/marketplace/marketplace/paging"
 	"github.com/marketplace/marketplace/storage"
 )
@@ -90,7 +91,7 @@ func (s *Service) SellerItems(ctx context.Context, caller, sellerID int64, q Sel
 		it := tx.Iterate(storage.Prefix(prefix))
 		defer it.Close()
 		for ; it.Valid(); it.Next() {
-			id := storage.ReadKey(it.Key()[len(prefix):]).Str()
+			id := keycodec.Read(it.Key()[len(prefix):]).Str()
 			if q.Status != "" {
 				rec, err := getItemRecord(tx, id)
 				if err != nil {

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/internal/keycodec"
 	"github.com/marketplace/marketplace/paging"
 	"github.com/marketplace/marketplace/storage"
 )
@@ -56,12 +57,12 @@ func sortTag(sort string) string {
 // walkPriceDesc). They are the same in every list of the item, so that an entry
 // found in one list names the entry to look up in another. Publication
 // order (the tie-break) is id length, then id.
-func ordSuffixes(it Item) [2]storage.Key {
+func ordSuffixes(it Item) [2]keycodec.Key {
 	nw := int64(len(words(it.Title)))
 	idLen := int64(len(it.ID))
-	return [2]storage.Key{
-		storage.NewKeyRaw().Str(tagRelevance).Int(nw).Int(idLen).Str(it.ID),
-		storage.NewKeyRaw().Str(tagPrice).Int(priceHundredths(string(it.Price))).Int(idLen).Str(it.ID),
+	return [2]keycodec.Key{
+		keycodec.Raw().Str(tagRelevance).Int(nw).Int(idLen).Str(it.ID),
+		keycodec.Raw().Str(tagPrice).Int(priceHundredths(string(it.Price))).Int(idLen).Str(it.ID),
 	}
 }
 
@@ -79,7 +80,7 @@ func ordLists(it Item) []string {
 func reindex(tx storage.Tx, before, after Item) error {
 	bl, al := ordLists(before), ordLists(after)
 	bs, as := ordSuffixes(before), ordSuffixes(after)
-	if slices.Equal(bl, al) && before.SiteID == after.SiteID && slices.EqualFunc(bs[:], as[:], func(a, b storage.Key) bool { return bytes.Equal(a, b) }) {
+	if slices.Equal(bl, al) && before.SiteID == after.SiteID && slices.EqualFunc(bs[:], as[:], func(a, b keycodec.Key) bool { return bytes.Equal(a, b) }) {
 		return nil
 	}
 	delta := map[string]int64{}
@@ -199,11 +200,11 @@ func searchOrdered(tx storage.Tx, q SearchQuery, ws []string, res *SearchResult)
 	if rareN == 0 {
 		return nil
 	}
-	drive := storage.Key(ordPrefix(q.SiteID, lists[rare])).Str(tag)
+	drive := keycodec.Key(ordPrefix(q.SiteID, lists[rare])).Str(tag)
 	var others [][]byte
 	for i, w := range lists {
 		if i != rare {
-			others = append(others, storage.Key(ordPrefix(q.SiteID, w)).Str(tag))
+			others = append(others, keycodec.Key(ordPrefix(q.SiteID, w)).Str(tag))
 		}
 	}
 	if len(others) == 0 && (q.Limit == 0 || q.Offset >= int(rareN)) {
@@ -227,7 +228,7 @@ func searchOrdered(tx storage.Tx, q SearchQuery, ws []string, res *SearchResult)
 		}
 		total++
 		if total > q.Offset && len(page) < q.Limit {
-			r := storage.ReadKey(rest)
+			r := keycodec.Read(rest)
 			r.Uint()
 			r.Uint()
 			id := r.Str()

@@ -13,11 +13,12 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/internal/keycodec"
+	"github.com/marketplace/marketplace/internal/teststore"
 	"github.com/marketplace/marketplace/money"
 	"github.com/marketplace/marketplace/stock"
 	"github.com/marketplace/marketplace/storage"
 	"github.com/marketplace/marketplace/storage/schema"
-	"github.com/marketplace/marketplace/storage/teststore"
 )
 
 func searchIDs(t testing.TB, e *env, q stock.SearchQuery) []string {
@@ -187,7 +188,7 @@ type countingStore struct {
 	itemKeys  int
 }
 
-var itemPrefix = storage.NewKey("stk/item")
+var itemPrefix = keycodec.New("stk/item")
 
 type countingTx struct {
 	storage.Tx
@@ -516,7 +517,7 @@ func makeLegacy(t fataler, e *env, ids []string) {
 	err := e.store.Update(ctx, func(tx storage.Tx) error {
 		var keys [][]byte
 		for _, ns := range []string{"stk/ord", "stk/cnt", "stk/ordready"} {
-			it := tx.Iterate(storage.Prefix(storage.NewKey(ns)))
+			it := tx.Iterate(storage.Prefix(keycodec.New(ns)))
 			for ; it.Valid(); it.Next() {
 				keys = append(keys, slices.Clone(it.Key()))
 			}
@@ -539,12 +540,12 @@ func makeLegacy(t fataler, e *env, ids []string) {
 				return err
 			}
 			cents, _ := p.MinorUnits(2)
-			sfx := storage.NewKeyRaw().Str(it.ID).Int(cents).Int(int64(len(ws)))
-			if err := tx.Set(append(storage.NewKey("stk/active").Str(it.SiteID), sfx...), nil); err != nil {
+			sfx := keycodec.Raw().Str(it.ID).Int(cents).Int(int64(len(ws)))
+			if err := tx.Set(append(keycodec.New("stk/active").Str(it.SiteID), sfx...), nil); err != nil {
 				return err
 			}
 			for _, w := range ws {
-				if err := tx.Set(append(storage.NewKey("stk/word").Str(it.SiteID).Str(w), sfx...), nil); err != nil {
+				if err := tx.Set(append(keycodec.New("stk/word").Str(it.SiteID).Str(w), sfx...), nil); err != nil {
 					return err
 				}
 			}
@@ -579,7 +580,7 @@ func TestSearch_StoreWrittenBeforeTheOrderedIndexAnswersTheSameAfterItsMigration
 		}
 		for _, ns := range []string{"stk/word", "stk/active", "stk/ordready"} {
 			err := e.store.View(ctx, func(tx storage.Tx) error {
-				it := tx.Iterate(storage.Prefix(storage.NewKey(ns)))
+				it := tx.Iterate(storage.Prefix(keycodec.New(ns)))
 				defer it.Close()
 				if it.Valid() {
 					t.Fatalf("legacy key %q left by the migration", it.Key())

@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 )
@@ -49,71 +48,4 @@ func RewindSequences(ctx context.Context, st Store, next map[string]uint64) erro
 		return r.RewindSequences(ctx, next)
 	}
 	return ErrNoRewind
-}
-
-// State returns the id the next Next returns: from the block leased in
-// memory when there is one, else from the sequence's key.
-func (q *LeasedSequence) State(ctx context.Context, view func(context.Context, func(Tx) error) error) (uint64, error) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.closed {
-		return 0, ErrClosed
-	}
-	if q.next < q.leased {
-		return q.next, nil
-	}
-	var n uint64
-	err := view(ctx, func(tx Tx) error {
-		var err error
-		n, err = readSequenceState(tx, q.key)
-		return err
-	})
-	return n, err
-}
-
-// Rewind makes the next Next return next (1 or more), dropping the block
-// leased in memory.
-func (q *LeasedSequence) Rewind(ctx context.Context, next uint64) error {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.closed {
-		return ErrClosed
-	}
-	err := q.update(ctx, func(tx Tx) error {
-		if next <= 1 {
-			return tx.Delete(q.key)
-		}
-		return tx.Set(q.key, binary.BigEndian.AppendUint64(nil, next))
-	})
-	if err != nil {
-		return err
-	}
-	q.next, q.leased = 0, 0
-	return nil
-}
-
-// LeasedSequenceStates reads the state of every sequence kept at a key of
-// the store (SequenceKey) and not open in this process: the key holds the
-// first id not yet leased, so that is the next id.
-func LeasedSequenceStates(tx Tx) (map[string]uint64, error) {
-	out := map[string]uint64{}
-	prefix := NewKey("sys/seq")
-	it := tx.Iterate(Prefix(prefix))
-	defer it.Close()
-	for ; it.Valid(); it.Next() {
-		r := ReadKey(it.Key()[len(prefix):])
-		name := r.Str()
-		if r.Err() != nil {
-			continue
-		}
-		v, err := it.Value()
-		if err != nil {
-			return nil, err
-		}
-		if len(v) != 8 {
-			return nil, fmt.Errorf("sequence %q: corrupt state", name)
-		}
-		out[name] = binary.BigEndian.Uint64(v)
-	}
-	return out, nil
 }

@@ -7,13 +7,16 @@
 // inside the function sees the winner's write. Secondary indexes and event
 // outboxes are ordinary keys that the domain packages write in the same
 // transaction as the record they belong to. Ids come from sequences, which
-// work outside transactions, and counts from Counters split over shard keys:
-// no key is written by every writer of a kind, so concurrent writers of
-// different records do not conflict.
+// work outside transactions, and counts are split over shard keys: no key is
+// written by every writer of a kind, so concurrent writers of different
+// records do not conflict.
 //
 // Backends: storage/memory (ordered, in process), storage/badger (durable:
 // an acknowledged Update is on disk) and storage/postgres (a database that
-// several servers share). All pass storage/storagetest.
+// several servers share). All pass storage/storagetest, which is all an
+// outside backend needs besides this package: the key layout, counters and
+// leases that the engine builds on the contract call nothing else, so they
+// work on any backend that passes it.
 package storage
 
 import (

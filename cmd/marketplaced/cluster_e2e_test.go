@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/marketplace/marketplace"
-	"github.com/marketplace/marketplace/storage/postgres/pgtest"
+	"github.com/marketplace/marketplace/internal/pgtest"
 )
 
 // The tests of this file run three servers on one PostgreSQL database, as

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/marketplace/marketplace"
-	"github.com/marketplace/marketplace/storage/postgres/pgtest"
+	"github.com/marketplace/marketplace/internal/pgtest"
 )
 
 // TestEndToEnd_FaultRulesAreSharedAndTimesAreExactAcrossServers starts two

@@ -11,9 +11,9 @@ import (
 
 	"github.com/marketplace/marketplace"
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/internal/pgtest"
 	"github.com/marketplace/marketplace/storage/badger"
 	"github.com/marketplace/marketplace/storage/postgres"
-	"github.com/marketplace/marketplace/storage/postgres/pgtest"
 )
 
 const importDoc = `{"records": [

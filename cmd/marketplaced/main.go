@@ -331,8 +331,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var met *metrics.Metrics
 	if c.metrics {
 		met = metrics.New()
-		storage.SetObserver(met.Storage())
-		defer storage.SetObserver(nil)
+		defer met.ObserveStorage()()
 		opts.Notifications.OnAttempt = met.NotificationAttempt
 	}
 	var manual *clock.Manual

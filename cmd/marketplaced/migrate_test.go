@@ -11,10 +11,11 @@ import (
 	"testing"
 
 	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/internal/keycodec"
+	"github.com/marketplace/marketplace/internal/pgtest"
 	"github.com/marketplace/marketplace/storage"
 	"github.com/marketplace/marketplace/storage/badger"
 	"github.com/marketplace/marketplace/storage/postgres"
-	"github.com/marketplace/marketplace/storage/postgres/pgtest"
 	"github.com/marketplace/marketplace/storage/schema"
 )
 
@@ -167,7 +168,7 @@ func TestServer_StoreNewerThanBinaryExitsWithBothVersions(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = st.Update(context.Background(), func(tx storage.Tx) error {
-		return tx.Set(schema.VersionKey(), storage.NewKeyRaw().Uint(uint64(marketplace.SchemaVersion+1)))
+		return tx.Set(schema.VersionKey(), keycodec.Raw().Uint(uint64(marketplace.SchemaVersion+1)))
 	})
 	if err != nil || st.Close() != nil {
 		t.Fatal(err)

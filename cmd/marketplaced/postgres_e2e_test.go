@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/marketplace/marketplace"
-	"github.com/marketplace/marketplace/storage/postgres/pgtest"
+	"github.com/marketplace/marketplace/internal/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -24,6 +24,7 @@ import (
 
 	badgerdb "github.com/dgraph-io/badger/v4"
 
+	"github.com/marketplace/marketplace/internal/storeobs"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -46,7 +47,7 @@ type Store struct {
 	gate sync.RWMutex
 
 	seqMu sync.Mutex
-	seqs  map[string]*storage.LeasedSequence
+	seqs  map[string]*leasedSequence
 	lease uint64
 
 	// durable syncs the commits of concurrent Updates together.
@@ -116,7 +117,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if lease == 0 {
 		lease = sequenceBandwidth
 	}
-	s := &Store{db: db, dir: dir, seqs: map[string]*storage.LeasedSequence{}, lease: lease}
+	s := &Store{db: db, dir: dir, seqs: map[string]*leasedSequence{}, lease: lease}
 	if !opts.InMemory && canMeasureFreeSpace {
 		s.space = newSpaceGuard(dir, margin, func() int64 { return compactionReserve(db.Levels()) })
 	}
@@ -140,7 +141,7 @@ func (s *Store) DB() *badgerdb.DB { return s.db }
 
 // View runs fn in a read-only Badger transaction.
 func (s *Store) View(ctx context.Context, fn func(storage.Tx) error) (err error) {
-	defer func() { storage.ObserveTransaction(backendName, false, err) }()
+	defer func() { storeobs.ObserveTransaction(backendName, false, err) }()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -150,12 +151,12 @@ func (s *Store) View(ctx context.Context, fn func(storage.Tx) error) (err error)
 	return translate(err)
 }
 
-// backendName labels this backend's transactions for storage.Observer.
+// backendName labels this backend's transactions for storeobs.Observer.
 const backendName = "badger"
 
 // Update runs fn in a read-write transaction, retrying it on conflict.
 func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) (err error) {
-	defer func() { storage.ObserveTransaction(backendName, true, err) }()
+	defer func() { storeobs.ObserveTransaction(backendName, true, err) }()
 	backoff := 50 * time.Microsecond
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
@@ -169,7 +170,7 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) (err erro
 			return translate(err)
 		}
 		s.conflicts.Add(1)
-		storage.ObserveConflict(backendName, attempt+1 < maxAttempts)
+		storeobs.ObserveConflict(backendName, attempt+1 < maxAttempts)
 		if attempt+1 >= maxAttempts {
 			return storage.ErrConflict
 		}
@@ -260,7 +261,7 @@ func (s *Store) Sequence(name string) (storage.Sequence, error) {
 	defer s.seqMu.Unlock()
 	q, ok := s.seqs[name]
 	if !ok {
-		q = storage.NewLeasedSequence(s.updateUngated, name, s.lease)
+		q = newLeasedSequence(s.updateUngated, name, s.lease)
 		s.seqs[name] = q
 	}
 	return q, nil
@@ -307,7 +308,7 @@ func (s *Store) SequenceStates(ctx context.Context) (map[string]uint64, error) {
 	var out map[string]uint64
 	err := s.View(ctx, func(tx storage.Tx) error {
 		var err error
-		out, err = storage.LeasedSequenceStates(tx)
+		out, err = leasedSequenceStates(tx)
 		return err
 	})
 	if err != nil {
@@ -335,7 +336,7 @@ func (s *Store) RewindSequences(ctx context.Context, next map[string]uint64) err
 	var stored map[string]uint64
 	err := s.View(ctx, func(tx storage.Tx) error {
 		var err error
-		stored, err = storage.LeasedSequenceStates(tx)
+		stored, err = leasedSequenceStates(tx)
 		return err
 	})
 	if err != nil {
@@ -345,12 +346,12 @@ func (s *Store) RewindSequences(ctx context.Context, next map[string]uint64) err
 	defer s.seqMu.Unlock()
 	for name := range stored {
 		if _, ok := s.seqs[name]; !ok {
-			s.seqs[name] = storage.NewLeasedSequence(s.updateUngated, name, s.lease)
+			s.seqs[name] = newLeasedSequence(s.updateUngated, name, s.lease)
 		}
 	}
 	for name := range next {
 		if _, ok := s.seqs[name]; !ok {
-			s.seqs[name] = storage.NewLeasedSequence(s.updateUngated, name, s.lease)
+			s.seqs[name] = newLeasedSequence(s.updateUngated, name, s.lease)
 		}
 	}
 	for name, q := range s.seqs {

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/marketplace/marketplace/internal/keycodec"
+	"github.com/marketplace/marketplace/internal/kv"
 	"github.com/marketplace/marketplace/storage"
 	"github.com/marketplace/marketplace/storage/badger"
 	"github.com/marketplace/marketplace/storage/storagetest"
@@ -39,7 +41,7 @@ func TestUpdate_HotKeyUnderHeavyContentionIsNeverReportedAsConflict(t *testing.T
 	var got uint64
 	err := st.View(context.Background(), func(tx storage.Tx) error {
 		v, err := tx.Get(key)
-		got = storage.ReadKey(v).Uint()
+		got = keycodec.Read(v).Uint()
 		return err
 	})
 	if err != nil || got != workers*rounds {
@@ -54,7 +56,7 @@ func TestUpdate_WritersOfDifferentRecordsSharingACounterAndASequenceDoNotConflic
 	if err != nil {
 		t.Fatal(err)
 	}
-	count := storage.NewCounter(storage.NewKey("count").Str("all"), storage.MaxCounterShards)
+	count := kv.NewCounter(keycodec.New("count").Str("all"), kv.MaxCounterShards)
 	var wg sync.WaitGroup
 	errs := make(chan error, workers*rounds)
 	for range workers {
@@ -68,7 +70,7 @@ func TestUpdate_WritersOfDifferentRecordsSharingACounterAndASequenceDoNotConflic
 					return
 				}
 				errs <- st.Update(context.Background(), func(tx storage.Tx) error {
-					if err := tx.Set(storage.NewKey("record").Uint(id), []byte("r")); err != nil {
+					if err := tx.Set(keycodec.New("record").Uint(id), []byte("r")); err != nil {
 						return err
 					}
 					return count.Add(tx, 1)
@@ -113,13 +115,13 @@ func TestSequence_IDsDrawnInsideContendedUpdatesNeverDeadlock(t *testing.T) {
 	for range workers {
 		go func() {
 			for range rounds {
-				id := storage.NewOnceID(st, "hot")
+				id := kv.NewOnceID(st, "hot")
 				done <- st.Update(context.Background(), func(tx storage.Tx) error {
 					n, err := id.Get(context.Background())
 					if err != nil {
 						return err
 					}
-					if err := tx.Set(storage.NewKey("record").Uint(n), nil); err != nil {
+					if err := tx.Set(keycodec.New("record").Uint(n), nil); err != nil {
 						return err
 					}
 					_, err = storagetest.Increment(tx, []byte("hot"))

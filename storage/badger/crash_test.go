@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/marketplace/marketplace/internal/keycodec"
 	"github.com/marketplace/marketplace/storage"
 	"github.com/marketplace/marketplace/storage/badger"
 )
@@ -23,7 +24,7 @@ const crashDirEnv = "MARKETPLACE_STORAGE_CRASH_DIR"
 
 var lastKey = []byte("last")
 
-func crashKey(i int) []byte { return storage.NewKey("crash").Int(int64(i)) }
+func crashKey(i int) []byte { return keycodec.New("crash").Int(int64(i)) }
 
 // crashValue is mostly small, with a value bigger than Badger's value
 // threshold now and then, so that both the LSM tree and the value log are
@@ -53,7 +54,7 @@ func TestCrashChild(t *testing.T) {
 		if errors.Is(err, storage.ErrNotFound) {
 			return nil
 		}
-		next = int(storage.ReadKey(v).Int()) + 1
+		next = int(keycodec.Read(v).Int()) + 1
 		return err
 	})
 	if err != nil {
@@ -77,7 +78,7 @@ func TestCrashChild(t *testing.T) {
 			if err := tx.Set(crashKey(i), crashValue(i)); err != nil {
 				return err
 			}
-			return tx.Set(lastKey, storage.NewKeyRaw().Int(int64(i)))
+			return tx.Set(lastKey, keycodec.Raw().Int(int64(i)))
 		})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "update:", err)
@@ -175,11 +176,11 @@ func TestCrash_EveryAcknowledgedWriteSurvivesSIGKILLAndNoSequenceIDRepeats(t *te
 			if err != nil {
 				return fmt.Errorf("last: %w", err)
 			}
-			last = int(storage.ReadKey(v).Int())
-			it := tx.Iterate(storage.Prefix(storage.NewKey("crash")))
+			last = int(keycodec.Read(v).Int())
+			it := tx.Iterate(storage.Prefix(keycodec.New("crash")))
 			defer it.Close()
 			for ; it.Valid(); it.Next() {
-				r := storage.ReadKey(it.Key())
+				r := keycodec.Read(it.Key())
 				r.Str()
 				i := int(r.Int())
 				v, err := it.Value()

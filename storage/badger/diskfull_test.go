@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/marketplace/marketplace/internal/keycodec"
 	"github.com/marketplace/marketplace/storage"
 	"github.com/marketplace/marketplace/storage/badger"
 )
@@ -48,7 +49,7 @@ const (
 )
 
 func diskFullKey(w, i, j int) []byte {
-	return storage.NewKey("full").Int(int64(w)).Int(int64(i)).Int(int64(j))
+	return keycodec.New("full").Int(int64(w)).Int(int64(i)).Int(int64(j))
 }
 
 func diskFullValue(w, i, j int) []byte {

@@ -26,6 +26,7 @@ import (
 
 	"github.com/tidwall/btree"
 
+	"github.com/marketplace/marketplace/internal/storeobs"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -173,12 +174,12 @@ func slotLess(a, b slot) bool {
 	return a.key() < b.key()
 }
 
-// backendName labels this backend's transactions for storage.Observer.
+// backendName labels this backend's transactions for storeobs.Observer.
 const backendName = "memory"
 
 // View runs fn over the snapshot of the last committed Update.
 func (s *Store) View(ctx context.Context, fn func(storage.Tx) error) (err error) {
-	defer func() { storage.ObserveTransaction(backendName, false, err) }()
+	defer func() { storeobs.ObserveTransaction(backendName, false, err) }()
 	if err := s.check(ctx); err != nil {
 		return err
 	}
@@ -203,7 +204,7 @@ func (s *Store) release(at uint64) {
 // Update runs fn with the store's next commit number and commits it if fn
 // returns nil. Updates are serialized, so they never conflict.
 func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) (err error) {
-	defer func() { storage.ObserveTransaction(backendName, true, err) }()
+	defer func() { storeobs.ObserveTransaction(backendName, true, err) }()
 	if err := s.check(ctx); err != nil {
 		return err
 	}

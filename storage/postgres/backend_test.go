@@ -17,9 +17,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/marketplace/marketplace/internal/keycodec"
+	"github.com/marketplace/marketplace/internal/pgtest"
 	"github.com/marketplace/marketplace/storage"
 	"github.com/marketplace/marketplace/storage/postgres"
-	"github.com/marketplace/marketplace/storage/postgres/pgtest"
 	"github.com/marketplace/marketplace/storage/storagetest"
 )
 
@@ -242,7 +243,7 @@ func TestUpdate_SerializationFailureIsRunAgainAndLosesNothing(t *testing.T) {
 	var n uint64
 	if err := st.View(context.Background(), func(tx storage.Tx) error {
 		v, err := tx.Get(counter)
-		n = storage.ReadKey(v).Uint()
+		n = keycodec.Read(v).Uint()
 		return err
 	}); err != nil {
 		t.Fatal(err)

@@ -67,6 +67,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/marketplace/marketplace/internal/storeobs"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -251,7 +252,7 @@ func (s *Store) Conflicts() uint64 { return s.conflicts.Load() }
 
 // View runs fn in a REPEATABLE READ READ ONLY transaction.
 func (s *Store) View(ctx context.Context, fn func(storage.Tx) error) (err error) {
-	defer func() { storage.ObserveTransaction(backendName, false, err) }()
+	defer func() { storeobs.ObserveTransaction(backendName, false, err) }()
 	if s.closed.Load() {
 		return storage.ErrClosed
 	}
@@ -274,14 +275,14 @@ func (s *Store) View(ctx context.Context, fn func(storage.Tx) error) (err error)
 	return err
 }
 
-// backendName labels this backend's transactions for storage.Observer.
+// backendName labels this backend's transactions for storeobs.Observer.
 const backendName = "postgres"
 
 // Update runs fn in a SERIALIZABLE transaction and commits it, running fn
 // again after a serialization failure, a deadlock, or a connection that
 // broke before COMMIT.
 func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) (err error) {
-	defer func() { storage.ObserveTransaction(backendName, true, err) }()
+	defer func() { storeobs.ObserveTransaction(backendName, true, err) }()
 	if s.closed.Load() {
 		return storage.ErrClosed
 	}
@@ -305,7 +306,7 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) (err erro
 			return fmt.Errorf("%w: %w: %w", storage.ErrUnavailable, ErrCommitUnknown, failed)
 		case retryable(failed):
 			s.conflicts.Add(1)
-			storage.ObserveConflict(backendName, attempt < maxAttempts)
+			storeobs.ObserveConflict(backendName, attempt < maxAttempts)
 			if attempt >= maxAttempts {
 				return fmt.Errorf("%w after %d attempts: %w", storage.ErrConflict, attempt, failed)
 			}

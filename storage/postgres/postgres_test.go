@@ -5,9 +5,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/marketplace/marketplace/internal/pgtest"
 	"github.com/marketplace/marketplace/storage"
 	"github.com/marketplace/marketplace/storage/postgres"
-	"github.com/marketplace/marketplace/storage/postgres/pgtest"
 	"github.com/marketplace/marketplace/storage/storagetest"
 )
 

@@ -12,8 +12,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/marketplace/marketplace/internal/pgtest"
 	"github.com/marketplace/marketplace/storage/postgres"
-	"github.com/marketplace/marketplace/storage/postgres/pgtest"
 )
 
 // nextvalCounter counts the statements that draw sequence values.

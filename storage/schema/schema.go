@@ -28,16 +28,17 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/marketplace/marketplace/internal/keycodec"
 	"github.com/marketplace/marketplace/storage"
 )
 
 // VersionKey holds the store's schema version, 8 bytes big-endian. It is in
 // the store's own namespace ("sys"), beside the sequences.
-func VersionKey() []byte { return storage.NewKey("sys/schema") }
+func VersionKey() []byte { return keycodec.New("sys/schema") }
 
 // progressKey holds the migration under way: the version it leads to (8
 // bytes big-endian) followed by its cursor.
-func progressKey() []byte { return storage.Key(VersionKey()).Str("progress") }
+func progressKey() []byte { return keycodec.Key(VersionKey()).Str("progress") }
 
 // DefaultChunkSize is how many records a chunk handles when Options leave it
 // unset: far below what one Badger transaction holds even when a record

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/marketplace/marketplace/internal/keycodec"
 	"github.com/marketplace/marketplace/storage"
 	"github.com/marketplace/marketplace/storage/badger"
 	"github.com/marketplace/marketplace/storage/memory"
@@ -455,10 +456,10 @@ func TestCarryCounters_NextIDFollowsTheLastOldIDAndTheCounterIsGone(t *testing.T
 			{Key: []byte("seq/unused"), Sequence: "unused", First: 1000001},
 		}
 		mustUpdate(t, st, func(tx storage.Tx) error {
-			if err := tx.Set(counters[0].Key, storage.NewKeyRaw().Uint(12000000042)); err != nil {
+			if err := tx.Set(counters[0].Key, keycodec.Raw().Uint(12000000042)); err != nil {
 				return err
 			}
-			return tx.Set(counters[1].Key, storage.NewKeyRaw().Uint(7))
+			return tx.Set(counters[1].Key, keycodec.Raw().Uint(7))
 		})
 		list := []schema.Migration{schema.CarryCounters("counters", counters)}
 		if _, err := schema.Migrate(ctx, st, list, schema.Options{}); err != nil {

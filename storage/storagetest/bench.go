@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/marketplace/marketplace/internal/keycodec"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -21,7 +22,7 @@ import (
 func Bench(b *testing.B, open func(b *testing.B) storage.Store) {
 	const keys = 10000
 	value := make([]byte, 100)
-	key := func(ns string, i int) []byte { return storage.NewKey(ns).Int(int64(i)) }
+	key := func(ns string, i int) []byte { return keycodec.New(ns).Int(int64(i)) }
 	fill := func(b *testing.B, st storage.Store) {
 		for lo := 0; lo < keys; lo += 1000 {
 			err := st.Update(context.Background(), func(tx storage.Tx) error {
@@ -98,7 +99,7 @@ func Bench(b *testing.B, open func(b *testing.B) storage.Store) {
 			for pb.Next() {
 				i++
 				err := st.Update(ctx, func(tx storage.Tx) error {
-					return tx.Set(storage.NewKey("par").Int(w).Int(int64(i)), value)
+					return tx.Set(keycodec.New("par").Int(w).Int(int64(i)), value)
 				})
 				if err != nil {
 					b.Error(err)
@@ -113,7 +114,7 @@ func Bench(b *testing.B, open func(b *testing.B) storage.Store) {
 		st := open(b)
 		defer st.Close()
 		fill(b, st)
-		r := storage.Prefix(storage.NewKey("walk"))
+		r := storage.Prefix(keycodec.New("walk"))
 		b.ReportAllocs()
 		for b.Loop() {
 			n := 0

@@ -5,10 +5,12 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/marketplace/marketplace/internal/keycodec"
+	"github.com/marketplace/marketplace/internal/kv"
 	"github.com/marketplace/marketplace/storage"
 )
 
-func readCounter(t testing.TB, st storage.Store, c storage.Counter) int64 {
+func readCounter(t testing.TB, st storage.Store, c kv.Counter) int64 {
 	t.Helper()
 	var n int64
 	view(t, st, func(tx storage.Tx) error {
@@ -21,13 +23,13 @@ func readCounter(t testing.TB, st storage.Store, c storage.Counter) int64 {
 
 func (s *suite) testCounter(t *testing.T) {
 	st := s.store(t)
-	prefix := storage.NewKey("count").Str("a")
-	c := storage.NewCounter(prefix, 16)
-	other := storage.NewCounter(storage.NewKey("count").Str("ab"), 16)
-	single := storage.NewCounter(storage.NewKey("count").Str("b"), 1)
+	prefix := keycodec.New("count").Str("a")
+	c := kv.NewCounter(prefix, 16)
+	other := kv.NewCounter(keycodec.New("count").Str("ab"), 16)
+	single := kv.NewCounter(keycodec.New("count").Str("b"), 1)
 	// A counter written before as one plain 8-byte key reads as its first
 	// shard.
-	put(t, st, string(prefix), string(storage.NewKeyRaw().Uint(7)))
+	put(t, st, string(prefix), string(keycodec.Raw().Uint(7)))
 	want := int64(7)
 	for i := range 300 {
 		d := int64(1)
@@ -62,7 +64,7 @@ func (s *suite) testCounter(t *testing.T) {
 
 func (s *suite) testCounterConcurrent(t *testing.T) {
 	st := s.store(t)
-	c := storage.NewCounter(storage.NewKey("count").Str("hot"), 16)
+	c := kv.NewCounter(keycodec.New("count").Str("hot"), 16)
 	const workers, each = 16, 40
 	var wg sync.WaitGroup
 	for range workers {

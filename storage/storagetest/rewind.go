@@ -5,6 +5,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/marketplace/marketplace/internal/keycodec"
+	"github.com/marketplace/marketplace/internal/kv"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -74,7 +76,7 @@ func (s *suite) testBulkCopyAndDelete(t *testing.T) {
 	ctx := context.Background()
 	st := s.store(t)
 	const n = 1234
-	key := func(ns string, i int) []byte { return storage.NewKey(ns).Int(int64(i)) }
+	key := func(ns string, i int) []byte { return keycodec.New(ns).Int(int64(i)) }
 	update(t, st, func(tx storage.Tx) error {
 		for i := range n {
 			if err := tx.Set(key("src", i), []byte{byte(i)}); err != nil {
@@ -83,9 +85,9 @@ func (s *suite) testBulkCopyAndDelete(t *testing.T) {
 		}
 		return tx.Set(key("keep", 0), []byte("k"))
 	})
-	src := storage.Prefix(storage.NewKey("src"))
-	err := storage.CopyRange(ctx, st, src, func(k []byte) []byte {
-		r := storage.ReadKey(k)
+	src := storage.Prefix(keycodec.New("src"))
+	err := kv.CopyRange(ctx, st, src, func(k []byte) []byte {
+		r := keycodec.Read(k)
 		r.Str()
 		i := r.Int()
 		if i%2 == 1 {
@@ -96,7 +98,7 @@ func (s *suite) testBulkCopyAndDelete(t *testing.T) {
 	if err != nil {
 		t.Fatalf("CopyRange: %v", err)
 	}
-	got := scan(t, st, storage.Prefix(storage.NewKey("dst")))
+	got := scan(t, st, storage.Prefix(keycodec.New("dst")))
 	if len(got) != n/2 {
 		t.Fatalf("copied %d keys; want %d", len(got), n/2)
 	}
@@ -106,13 +108,13 @@ func (s *suite) testBulkCopyAndDelete(t *testing.T) {
 			t.Fatalf("copy %d = %v; want the value of src %d", j, p, i)
 		}
 	}
-	if err := storage.DeleteRange(ctx, st, src); err != nil {
+	if err := kv.DeleteRange(ctx, st, src); err != nil {
 		t.Fatalf("DeleteRange: %v", err)
 	}
 	if left := scan(t, st, src); len(left) != 0 {
 		t.Fatalf("%d keys left after DeleteRange", len(left))
 	}
-	if kept := scan(t, st, storage.Prefix(storage.NewKey("keep"))); len(kept) != 1 {
+	if kept := scan(t, st, storage.Prefix(keycodec.New("keep"))); len(kept) != 1 {
 		t.Fatal("DeleteRange removed a key outside its range")
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/marketplace/marketplace/internal/keycodec"
+	"github.com/marketplace/marketplace/internal/kv"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -240,7 +242,7 @@ func (s *suite) testGetMissing(t *testing.T) {
 	// The sentinel must also come through a wrapping caller.
 	update(t, st, func(tx storage.Tx) error {
 		var v struct{}
-		if err := storage.GetJSON(tx, []byte("absent"), &v); !errors.Is(err, storage.ErrNotFound) {
+		if err := kv.GetJSON(tx, []byte("absent"), &v); !errors.Is(err, storage.ErrNotFound) {
 			t.Errorf("GetJSON of a missing key: %v; want ErrNotFound", err)
 		}
 		return nil
@@ -754,10 +756,10 @@ func Increment(tx storage.Tx, key []byte) (uint64, error) {
 	case len(b) != 8:
 		return 0, fmt.Errorf("counter %q: %d bytes", key, len(b))
 	default:
-		n = storage.ReadKey(b).Uint()
+		n = keycodec.Read(b).Uint()
 	}
 	n++
-	return n, tx.Set(key, storage.NewKeyRaw().Uint(n))
+	return n, tx.Set(key, keycodec.Raw().Uint(n))
 }
 
 func (s *suite) testConflictRetry(t *testing.T) {
@@ -805,7 +807,7 @@ func (s *suite) testConflictRetry(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if got := storage.ReadKey(n).Uint(); got != 2 {
+		if got := keycodec.Read(n).Uint(); got != 2 {
 			t.Errorf("counter = %d after two increments; want 2", got)
 		}
 		return nil
@@ -845,7 +847,7 @@ func (s *suite) testConcurrentIncrements(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				return tx.Set(storage.NewKey("by").Uint(n), []byte{byte(w)})
+				return tx.Set(keycodec.New("by").Uint(n), []byte{byte(w)})
 			})
 		}()
 	}
@@ -859,7 +861,7 @@ func (s *suite) testConcurrentIncrements(t *testing.T) {
 	var final uint64
 	view(t, st, func(tx storage.Tx) error {
 		v, err := tx.Get(counter)
-		final = storage.ReadKey(v).Uint()
+		final = keycodec.Read(v).Uint()
 		return err
 	})
 	if final != workers {
@@ -873,7 +875,7 @@ func (s *suite) testConcurrentIncrements(t *testing.T) {
 			t.Fatalf("committed values %v; want 1..%d each once", committed, workers)
 		}
 	}
-	if got := scan(t, st, storage.Prefix(storage.NewKey("by"))); len(got) != workers {
+	if got := scan(t, st, storage.Prefix(keycodec.New("by"))); len(got) != workers {
 		t.Fatalf("%d index keys; want %d", len(got), workers)
 	}
 }
@@ -884,18 +886,18 @@ func (s *suite) testConcurrentIncrements(t *testing.T) {
 func (s *suite) testTransfers(t *testing.T) {
 	st := s.store(t)
 	const accounts, start, writers, transfers, readers = 4, 100, 4, 25, 4
-	account := func(i int) []byte { return storage.NewKey("acct").Int(int64(i)) }
-	amount := func(v []byte) int64 { return storage.ReadKey(v).Int() }
+	account := func(i int) []byte { return keycodec.New("acct").Int(int64(i)) }
+	amount := func(v []byte) int64 { return keycodec.Read(v).Int() }
 	update(t, st, func(tx storage.Tx) error {
 		for i := range accounts {
-			if err := tx.Set(account(i), storage.NewKeyRaw().Int(start)); err != nil {
+			if err := tx.Set(account(i), keycodec.Raw().Int(start)); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
 	total := func(tx storage.Tx) (byScan, byGet int64, err error) {
-		it := tx.Iterate(storage.Prefix(storage.NewKey("acct")))
+		it := tx.Iterate(storage.Prefix(keycodec.New("acct")))
 		defer it.Close()
 		for ; it.Valid(); it.Next() {
 			v, err := it.Value()
@@ -929,14 +931,14 @@ func (s *suite) testTransfers(t *testing.T) {
 					if err != nil {
 						return err
 					}
-					if err := tx.Set(account(from), storage.NewKeyRaw().Int(amount(a)-n)); err != nil {
+					if err := tx.Set(account(from), keycodec.Raw().Int(amount(a)-n)); err != nil {
 						return err
 					}
 					c, err := tx.Get(account(to))
 					if err != nil {
 						return err
 					}
-					return tx.Set(account(to), storage.NewKeyRaw().Int(amount(c)+n))
+					return tx.Set(account(to), keycodec.Raw().Int(amount(c)+n))
 				})
 				if err != nil {
 					errs <- fmt.Errorf("transfer: %w", err)
@@ -998,12 +1000,12 @@ func (s *suite) testLargeValues(t *testing.T) {
 	}
 	for i := range sizes {
 		update(t, st, func(tx storage.Tx) error {
-			return tx.Set(storage.NewKey("big").Int(int64(i)), values[i])
+			return tx.Set(keycodec.New("big").Int(int64(i)), values[i])
 		})
 	}
 	view(t, st, func(tx storage.Tx) error {
 		for i := range sizes {
-			v, err := tx.Get(storage.NewKey("big").Int(int64(i)))
+			v, err := tx.Get(keycodec.New("big").Int(int64(i)))
 			if err != nil {
 				return err
 			}
@@ -1011,7 +1013,7 @@ func (s *suite) testLargeValues(t *testing.T) {
 				t.Errorf("value of %d bytes came back as %d different bytes", sizes[i], len(v))
 			}
 		}
-		it := tx.Iterate(storage.Prefix(storage.NewKey("big")))
+		it := tx.Iterate(storage.Prefix(keycodec.New("big")))
 		defer it.Close()
 		i := 0
 		for ; it.Valid(); it.Next() {
@@ -1031,12 +1033,12 @@ func (s *suite) testLargeValues(t *testing.T) {
 	})
 	// Replacing and deleting large values works like any other.
 	update(t, st, func(tx storage.Tx) error {
-		if err := tx.Set(storage.NewKey("big").Int(3), raw("small")); err != nil {
+		if err := tx.Set(keycodec.New("big").Int(3), raw("small")); err != nil {
 			return err
 		}
-		return tx.Delete(storage.NewKey("big").Int(0))
+		return tx.Delete(keycodec.New("big").Int(0))
 	})
-	got := scan(t, st, storage.Prefix(storage.NewKey("big")))
+	got := scan(t, st, storage.Prefix(keycodec.New("big")))
 	if len(got) != 3 || got[2].V != "small" {
 		t.Fatalf("after replace and delete: %d keys, last %d bytes", len(got), len(got[len(got)-1].V))
 	}
@@ -1045,7 +1047,7 @@ func (s *suite) testLargeValues(t *testing.T) {
 func (s *suite) testManyKeys(t *testing.T) {
 	st := s.store(t)
 	const n, batch = 10000, 1000
-	key := func(i int) []byte { return storage.NewKey("many").Int(int64(i)) }
+	key := func(i int) []byte { return keycodec.New("many").Int(int64(i)) }
 	// Written from both ends so order comes from the keys, not the writes.
 	for lo := 0; lo < n; lo += batch {
 		update(t, st, func(tx storage.Tx) error {
@@ -1063,14 +1065,14 @@ func (s *suite) testManyKeys(t *testing.T) {
 	}
 	check := func(reverse bool, want func(i int) bool) {
 		t.Helper()
-		r := storage.Prefix(storage.NewKey("many"))
+		r := storage.Prefix(keycodec.New("many"))
 		r.Reverse = reverse
 		var got []int
 		view(t, st, func(tx storage.Tx) error {
 			it := tx.Iterate(r)
 			defer it.Close()
 			for ; it.Valid(); it.Next() {
-				kr := storage.ReadKey(it.Key())
+				kr := keycodec.Read(it.Key())
 				kr.Str()
 				i := int(kr.Int())
 				v, err := it.Value()
@@ -1120,7 +1122,7 @@ func (s *suite) testTooBig(t *testing.T) {
 	value := make([]byte, 100)
 	err := st.Update(context.Background(), func(tx storage.Tx) error {
 		for i := range n {
-			if err := tx.Set(storage.NewKey("big").Int(int64(i)), value); err != nil {
+			if err := tx.Set(keycodec.New("big").Int(int64(i)), value); err != nil {
 				return err
 			}
 		}

@@ -13,7 +13,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"log"
@@ -24,6 +23,7 @@ import (
 	"github.com/marketplace/marketplace"
 	"github.com/marketplace/marketplace/accounts"
 	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/internal/keycodec"
 	"github.com/marketplace/marketplace/money"
 	"github.com/marketplace/marketplace/notify"
 	"github.com/marketplace/marketplace/questions"
@@ -148,10 +148,10 @@ func questionsOf(st storage.Store, nick string) []oldQuestion {
 	var out []oldQuestion
 	ctx := context.Background()
 	must(st.View(ctx, func(tx storage.Tx) error {
-		it := tx.Iterate(storage.Prefix(storage.NewKey("q/ssd")))
+		it := tx.Iterate(storage.Prefix(keycodec.New("q/ssd")))
 		defer it.Close()
 		for ; it.Valid(); it.Next() {
-			r := storage.ReadKey(it.Key()[len(storage.NewKey("q/ssd")):])
+			r := keycodec.Read(it.Key()[len(keycodec.New("q/ssd")):])
 			seller := r.Int()
 			status := r.Str()
 			r.Int()

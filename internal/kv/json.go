@@ -1,13 +1,15 @@
-package storage
+package kv
 
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/marketplace/marketplace/storage"
 )
 
-// GetJSON reads the value at key into v. It returns ErrNotFound (wrapped) for
-// a missing key.
-func GetJSON(tx Tx, key []byte, v any) error {
+// GetJSON reads the value at key into v. It returns storage.ErrNotFound
+// (wrapped) for a missing key.
+func GetJSON(tx storage.Tx, key []byte, v any) error {
 	b, err := tx.Get(key)
 	if err != nil {
 		return err
@@ -19,7 +21,7 @@ func GetJSON(tx Tx, key []byte, v any) error {
 }
 
 // SetJSON stores v, encoded as JSON, at key.
-func SetJSON(tx Tx, key []byte, v any) error {
+func SetJSON(tx storage.Tx, key []byte, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("encode %q: %w", key, err)

@@ -24,7 +24,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/marketplace/marketplace/storage/postgres/pgtest/pgserver"
+	"github.com/marketplace/marketplace/internal/pgtest/pgserver"
 )
 
 // Server is a PostgreSQL server in a temporary folder, reached over TCP on

@@ -21,11 +21,11 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/marketplace/marketplace/internal/pgtest"
 	"github.com/marketplace/marketplace/storage"
 	"github.com/marketplace/marketplace/storage/badger"
 	"github.com/marketplace/marketplace/storage/memory"
 	"github.com/marketplace/marketplace/storage/postgres"
-	"github.com/marketplace/marketplace/storage/postgres/pgtest"
 )
 
 // EnvVar names the backend of the tests' stores.

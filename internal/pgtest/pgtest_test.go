@@ -10,7 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/marketplace/marketplace/storage/postgres/pgtest/pgserver"
+	"github.com/marketplace/marketplace/internal/pgtest/pgserver"
 )
 
 func TestMain(m *testing.M) { Main(m) }

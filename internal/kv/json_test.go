@@ -1,4 +1,4 @@
-package storage_test
+package kv_test
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/marketplace/marketplace/internal/keycodec"
+	"github.com/marketplace/marketplace/internal/kv"
 	"github.com/marketplace/marketplace/storage"
 	"github.com/marketplace/marketplace/storage/memory"
 )
@@ -20,11 +22,11 @@ type record struct {
 func TestJSON_RoundTrip(t *testing.T) {
 	is := is.New(t)
 	st := memory.New()
-	key := storage.NewKey("rec").Int(1)
+	key := keycodec.New("rec").Int(1)
 	in := record{ID: 1, Name: "ñandú", Tags: []string{"a", "b"}}
-	is.NoErr(st.Update(context.Background(), func(tx storage.Tx) error { return storage.SetJSON(tx, key, in) }))
+	is.NoErr(st.Update(context.Background(), func(tx storage.Tx) error { return kv.SetJSON(tx, key, in) }))
 	var out record
-	is.NoErr(st.View(context.Background(), func(tx storage.Tx) error { return storage.GetJSON(tx, key, &out) }))
+	is.NoErr(st.View(context.Background(), func(tx storage.Tx) error { return kv.GetJSON(tx, key, &out) }))
 	is.Equal(out.ID, in.ID)
 	is.Equal(out.Name, in.Name)
 	is.Equal(out.Tags, in.Tags)
@@ -35,7 +37,7 @@ func TestGetJSON_MissingKeyIsErrNotFound(t *testing.T) {
 	st := memory.New()
 	err := st.View(context.Background(), func(tx storage.Tx) error {
 		var out record
-		return storage.GetJSON(tx, []byte("nope"), &out)
+		return kv.GetJSON(tx, []byte("nope"), &out)
 	})
 	is.True(errors.Is(err, storage.ErrNotFound)) // the sentinel comes through
 }
@@ -46,7 +48,7 @@ func TestGetJSON_CorruptValueIsAnErrorNotErrNotFound(t *testing.T) {
 	is.NoErr(st.Update(context.Background(), func(tx storage.Tx) error { return tx.Set([]byte("bad"), []byte("{not json")) }))
 	err := st.View(context.Background(), func(tx storage.Tx) error {
 		var out record
-		return storage.GetJSON(tx, []byte("bad"), &out)
+		return kv.GetJSON(tx, []byte("bad"), &out)
 	})
 	is.True(err != nil)                           // decoding fails
 	is.True(!errors.Is(err, storage.ErrNotFound)) // and is not mistaken for a missing key
@@ -56,7 +58,7 @@ func TestSetJSON_UnencodableValueStoresNothing(t *testing.T) {
 	is := is.New(t)
 	st := memory.New()
 	err := st.Update(context.Background(), func(tx storage.Tx) error {
-		return storage.SetJSON(tx, []byte("k"), map[string]any{"f": func() {}})
+		return kv.SetJSON(tx, []byte("k"), map[string]any{"f": func() {}})
 	})
 	is.True(err != nil) // a func cannot be encoded
 	err = st.View(context.Background(), func(tx storage.Tx) error {

@@ -1,4 +1,4 @@
-package storage
+package kv
 
 import (
 	"encoding/binary"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"hash/fnv"
 	"sync/atomic"
+
+	"github.com/marketplace/marketplace/storage"
 )
 
 // Counter is a count that concurrent writers keep without a common key: it
@@ -62,7 +64,7 @@ func (c Counter) nextShard() int {
 }
 
 // Add changes the count by delta.
-func (c Counter) Add(tx Tx, delta int64) error {
+func (c Counter) Add(tx storage.Tx, delta int64) error {
 	if delta == 0 {
 		return nil
 	}
@@ -70,7 +72,7 @@ func (c Counter) Add(tx Tx, delta int64) error {
 }
 
 // ShardKey returns the key of the shard that AddAt(tx, delta, spread)
-// changes, for Prefetch.
+// changes, for storage.Prefetch.
 func (c Counter) ShardKey(spread uint64) []byte {
 	return c.shardKey(int(spread % uint64(c.shards)))
 }
@@ -79,14 +81,14 @@ func (c Counter) ShardKey(spread uint64) []byte {
 // that pass different consecutive numbers (the ids of the records they
 // count, drawn from one sequence) change different shards, in every process
 // that shares the store, and the shard is known before the Update reads it.
-func (c Counter) AddAt(tx Tx, delta int64, spread uint64) error {
+func (c Counter) AddAt(tx storage.Tx, delta int64, spread uint64) error {
 	if delta == 0 {
 		return nil
 	}
 	return addToShard(tx, c.ShardKey(spread), delta)
 }
 
-func addToShard(tx Tx, key []byte, delta int64) error {
+func addToShard(tx storage.Tx, key []byte, delta int64) error {
 	cur, err := readShard(tx, key)
 	if err != nil {
 		return err
@@ -95,7 +97,7 @@ func addToShard(tx Tx, key []byte, delta int64) error {
 }
 
 // Read returns the count: the sum of the shards.
-func (c Counter) Read(tx Tx) (int64, error) {
+func (c Counter) Read(tx storage.Tx) (int64, error) {
 	var n int64
 	for i := range c.shards {
 		v, err := readShard(tx, c.shardKey(i))
@@ -107,9 +109,9 @@ func (c Counter) Read(tx Tx) (int64, error) {
 	return n, nil
 }
 
-func readShard(tx Tx, key []byte) (int64, error) {
+func readShard(tx storage.Tx, key []byte) (int64, error) {
 	v, err := tx.Get(key)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, storage.ErrNotFound) {
 		return 0, nil
 	}
 	if err != nil {

@@ -1,11 +1,14 @@
-package storage
+// Package storeobs carries what the storage backends do to whoever counts
+// it (the metrics package), so that no backend imports a metrics library.
+package storeobs
 
 import "sync/atomic"
 
-// Observer receives what the backends do, for metrics. It lives here, as
-// an interface, so that no backend imports a metrics library: the server
-// installs one (SetObserver) and every backend reports to it. Its methods
-// are called on the hot path and must be cheap and safe for concurrent use.
+// Observer receives what the backends do. There is one per process, not one
+// per store, because stores are opened by code that knows nothing of
+// metrics: metrics.ObserveStorage installs one (SetObserver) and every
+// backend reports to it. Its methods are called on the hot path and must be
+// cheap and safe for concurrent use.
 type Observer interface {
 	// Transaction is called once per View or Update when it returns,
 	// whatever the number of attempts; err is what the caller got.

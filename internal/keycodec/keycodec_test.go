@@ -1,4 +1,4 @@
-package storage_test
+package keycodec_test
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"github.com/matryer/is"
 	"pgregory.net/rapid"
 
+	"github.com/marketplace/marketplace/internal/keycodec"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -18,7 +19,7 @@ func TestKeyInt_ByteOrderIsNumericOrder(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		a := rapid.Int64().Draw(t, "a")
 		b := rapid.Int64().Draw(t, "b")
-		got := bytes.Compare(storage.NewKey("n").Int(a), storage.NewKey("n").Int(b))
+		got := bytes.Compare(keycodec.New("n").Int(a), keycodec.New("n").Int(b))
 		if got != cmp.Compare(a, b) {
 			t.Fatalf("Compare(Int(%d), Int(%d)) = %d", a, b, got)
 		}
@@ -29,7 +30,7 @@ func TestKeyUint_ByteOrderIsNumericOrder(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		a := rapid.Uint64().Draw(t, "a")
 		b := rapid.Uint64().Draw(t, "b")
-		got := bytes.Compare(storage.NewKey("n").Uint(a), storage.NewKey("n").Uint(b))
+		got := bytes.Compare(keycodec.New("n").Uint(a), keycodec.New("n").Uint(b))
 		if got != cmp.Compare(a, b) {
 			t.Fatalf("Compare(Uint(%d), Uint(%d)) = %d", a, b, got)
 		}
@@ -40,7 +41,7 @@ func TestKeyDesc_ByteOrderIsReverseNumericOrder(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		a := rapid.Int64().Draw(t, "a")
 		b := rapid.Int64().Draw(t, "b")
-		got := bytes.Compare(storage.NewKey("n").Desc(a), storage.NewKey("n").Desc(b))
+		got := bytes.Compare(keycodec.New("n").Desc(a), keycodec.New("n").Desc(b))
 		if got != cmp.Compare(b, a) {
 			t.Fatalf("Compare(Desc(%d), Desc(%d)) = %d", a, b, got)
 		}
@@ -49,7 +50,7 @@ func TestKeyDesc_ByteOrderIsReverseNumericOrder(t *testing.T) {
 
 func TestKeyInt_ExtremesSortAtTheEnds(t *testing.T) {
 	is := is.New(t)
-	k := func(v int64) []byte { return storage.NewKeyRaw().Int(v) }
+	k := func(v int64) []byte { return keycodec.Raw().Int(v) }
 	is.True(bytes.Compare(k(math.MinInt64), k(-1)) < 0) // MinInt64 first
 	is.True(bytes.Compare(k(-1), k(0)) < 0)             // negatives before zero
 	is.True(bytes.Compare(k(0), k(1)) < 0)              // zero before positives
@@ -74,7 +75,7 @@ func TestKeyStr_ByteOrderIsTupleOrder(t *testing.T) {
 		if want == 0 {
 			want = cmp.Compare(n1, n2)
 		}
-		got := bytes.Compare(storage.NewKey("ns").Str(s1).Int(n1), storage.NewKey("ns").Str(s2).Int(n2))
+		got := bytes.Compare(keycodec.New("ns").Str(s1).Int(n1), keycodec.New("ns").Str(s2).Int(n2))
 		if got != want {
 			t.Fatalf("Compare((%q, %d), (%q, %d)) = %d; want %d", s1, n1, s2, n2, got, want)
 		}
@@ -83,17 +84,17 @@ func TestKeyStr_ByteOrderIsTupleOrder(t *testing.T) {
 
 func TestKeyStr_ShorterStringSortsFirst(t *testing.T) {
 	is := is.New(t)
-	a := storage.NewKey("ns").Str("a").Int(math.MaxInt64)
-	ab := storage.NewKey("ns").Str("ab").Int(math.MinInt64)
+	a := keycodec.New("ns").Str("a").Int(math.MaxInt64)
+	ab := keycodec.New("ns").Str("ab").Int(math.MinInt64)
 	is.True(bytes.Compare(a, ab) < 0) // "a" before "ab" whatever follows
 }
 
 func TestKeyStr_NulByteCannotForgeTheNextPart(t *testing.T) {
 	is := is.New(t)
-	forged := storage.NewKey("acc/user").Str("a\x00b").Bytes()
-	two := storage.NewKey("acc/user").Str("a").Str("b").Bytes()
+	forged := keycodec.New("acc/user").Str("a\x00b").Bytes()
+	two := keycodec.New("acc/user").Str("a").Str("b").Bytes()
 	is.True(!bytes.Equal(forged, two)) // one part with a NUL is not two parts
-	r := storage.ReadKey(forged)
+	r := keycodec.Read(forged)
 	is.Equal(r.Str(), "acc/user")
 	is.Equal(r.Str(), "a\x00b")
 	is.NoErr(r.Err())
@@ -107,8 +108,8 @@ func TestKeyReader_ReadsBackEveryPart(t *testing.T) {
 		i := rapid.Int64().Draw(t, "i")
 		d := rapid.Int64().Draw(t, "d")
 		u := rapid.Uint64().Draw(t, "u")
-		k := storage.NewKey(ns).Str(s).Int(i).Desc(d).Uint(u)
-		r := storage.ReadKey(k)
+		k := keycodec.New(ns).Str(s).Int(i).Desc(d).Uint(u)
+		r := keycodec.Read(k)
 		if got := r.Str(); got != ns {
 			t.Fatalf("namespace %q read back as %q", ns, got)
 		}
@@ -134,23 +135,23 @@ func TestKeyReader_ShortKeyReportsErrShortKey(t *testing.T) {
 	tests := []struct {
 		name string
 		key  []byte
-		read func(r *storage.KeyReader)
+		read func(r *keycodec.Reader)
 	}{
-		{"StrWithoutTerminator", []byte("abc"), func(r *storage.KeyReader) { r.Str() }},
-		{"UintOfSevenBytes", make([]byte, 7), func(r *storage.KeyReader) { r.Uint() }},
-		{"IntAfterTheEnd", storage.NewKey("ns"), func(r *storage.KeyReader) { r.Str(); r.Int() }},
-		{"DescOfEmptyKey", nil, func(r *storage.KeyReader) { r.Desc() }},
+		{"StrWithoutTerminator", []byte("abc"), func(r *keycodec.Reader) { r.Str() }},
+		{"UintOfSevenBytes", make([]byte, 7), func(r *keycodec.Reader) { r.Uint() }},
+		{"IntAfterTheEnd", keycodec.New("ns"), func(r *keycodec.Reader) { r.Str(); r.Int() }},
+		{"DescOfEmptyKey", nil, func(r *keycodec.Reader) { r.Desc() }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			is := is.New(t)
-			r := storage.ReadKey(tc.key)
+			r := keycodec.Read(tc.key)
 			tc.read(r)
-			is.True(errors.Is(r.Err(), storage.ErrShortKey)) // short key reported
+			is.True(errors.Is(r.Err(), keycodec.ErrShort)) // short key reported
 			// Reading on after an error stays an error and does not panic.
 			r.Str()
 			r.Uint()
-			is.True(errors.Is(r.Err(), storage.ErrShortKey))
+			is.True(errors.Is(r.Err(), keycodec.ErrShort))
 		})
 	}
 }

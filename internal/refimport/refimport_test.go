@@ -11,7 +11,7 @@ import (
 
 	"github.com/marketplace/marketplace"
 	"github.com/marketplace/marketplace/errs"
-	"github.com/marketplace/marketplace/refimport"
+	"github.com/marketplace/marketplace/internal/refimport"
 	"github.com/marketplace/marketplace/storage"
 	"github.com/marketplace/marketplace/storage/badger"
 	"github.com/marketplace/marketplace/storage/memory"
@@ -24,6 +24,15 @@ func zipRecords(prefix string, n int) []refimport.Record {
 			`{"zip_code": "%s%06d", "country_id": "AR", "state_id": "AR-C", "city_id": "TUxBQ0lUQ1BhbGVybW8"}`, prefix, i))}
 	}
 	return out
+}
+
+// referenceDocument is recs as the engine's import format.
+func referenceDocument(recs []refimport.Record) marketplace.ReferenceDocument {
+	doc := marketplace.ReferenceDocument{Records: make([]marketplace.ReferenceRecord, len(recs))}
+	for i, r := range recs {
+		doc.Records[i] = marketplace.ReferenceRecord(r)
+	}
+	return doc
 }
 
 // smallBatches makes every import of the test take the batched path with
@@ -81,7 +90,7 @@ func TestImportReference_BatchedImportWritesEveryRecordAndLeavesNoJournal(t *tes
 		{Kind: "zip_code", Data: json.RawMessage(`{"zip_code": "T0001", "country_id": "AR", "state_id": "AR-ZZ", "city_id": "TESTCITY"}`)},
 	}
 	recs = append(recs, zipRecords("Z", 20)...)
-	res, err := m.ImportReference(ctx, refimport.Document{Records: recs})
+	res, err := m.ImportReference(ctx, referenceDocument(recs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +121,7 @@ func TestImportReference_FailedBatchedImportRestoresEveryValueItReplaced(t *test
 	recs := []refimport.Record{{Kind: "currency", Data: json.RawMessage(`{"id": "ARS", "description": "Changed", "symbol": "X", "decimal_places": 0}`)}}
 	recs = append(recs, zipRecords("Z", 20)...)
 	recs = append(recs, refimport.Record{Kind: "zip_code", Data: json.RawMessage(`{"zip_code": "bad!", "country_id": "AR", "state_id": "AR-C", "city_id": "TUxBQ0lUQ1BhbGVybW8"}`)})
-	_, err = m.ImportReference(ctx, refimport.Document{Records: recs})
+	_, err = m.ImportReference(ctx, referenceDocument(recs))
 	if !errs.Is(err, errs.Invalid) || !strings.HasPrefix(errs.As(err).Message, "Record 21 (zip_code): ") {
 		t.Fatalf("err = %v; want the bad record named", err)
 	}
@@ -128,7 +137,7 @@ func TestImportReference_FailedBatchedImportRestoresEveryValueItReplaced(t *test
 	}
 	// A shipped record that the failed import touched is still the shipped
 	// one: a later import marks it as imported again only when it succeeds.
-	if _, err := m.ImportReference(ctx, refimport.Document{Records: zipRecords("Y", 3)}); err != nil {
+	if _, err := m.ImportReference(ctx, referenceDocument(zipRecords("Y", 3))); err != nil {
 		t.Fatalf("import after a rollback: %v", err)
 	}
 }
@@ -208,7 +217,7 @@ func TestImportReference_ImportLargerThanABadgerTransactionIsWrittenInBatches(t 
 	if err := refimport.ImportInOneTransaction(ctx, importerOn(st, m), recs); !errors.Is(err, storage.ErrTooBig) {
 		t.Fatalf("one transaction of the whole document: %v; want ErrTooBig (the test needs a bigger document)", err)
 	}
-	res, err := m.ImportReference(ctx, refimport.Document{Records: recs})
+	res, err := m.ImportReference(ctx, referenceDocument(recs))
 	if err != nil {
 		t.Fatalf("import of %d big products: %v", len(recs), err)
 	}
@@ -253,7 +262,7 @@ func TestImportReference_CrashUndoesOnlyThePendingImportNotAnEarlierCompletedOne
 		t.Fatalf("interrupted import B is there: %v", err)
 	}
 	// The next batched import removes the journal A left.
-	if _, err := reopened.ImportReference(ctx, refimport.Document{Records: zipRecords("C", 2)}); err != nil {
+	if _, err := reopened.ImportReference(ctx, referenceDocument(zipRecords("C", 2))); err != nil {
 		t.Fatal(err)
 	}
 	if n := journalLeft(t, st); n != 0 {
@@ -316,7 +325,7 @@ func TestImportReference_ImportUnderWayInAnotherProcessIsLeftAloneByAnEngineThat
 	if _, err := other.Geo.ZipCode(ctx, "AR", "L000001"); err != nil {
 		t.Fatalf("the batches written so far were undone by an engine that opened: %v", err)
 	}
-	_, err := other.ImportReference(ctx, refimport.Document{Records: zipRecords("M", 2)})
+	_, err := other.ImportReference(ctx, referenceDocument(zipRecords("M", 2)))
 	if !errs.Is(err, errs.Conflict) {
 		t.Fatalf("a second batched import during the first: %v; want a conflict", err)
 	}

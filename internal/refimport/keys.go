@@ -1,7 +1,7 @@
 package refimport
 
 import (
-	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/internal/keycodec"
 	"github.com/marketplace/marketplace/storage/schema"
 )
 
@@ -19,14 +19,14 @@ import (
 // reset of the marketplace's state leaves where it is.
 const Sequence = "imports"
 
-func importPendingKey() []byte { return storage.NewKey("ref/import/pending") }
+func importPendingKey() []byte { return keycodec.New("ref/import/pending") }
 
-func importUndoPrefix() []byte { return storage.NewKey("ref/import/undo") }
+func importUndoPrefix() []byte { return keycodec.New("ref/import/undo") }
 
-func importUndoIDPrefix(id uint64) []byte { return storage.Key(importUndoPrefix()).Uint(id) }
+func importUndoIDPrefix(id uint64) []byte { return keycodec.Key(importUndoPrefix()).Uint(id) }
 
 // LegacyCounters is the counter that import ids came from before the store's
 // sequences: ref/import/seq, now the sequence Sequence.
 func LegacyCounters() []schema.LegacyCounter {
-	return []schema.LegacyCounter{{Key: storage.NewKey("ref/import/seq"), Sequence: Sequence, First: 1}}
+	return []schema.LegacyCounter{{Key: keycodec.New("ref/import/seq"), Sequence: Sequence, First: 1}}
 }

@@ -1,10 +1,14 @@
-package storage
+package kv
 
-import "context"
+import (
+	"context"
+
+	"github.com/marketplace/marketplace/storage"
+)
 
 // Bulk copies and deletes move more keys than one transaction may hold
-// (ErrTooBig), so they run in batches of at most bulkKeys keys and about
-// bulkBytes bytes, far below every backend's limit.
+// (storage.ErrTooBig), so they run in batches of at most bulkKeys keys and
+// about bulkBytes bytes, far below every backend's limit.
 const (
 	bulkKeys  = 500
 	bulkBytes = 1 << 20
@@ -13,11 +17,11 @@ const (
 // DeleteRange deletes every key of r, in as many Updates as it takes. A
 // reader may see the range half deleted: the caller keeps readers away when
 // that matters.
-func DeleteRange(ctx context.Context, st Store, r Range) error {
+func DeleteRange(ctx context.Context, st storage.Store, r storage.Range) error {
 	r.Reverse = false
 	for {
 		var keys [][]byte
-		err := st.View(ctx, func(tx Tx) error {
+		err := st.View(ctx, func(tx storage.Tx) error {
 			keys = keys[:0]
 			it := tx.Iterate(r)
 			defer it.Close()
@@ -29,7 +33,7 @@ func DeleteRange(ctx context.Context, st Store, r Range) error {
 		if err != nil || len(keys) == 0 {
 			return err
 		}
-		err = st.Update(ctx, func(tx Tx) error {
+		err = st.Update(ctx, func(tx storage.Tx) error {
 			for _, k := range keys {
 				if err := tx.Delete(k); err != nil {
 					return err
@@ -48,13 +52,13 @@ func DeleteRange(ctx context.Context, st Store, r Range) error {
 // CopyRange writes the value of every key of r at the key that to returns
 // for it (none when to returns nil), in as many Views and Updates as it
 // takes. The copy is a consistent one only when nothing writes r meanwhile.
-func CopyRange(ctx context.Context, st Store, r Range, to func(key []byte) []byte) error {
+func CopyRange(ctx context.Context, st storage.Store, r storage.Range, to func(key []byte) []byte) error {
 	r.Reverse = false
 	type kv struct{ k, v []byte }
 	for {
 		var batch []kv
 		var last []byte
-		err := st.View(ctx, func(tx Tx) error {
+		err := st.View(ctx, func(tx storage.Tx) error {
 			batch, last = batch[:0], nil
 			size := 0
 			it := tx.Iterate(r)
@@ -77,7 +81,7 @@ func CopyRange(ctx context.Context, st Store, r Range, to func(key []byte) []byt
 		if err != nil || last == nil {
 			return err
 		}
-		err = st.Update(ctx, func(tx Tx) error {
+		err = st.Update(ctx, func(tx storage.Tx) error {
 			for _, e := range batch {
 				if err := tx.Set(e.k, e.v); err != nil {
 					return err

@@ -1,4 +1,4 @@
-package storage
+package kv
 
 import (
 	"context"
@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/marketplace/marketplace/internal/keycodec"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // A Lease gives one holder at a time a piece of work that several processes
@@ -38,18 +41,18 @@ type Lease struct {
 var ErrLeaseLost = errors.New("storage: lease lost")
 
 // LeaseKey is where the lease called name is kept.
-func LeaseKey(name string) []byte { return NewKey("sys/lease").Str(name) }
+func LeaseKey(name string) []byte { return keycodec.New("sys/lease").Str(name) }
 
 // AcquireLease takes the lease called name for holder until now+ttl, when it
 // is free, expired, or already holder's (then it is extended, in the same
 // term). It returns the lease as it now stands and whether holder has it.
-func AcquireLease(ctx context.Context, st Store, name, holder string, now time.Time, ttl time.Duration) (Lease, bool, error) {
+func AcquireLease(ctx context.Context, st storage.Store, name, holder string, now time.Time, ttl time.Duration) (Lease, bool, error) {
 	if holder == "" || ttl <= 0 {
 		return Lease{}, false, fmt.Errorf("storage: lease %q: a holder and a positive duration are needed", name)
 	}
 	var out Lease
 	var held bool
-	err := st.Update(ctx, func(tx Tx) error {
+	err := st.Update(ctx, func(tx storage.Tx) error {
 		cur, found, err := readLease(tx, name)
 		if err != nil {
 			return err
@@ -74,7 +77,7 @@ func AcquireLease(ctx context.Context, st Store, name, holder string, now time.T
 // Check returns ErrLeaseLost unless tx sees l still held by its holder, in
 // its term, and not expired at now. Call it inside the Update that acts on
 // the lease.
-func (l Lease) Check(tx Tx, now time.Time) error {
+func (l Lease) Check(tx storage.Tx, now time.Time) error {
 	cur, found, err := readLease(tx, l.Name)
 	if err != nil {
 		return err
@@ -86,10 +89,10 @@ func (l Lease) Check(tx Tx, now time.Time) error {
 }
 
 // Renew extends l to now+ttl, if it is still l's holder's.
-func (l Lease) Renew(ctx context.Context, st Store, now time.Time, ttl time.Duration) (Lease, error) {
+func (l Lease) Renew(ctx context.Context, st storage.Store, now time.Time, ttl time.Duration) (Lease, error) {
 	next := l
 	next.Expires = now.Add(ttl)
-	err := st.Update(ctx, func(tx Tx) error {
+	err := st.Update(ctx, func(tx storage.Tx) error {
 		if err := l.Check(tx, now); err != nil {
 			return err
 		}
@@ -104,8 +107,8 @@ func (l Lease) Renew(ctx context.Context, st Store, now time.Time, ttl time.Dura
 // Release gives l up at once, if it is still l's holder's, so that another
 // holder need not wait for it to expire. The term is kept, so the next
 // holder starts a new one.
-func (l Lease) Release(ctx context.Context, st Store, now time.Time) error {
-	return st.Update(ctx, func(tx Tx) error {
+func (l Lease) Release(ctx context.Context, st storage.Store, now time.Time) error {
+	return st.Update(ctx, func(tx storage.Tx) error {
 		if err := l.Check(tx, now); err != nil {
 			return err
 		}
@@ -115,9 +118,9 @@ func (l Lease) Release(ctx context.Context, st Store, now time.Time) error {
 	})
 }
 
-func readLease(tx Tx, name string) (Lease, bool, error) {
+func readLease(tx storage.Tx, name string) (Lease, bool, error) {
 	b, err := tx.Get(LeaseKey(name))
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, storage.ErrNotFound) {
 		return Lease{Name: name}, false, nil
 	}
 	if err != nil {

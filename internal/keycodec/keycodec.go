@@ -1,4 +1,9 @@
-package storage
+// Package keycodec lays out the ordered keys of the store: a namespace and
+// parts (strings, integers, descending integers) whose byte order is the
+// order the indexes need, and reads them back. Every key the engine has
+// written was made by it, so its bytes never change: data folders of every
+// earlier version depend on them.
+package keycodec
 
 import (
 	"encoding/binary"
@@ -14,8 +19,8 @@ import (
 // nickname with a NUL byte from forging the parts that follow it.
 type Key []byte
 
-// NewKey starts a key with a namespace such as "acc/user".
-func NewKey(namespace string) Key {
+// New starts a key with a namespace such as "acc/user".
+func New(namespace string) Key {
 	k := make(Key, 0, 48)
 	return k.Str(namespace)
 }
@@ -52,20 +57,20 @@ func (k Key) Desc(v int64) Key {
 // Bytes returns the key as a byte slice.
 func (k Key) Bytes() []byte { return []byte(k) }
 
-// ErrShortKey is returned when a key part cannot be read back.
-var ErrShortKey = errors.New("storage: key too short")
+// ErrShort is returned when a key part cannot be read back.
+var ErrShort = errors.New("storage: key too short")
 
-// KeyReader reads back the parts of a key written with Key, in order.
-type KeyReader struct {
+// Reader reads back the parts of a key written with Key, in order.
+type Reader struct {
 	b   []byte
 	err error
 }
 
-// ReadKey starts reading k.
-func ReadKey(k []byte) *KeyReader { return &KeyReader{b: k} }
+// Read starts reading k.
+func Read(k []byte) *Reader { return &Reader{b: k} }
 
 // Str reads a string part.
-func (r *KeyReader) Str() string {
+func (r *Reader) Str() string {
 	escaped := false
 	for i, c := range r.b {
 		switch c {
@@ -99,15 +104,15 @@ func unescape(b []byte) string {
 	return string(out)
 }
 
-func (r *KeyReader) fail() {
+func (r *Reader) fail() {
 	if r.err == nil {
-		r.err = ErrShortKey
+		r.err = ErrShort
 	}
 	r.b = nil
 }
 
 // Uint reads an unsigned integer part.
-func (r *KeyReader) Uint() uint64 {
+func (r *Reader) Uint() uint64 {
 	if len(r.b) < 8 {
 		r.fail()
 		return 0
@@ -118,16 +123,16 @@ func (r *KeyReader) Uint() uint64 {
 }
 
 // Int reads a signed integer part written with Key.Int.
-func (r *KeyReader) Int() int64 { return int64(r.Uint() ^ (1 << 63)) }
+func (r *Reader) Int() int64 { return int64(r.Uint() ^ (1 << 63)) }
 
 // Desc reads an integer part written with Key.Desc.
-func (r *KeyReader) Desc() int64 { return int64(^r.Uint() ^ (1 << 63)) }
+func (r *Reader) Desc() int64 { return int64(^r.Uint() ^ (1 << 63)) }
 
 // Err returns the first error met while reading.
-func (r *KeyReader) Err() error { return r.err }
+func (r *Reader) Err() error { return r.err }
 
 // Rest returns the bytes not read yet.
-func (r *KeyReader) Rest() []byte { return r.b }
+func (r *Reader) Rest() []byte { return r.b }
 
-// NewKeyRaw returns an empty key, for values built from key parts.
-func NewKeyRaw() Key { return Key{} }
+// Raw returns an empty key, for values built from key parts.
+func Raw() Key { return Key{} }

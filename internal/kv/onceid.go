@@ -1,0 +1,35 @@
+package kv
+
+import (
+	"context"
+
+	"github.com/marketplace/marketplace/storage"
+)
+
+// OnceID draws one id from a store's sequence the first time it is asked
+// for and gives the same id after that. An Update's function may run again
+// after a conflict; the record it writes keeps the id drawn the first time,
+// and an id drawn for an Update that then fails is a gap, never a repeat.
+type OnceID struct {
+	store storage.Store
+	name  string
+	id    uint64
+}
+
+// NewOnceID returns an OnceID for the sequence called name of store.
+func NewOnceID(store storage.Store, name string) *OnceID { return &OnceID{store: store, name: name} }
+
+// Get returns the id, drawing it on the first call.
+func (o *OnceID) Get(ctx context.Context) (uint64, error) {
+	if o.id != 0 {
+		return o.id, nil
+	}
+	q, err := o.store.Sequence(o.name)
+	if err != nil {
+		return 0, err
+	}
+	if o.id, err = q.Next(ctx); err != nil {
+		return 0, err
+	}
+	return o.id, nil
+}
