@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -26,56 +27,15 @@ func (s *Service) Dispatch(ctx context.Context) (int, error) {
 // the loop does. It returns how many events it found, the highest number
 // among them, and how many it moved (another loop may have moved some).
 func (s *Service) dispatchFrom(ctx context.Context, from uint64) (found int, hi uint64, moved int, err error) {
-	// The outbox and the subscriptions are read in a View first, so that a
-	// poll of an empty outbox writes nothing, and the Update does not open
-	// an iterator over its own pending writes (Badger sorts them for each).
-	var keys [][]byte
-	var events []Event
-	// The subscribed applications of each user and topic in the batch.
-	type audience struct {
-		user  int64
-		topic string
-	}
-	subscribers := map[audience][]Application{}
 	start := OutboxPrefix()
 	if from > 0 {
 		start = outboxKey(from)
 	}
-	err = s.store.View(ctx, func(tx storage.Tx) error {
-		keys, events = keys[:0], events[:0]
-		clear(subscribers)
-		it := tx.Iterate(storage.Range{Start: start, End: storage.PrefixEnd(OutboxPrefix())})
-		defer it.Close()
-		for ; it.Valid() && len(keys) < dispatchBatch; it.Next() {
-			v, err := it.Value()
-			if err != nil {
-				return err
-			}
-			ev, err := decodeEvent(v)
-			if err != nil {
-				// A record that cannot be read is dropped rather than
-				// blocking every event behind it.
-				ev = Event{}
-			}
-			keys = append(keys, append([]byte(nil), it.Key()...))
-			events = append(events, ev)
-			if ev.Topic != "" {
-				subscribers[audience{ev.UserID, ev.Topic}] = nil
-			}
-		}
-		for a := range subscribers {
-			apps, err := subscribed(tx, a.user, a.topic)
-			if err != nil {
-				return err
-			}
-			subscribers[a] = apps
-		}
-		return nil
-	})
-	if err != nil || len(keys) == 0 {
+	b, err := s.readOutbox(ctx, start)
+	if err != nil || len(b.keys) == 0 {
 		return 0, 0, 0, wrapInternal(err, "read outbox")
 	}
-	hi = storage.ReadKey(keys[len(keys)-1][len(OutboxPrefix()):]).Uint()
+	hi = storage.ReadKey(b.keys[len(b.keys)-1][len(OutboxPrefix()):]).Uint()
 	seq, err := s.store.Sequence(DeliverySequence)
 	if err != nil {
 		return 0, 0, 0, wrapInternal(err, "dispatch outbox")
@@ -86,25 +46,111 @@ func (s *Service) dispatchFrom(ctx context.Context, from uint64) (found int, hi 
 	// commits, the event is fanned out again later and POSTed with the same
 	// _id.
 	now := s.clock.Now()
-	var plan []planned
-	for i, ev := range events {
-		if ev.Topic == "" {
-			continue
-		}
-		for _, app := range subscribers[audience{ev.UserID, ev.Topic}] {
-			id, err := seq.Next(ctx)
-			if err != nil {
-				return 0, 0, 0, wrapInternal(err, "dispatch outbox")
-			}
-			plan = append(plan, planned{event: i, app: app, d: Delivery{ID: id, NotificationID: notificationID(ev, app.ID),
-				ApplicationID: app.ID, Event: ev, State: StatePending, NextAttempt: now}})
-		}
+	plan, err := planDeliveries(ctx, seq, b, now)
+	if err != nil {
+		return 0, 0, 0, wrapInternal(err, "dispatch outbox")
 	}
 	fan := &fanOutBatch{done: make(chan struct{})}
 	if s.queueEarly(plan, fan) {
 		s.wakeStart()
 	}
-	err = s.store.Update(ctx, func(tx storage.Tx) error {
+	moved, err = s.writeDeliveries(ctx, b.keys, plan, now)
+	fan.ok = err == nil
+	close(fan.done)
+	if err != nil {
+		return 0, 0, 0, wrapInternal(err, "dispatch outbox")
+	}
+	s.mu.Lock()
+	for _, p := range plan {
+		s.noteDue(p.d.ApplicationID, dueKey(p.d.ApplicationID, now, p.d.ID))
+	}
+	s.mu.Unlock()
+	return len(b.keys), hi, moved, nil
+}
+
+// audience is a user and topic of an event: whose applications hear it.
+type audience struct {
+	user  int64
+	topic string
+}
+
+// outboxBatch is a batch of the outbox: its keys and events, in order, and
+// the subscribed applications of each user and topic in it.
+type outboxBatch struct {
+	keys        [][]byte
+	events      []Event
+	subscribers map[audience][]Application
+}
+
+// readOutbox reads a batch of the outbox from the key start on, and who
+// subscribes to its events. The outbox and the subscriptions are read in a
+// View first, so that a poll of an empty outbox writes nothing, and the
+// Update does not open an iterator over its own pending writes (Badger sorts
+// them for each).
+func (s *Service) readOutbox(ctx context.Context, start []byte) (outboxBatch, error) {
+	b := outboxBatch{subscribers: map[audience][]Application{}}
+	err := s.store.View(ctx, func(tx storage.Tx) error {
+		b.keys, b.events = b.keys[:0], b.events[:0]
+		clear(b.subscribers)
+		it := tx.Iterate(storage.Range{Start: start, End: storage.PrefixEnd(OutboxPrefix())})
+		defer it.Close()
+		for ; it.Valid() && len(b.keys) < dispatchBatch; it.Next() {
+			v, err := it.Value()
+			if err != nil {
+				return err
+			}
+			ev, err := decodeEvent(v)
+			if err != nil {
+				// A record that cannot be read is dropped rather than
+				// blocking every event behind it.
+				ev = Event{}
+			}
+			b.keys = append(b.keys, append([]byte(nil), it.Key()...))
+			b.events = append(b.events, ev)
+			if ev.Topic != "" {
+				b.subscribers[audience{ev.UserID, ev.Topic}] = nil
+			}
+		}
+		for a := range b.subscribers {
+			apps, err := subscribed(tx, a.user, a.topic)
+			if err != nil {
+				return err
+			}
+			b.subscribers[a] = apps
+		}
+		return nil
+	})
+	return b, err
+}
+
+// planDeliveries makes the deliveries of b's events, one per subscribed
+// application, due at now, with ids drawn from seq; in the order of the
+// events, which writeDeliveries relies on.
+func planDeliveries(ctx context.Context, seq storage.Sequence, b outboxBatch, now time.Time) ([]planned, error) {
+	var plan []planned
+	for i, ev := range b.events {
+		if ev.Topic == "" {
+			continue
+		}
+		for _, app := range b.subscribers[audience{ev.UserID, ev.Topic}] {
+			id, err := seq.Next(ctx)
+			if err != nil {
+				return nil, err
+			}
+			plan = append(plan, planned{event: i, app: app, d: Delivery{ID: id, NotificationID: notificationID(ev, app.ID),
+				ApplicationID: app.ID, Event: ev, State: StatePending, NextAttempt: now}})
+		}
+	}
+	return plan, nil
+}
+
+// writeDeliveries writes the deliveries of plan and their due keys, and
+// deletes their events (keys) from the outbox, in one transaction. It
+// returns the number of events moved: one that another loop has moved
+// meanwhile is skipped with its deliveries.
+func (s *Service) writeDeliveries(ctx context.Context, keys [][]byte, plan []planned, now time.Time) (int, error) {
+	moved := 0
+	err := s.store.Update(ctx, func(tx storage.Tx) error {
 		moved = 0
 		next := 0
 		if err := storage.Prefetch(tx, keys...); err != nil {
@@ -139,17 +185,7 @@ func (s *Service) dispatchFrom(ctx context.Context, from uint64) (found int, hi 
 		}
 		return nil
 	})
-	fan.ok = err == nil
-	close(fan.done)
-	if err != nil {
-		return 0, 0, 0, wrapInternal(err, "dispatch outbox")
-	}
-	s.mu.Lock()
-	for _, p := range plan {
-		s.noteDue(p.d.ApplicationID, dueKey(p.d.ApplicationID, now, p.d.ID))
-	}
-	s.mu.Unlock()
-	return len(keys), hi, moved, nil
+	return moved, err
 }
 
 // planned is a delivery of the event at index event of a fan-out batch.
