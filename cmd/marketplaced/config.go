@@ -74,8 +74,9 @@ func (fs flags) text(p *string, name, value, usage string) {
 }
 
 // oneOf is a text flag that takes only words. The environment is held to
-// them when it is read; the command line's value is checked where it is
-// used (-clock after parsing, -log-level by Program.Run), as it always was.
+// them when it is read, and its error names them; the command line's value
+// is checked where it is used (-clock after parsing, -log-level by
+// Program.Run), whose errors name the flag.
 func (fs flags) oneOf(p *string, name, value string, words []string, usage string) {
 	fs.text(p, name, value, usage)
 	fs.words[name] = words
