@@ -6,6 +6,7 @@ package accounts
 
 import (
 	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/errs"
 	"github.com/marketplace/marketplace/geo"
 	"github.com/marketplace/marketplace/storage"
 )
@@ -28,4 +29,13 @@ type Service struct {
 // New returns the accounts service.
 func New(store storage.Store, clk clock.Clock, g *geo.Service) *Service {
 	return &Service{store: store, clock: clk, geo: g}
+}
+
+// wrapInternal gives a storage failure the Internal kind and context, and
+// passes domain errors through.
+func wrapInternal(err error, what string) error {
+	if err == nil || errs.As(err) != nil {
+		return err
+	}
+	return errs.Internalf(err, "%s", what)
 }

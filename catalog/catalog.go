@@ -114,22 +114,43 @@ type Product struct {
 	LastUpdated      string           `json:"last_updated"`
 }
 
-// ProductView is the answer of a product lookup by id: every field of the
-// spec's "Catalog product by id" table, in its order.
+// ProductView is the answer of a product lookup by id: the product after
+// the inactive rule (no pictures, pickers or main features, an empty short
+// description) with its children_ids. It encodes as the spec's "Catalog
+// product by id" table, in its order: Product's fields but last_updated,
+// with children_ids always (MarshalJSON).
 type ProductView struct {
-	ID               string           `json:"id"`
-	Status           string           `json:"status"`
-	DomainID         string           `json:"domain_id"`
-	Permalink        string           `json:"permalink"`
-	Name             string           `json:"name"`
-	BuyBoxWinner     json.RawMessage  `json:"buy_box_winner"`
-	Pickers          []Picker         `json:"pickers"`
-	Pictures         []Picture        `json:"pictures"`
-	MainFeatures     []MainFeature    `json:"main_features"`
-	Attributes       []Attribute      `json:"attributes"`
-	ShortDescription ShortDescription `json:"short_description"`
-	ParentID         string           `json:"parent_id"`
-	ChildrenIDs      []string         `json:"children_ids"`
+	Product
+}
+
+// MarshalJSON encodes v as the by-id lookup answers it. Product's encoding is
+// the stored and imported record's, which leaves out an empty children_ids
+// and ends with last_updated; the answer ends with children_ids, an empty
+// list when there are none, and has no last_updated.
+func (v ProductView) MarshalJSON() ([]byte, error) {
+	p := v.Product
+	children := p.ChildrenIDs
+	if children == nil {
+		children = []string{}
+	}
+	p.ChildrenIDs, p.LastUpdated = nil, ""
+	// HTML characters are left as they are: the encoder that called this
+	// method escapes them or not, as it was told.
+	b, err := encodeJSON(p)
+	if err != nil {
+		return nil, err
+	}
+	const tail = `"last_updated":""}`
+	if !bytes.HasSuffix(b, []byte(tail)) {
+		return nil, fmt.Errorf("encode product %s: unexpected tail", p.ID)
+	}
+	c, err := encodeJSON(children)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b[:len(b)-len(tail)], `"children_ids":`...)
+	b = append(b, c...)
+	return append(b, '}'), nil
 }
 
 // Image is one element of images in the domain product list.
@@ -391,12 +412,8 @@ func childrenOf(tx storage.Tx, parentID string) ([]string, error) {
 
 // view applies the inactive rule and fills the arrays that are never null.
 func (p Product) view() ProductView {
-	v := ProductView{
-		ID: p.ID, Status: p.Status, DomainID: p.DomainID, Permalink: p.Permalink, Name: p.Name,
-		BuyBoxWinner: p.BuyBoxWinner, Pickers: p.Pickers, Pictures: p.Pictures, MainFeatures: p.MainFeatures,
-		Attributes: p.Attributes, ShortDescription: p.ShortDescription, ParentID: p.ParentID,
-		ChildrenIDs: p.ChildrenIDs,
-	}
+	v := ProductView{p}
+	v.LastUpdated = ""
 	if len(v.BuyBoxWinner) == 0 {
 		v.BuyBoxWinner = nil
 	}

@@ -9,21 +9,21 @@ import (
 
 func TestFlags_CORSOriginIsOffByDefaultRepeatableAndCommaSeparatedInTheEnvironment(t *testing.T) {
 	c, err := parseFlags(nil, io.Discard)
-	if err != nil || len(c.corsOrigins.origins) != 0 {
-		t.Fatalf("default: %v %v", c.corsOrigins.origins, err)
+	if err != nil || len(c.CORSOrigins) != 0 {
+		t.Fatalf("default: %v %v", c.CORSOrigins, err)
 	}
 	c, err = parseFlags([]string{"-cors-origin", "https://app.example.com", "-cors-origin", "http://localhost:5173"}, io.Discard)
-	if err != nil || !slices.Equal(c.corsOrigins.origins, []string{"https://app.example.com", "http://localhost:5173"}) {
-		t.Fatalf("repeated flag: %v %v", c.corsOrigins.origins, err)
+	if err != nil || !slices.Equal(c.CORSOrigins, []string{"https://app.example.com", "http://localhost:5173"}) {
+		t.Fatalf("repeated flag: %v %v", c.CORSOrigins, err)
 	}
 	t.Setenv("MARKETPLACE_CORS_ORIGIN", "https://a.example, https://b.example")
 	c, err = parseFlags(nil, io.Discard)
-	if err != nil || !slices.Equal(c.corsOrigins.origins, []string{"https://a.example", "https://b.example"}) {
-		t.Fatalf("environment: %v %v", c.corsOrigins.origins, err)
+	if err != nil || !slices.Equal(c.CORSOrigins, []string{"https://a.example", "https://b.example"}) {
+		t.Fatalf("environment: %v %v", c.CORSOrigins, err)
 	}
 	c, err = parseFlags([]string{"-cors-origin", "*"}, io.Discard)
-	if err != nil || !slices.Equal(c.corsOrigins.origins, []string{"*"}) {
-		t.Fatalf("the command line should replace the environment's origins: %v %v", c.corsOrigins.origins, err)
+	if err != nil || !slices.Equal(c.CORSOrigins, []string{"*"}) {
+		t.Fatalf("the command line should replace the environment's origins: %v %v", c.CORSOrigins, err)
 	}
 }
 

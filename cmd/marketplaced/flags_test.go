@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"io"
 	"strings"
 	"testing"
@@ -13,7 +14,7 @@ func TestFlags_Defaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.addr != "127.0.0.1:8080" || c.data != "./marketplace-data" || c.memory || c.demo || c.clockMode != "wall" || c.operatorToken != "" {
+	if c.Addr != "127.0.0.1:8080" || c.Data != "./marketplace-data" || c.Memory || c.Demo || c.Clock != "wall" || c.OperatorToken != "" {
 		t.Fatalf("defaults: %+v", c)
 	}
 }
@@ -26,10 +27,10 @@ func TestFlags_EnvironmentSetsFlagsAndTheCommandLineWins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.addr != "127.0.0.1:7777" {
-		t.Fatalf("command line should win: %s", c.addr)
+	if c.Addr != "127.0.0.1:7777" {
+		t.Fatalf("command line should win: %s", c.Addr)
 	}
-	if c.operatorToken != "from-env-token" || !c.memory {
+	if c.OperatorToken != "from-env-token" || !c.Memory {
 		t.Fatalf("environment ignored: %+v", c)
 	}
 }
@@ -89,15 +90,15 @@ func TestFlags_PostgresAloneKeepsTheDefaultDataFolderUnused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.postgres != "postgres://app@db.example/market" || storageName(c) != "postgres:postgres://app@db.example:5432/market" {
-		t.Fatalf("postgres %q, storage %q", c.postgres, storageName(c))
+	if c.Postgres != "postgres://app@db.example/market" || storageName(c) != "postgres:postgres://app@db.example:5432/market" {
+		t.Fatalf("postgres %q, storage %q", c.Postgres, storageName(c))
 	}
 	t.Setenv("MARKETPLACE_POSTGRES", "postgres://env@db.example/market")
-	if c, err = parseFlags(nil, io.Discard); err != nil || c.postgres != "postgres://env@db.example/market" {
-		t.Fatalf("MARKETPLACE_POSTGRES: %q %v", c.postgres, err)
+	if c, err = parseFlags(nil, io.Discard); err != nil || c.Postgres != "postgres://env@db.example/market" {
+		t.Fatalf("MARKETPLACE_POSTGRES: %q %v", c.Postgres, err)
 	}
-	if c, err = parseFlags([]string{"-postgres", "postgres://flag@db.example/market"}, io.Discard); err != nil || c.postgres != "postgres://flag@db.example/market" {
-		t.Fatalf("the command line should win: %q %v", c.postgres, err)
+	if c, err = parseFlags([]string{"-postgres", "postgres://flag@db.example/market"}, io.Discard); err != nil || c.Postgres != "postgres://flag@db.example/market" {
+		t.Fatalf("the command line should win: %q %v", c.Postgres, err)
 	}
 }
 
@@ -121,7 +122,7 @@ func TestStorageName_NeverShowsThePassword(t *testing.T) {
 		{"postgres://app:s3cret@[::1", "postgres:(unreadable URL)"},
 	}
 	for _, c := range cases {
-		got := storageName(config{postgres: c.url})
+		got := storageName(Config{Postgres: c.url})
 		if strings.Contains(got, "s3") || got != c.want {
 			t.Errorf("%s: %q; want %q", c.url, got, c.want)
 		}
@@ -135,4 +136,14 @@ func TestFlags_UnreadablePostgresURLIsAUsageErrorThatMasksThePassword(t *testing
 			t.Errorf("%s: err = %v; want a usage error without the password", url, err)
 		}
 	}
+}
+
+func TestFlags_EveryFlagSaysWhatItsEnvironmentVariableAccepts(t *testing.T) {
+	var c Config
+	fs := newFlags(&c, &originList{origins: &c.CORSOrigins}, io.Discard)
+	fs.VisitAll(func(f *flag.Flag) {
+		if fs.accepts[f.Name] == "" {
+			t.Errorf("-%s was declared without saying what it accepts", f.Name)
+		}
+	})
 }

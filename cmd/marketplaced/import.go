@@ -26,7 +26,7 @@ func runImport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if len(rest) != 1 {
 		return usagef("usage: marketplaced import [-data DIR | -postgres URL] FILE")
 	}
-	if c.memory {
+	if c.Memory {
 		return usagef("import: -memory would import into a store that ends with the command; use -data or -postgres")
 	}
 	var in io.Reader = stdin

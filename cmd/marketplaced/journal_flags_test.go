@@ -10,8 +10,8 @@ func TestFlags_JournalAndFaultSeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.journal != 1000 || c.faultSeed != 0 {
-		t.Fatalf("defaults: journal %d, fault seed %d", c.journal, c.faultSeed)
+	if c.Journal != 1000 || c.FaultSeed != 0 {
+		t.Fatalf("defaults: journal %d, fault seed %d", c.Journal, c.FaultSeed)
 	}
 	t.Setenv("MARKETPLACE_JOURNAL", "0")
 	t.Setenv("MARKETPLACE_FAULT_SEED", "42")
@@ -19,8 +19,8 @@ func TestFlags_JournalAndFaultSeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.journal != 0 || c.faultSeed != 42 {
-		t.Fatalf("environment ignored: journal %d, fault seed %d", c.journal, c.faultSeed)
+	if c.Journal != 0 || c.FaultSeed != 42 {
+		t.Fatalf("environment ignored: journal %d, fault seed %d", c.Journal, c.FaultSeed)
 	}
 	for _, args := range [][]string{{"-journal", "-1"}, {"-fault-seed", "-3"}, {"-journal", "many"}} {
 		if _, err := parseFlags(args, io.Discard); err == nil {

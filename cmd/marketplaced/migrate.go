@@ -48,7 +48,7 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if len(extra) > 0 {
 		return usagef("usage: marketplaced migrate [-dry-run] [-data DIR | -postgres URL]")
 	}
-	if c.memory {
+	if c.Memory {
 		return usagef("migrate: -memory holds no data to migrate; use -data or -postgres")
 	}
 	st, err := openStore(ctx, c)

@@ -16,8 +16,8 @@ func TestNotifyFlags_DefaultsRefusePrivateCallbacksAndTime500ms(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.allowPrivateCallbacks || c.notifyTimeout != 500*time.Millisecond || notify.DefaultTimeout != 500*time.Millisecond {
-		t.Fatalf("allow-private-callbacks %v, notification-timeout %s", c.allowPrivateCallbacks, c.notifyTimeout)
+	if c.AllowPrivateCallbacks || c.NotificationTimeout != 500*time.Millisecond || notify.DefaultTimeout != 500*time.Millisecond {
+		t.Fatalf("allow-private-callbacks %v, notification-timeout %s", c.AllowPrivateCallbacks, c.NotificationTimeout)
 	}
 }
 
@@ -26,8 +26,8 @@ func TestNotifyFlags_SetByCommandLineOrEnvironmentAndTheCommandLineWins(t *testi
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !c.allowPrivateCallbacks || c.notifyTimeout != 2*time.Second {
-		t.Fatalf("command line: %v %s", c.allowPrivateCallbacks, c.notifyTimeout)
+	if !c.AllowPrivateCallbacks || c.NotificationTimeout != 2*time.Second {
+		t.Fatalf("command line: %v %s", c.AllowPrivateCallbacks, c.NotificationTimeout)
 	}
 
 	t.Setenv("MARKETPLACE_ALLOW_PRIVATE_CALLBACKS", "true")
@@ -36,15 +36,15 @@ func TestNotifyFlags_SetByCommandLineOrEnvironmentAndTheCommandLineWins(t *testi
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !c.allowPrivateCallbacks || c.notifyTimeout != 750*time.Millisecond {
-		t.Fatalf("environment: %v %s", c.allowPrivateCallbacks, c.notifyTimeout)
+	if !c.AllowPrivateCallbacks || c.NotificationTimeout != 750*time.Millisecond {
+		t.Fatalf("environment: %v %s", c.AllowPrivateCallbacks, c.NotificationTimeout)
 	}
 	c, err = parseFlags([]string{"-allow-private-callbacks=false", "-notification-timeout", "3s"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.allowPrivateCallbacks || c.notifyTimeout != 3*time.Second {
-		t.Fatalf("the command line should win: %v %s", c.allowPrivateCallbacks, c.notifyTimeout)
+	if c.AllowPrivateCallbacks || c.NotificationTimeout != 3*time.Second {
+		t.Fatalf("the command line should win: %v %s", c.AllowPrivateCallbacks, c.NotificationTimeout)
 	}
 }
 

@@ -73,11 +73,11 @@ func TestFlags_OperationsFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !c.metrics || c.metricsAddr != "127.0.0.1:9100" || c.pprof != "127.0.0.1:6060" || !c.validateRequests {
+	if !c.Metrics || c.MetricsAddr != "127.0.0.1:9100" || c.Pprof != "127.0.0.1:6060" || !c.ValidateRequests {
 		t.Fatalf("%+v", c)
 	}
 	t.Setenv("MARKETPLACE_METRICS", "false")
-	if c, _ := parseFlags(nil, io.Discard); c.metrics {
+	if c, _ := parseFlags(nil, io.Discard); c.Metrics {
 		t.Error("MARKETPLACE_METRICS=false left the metrics on")
 	}
 }
