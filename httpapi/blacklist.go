@@ -9,14 +9,6 @@ import (
 	"github.com/marketplace/marketplace/questions"
 )
 
-// blacklistRoutes registers the questions blacklist of a seller. The seller
-// is the path's user_id, the name shared by every /users/:user_id route.
-func (s *Server) blacklistRoutes() {
-	s.handle(http.MethodPost, "/users/:user_id/questions_blacklist", s.user(s.handleBlock))
-	s.handle(http.MethodGet, "/users/:user_id/questions_blacklist", s.user(s.handleBlacklist))
-	s.handle(http.MethodDelete, "/users/:user_id/questions_blacklist/:blocked_id", s.user(s.handleUnblock))
-}
-
 // blockRequest is the body of POST /users/:user_id/questions_blacklist.
 type blockRequest struct {
 	UserID *int64 `json:"user_id"`

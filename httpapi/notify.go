@@ -10,15 +10,6 @@ import (
 	"github.com/marketplace/marketplace/notify"
 )
 
-// notifyRoutes registers the routes of applications and missed feeds.
-func (s *Server) notifyRoutes() {
-	s.handle(http.MethodPost, "/operator/applications", s.operator(s.handleCreateApplication))
-	s.handle(http.MethodGet, "/operator/applications/:app_id", s.operator(s.handleGetApplication))
-	s.handle(http.MethodPut, "/operator/applications/:app_id", s.operator(s.handleUpdateApplication))
-	s.handle(http.MethodGet, "/operator/applications/:app_id/deliveries", s.operator(s.handleListDeliveries))
-	s.handle(http.MethodGet, "/missed_feeds", s.user(s.handleMissedFeeds))
-}
-
 // handleCreateApplication answers POST /operator/applications.
 func (s *Server) handleCreateApplication(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	var in notify.NewApplication

@@ -19,20 +19,6 @@ import (
 	"github.com/marketplace/marketplace/oauth"
 )
 
-// oauthRoutes registers the OAuth 2 routes: the authorization page, the
-// token endpoint, the operator's grant and client secret, and test users.
-func (s *Server) oauthRoutes() {
-	s.handle(http.MethodGet, "/authorization", s.handleAuthorizationPage)
-	s.handle(http.MethodPost, "/authorization", s.handleAuthorizationSubmit)
-	s.handle(http.MethodPost, "/oauth/token", s.handleToken)
-	s.handle(http.MethodPost, "/operator/authorizations", s.operator(s.handleOperatorAuthorize))
-	s.handle(http.MethodPost, "/operator/applications/:app_id/secret", s.operator(s.handleRotateClientSecret))
-	// httprouter cannot hold POST /users/test_user beside POST
-	// /users/:user_id/questions_blacklist: the parameter route takes the
-	// static name.
-	s.handle(http.MethodPost, "/users/:user_id", s.user(s.handlePostUser))
-}
-
 // handlePostUser answers POST /users/test_user; any other POST
 // /users/:user_id is no route.
 func (s *Server) handlePostUser(w http.ResponseWriter, r *http.Request, p httprouter.Params, caller int64) error {

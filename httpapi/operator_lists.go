@@ -12,16 +12,6 @@ import (
 	"github.com/marketplace/marketplace/stock"
 )
 
-// operatorListRoutes registers the operator's lists of what the store
-// holds: the public API has no route that lists every user or every
-// application, and only a seller may list its own items and stores.
-func (s *Server) operatorListRoutes() {
-	s.handle(http.MethodGet, "/operator/users", s.operator(s.handleOperatorListUsers))
-	s.handle(http.MethodGet, "/operator/users/:user_id/stores", s.operator(s.handleOperatorListStores))
-	s.handle(http.MethodGet, "/operator/items", s.operator(s.handleOperatorListItems))
-	s.handle(http.MethodGet, "/operator/applications", s.operator(s.handleOperatorListApplications))
-}
-
 // listResponse is the answer of the operator lists: the paging object of
 // every list of the API, and the records of the page.
 type listResponse[T any] struct {

@@ -14,20 +14,6 @@ import (
 	"github.com/marketplace/marketplace/questions"
 )
 
-// questionRoutes registers the routes of questions, answers, blacklists and
-// moderation. GET /questions/search and GET /questions/:question_id share a
-// position, which httprouter cannot hold: the parameter route is registered
-// once and handleQuestionOrSearch dispatches the name "search".
-func (s *Server) questionRoutes() {
-	s.handle(http.MethodGet, "/questions/:question_id", s.optionalUser(s.handleQuestionOrSearch))
-	s.handle(http.MethodPost, "/questions", s.user(s.handleAsk))
-	s.handle(http.MethodDelete, "/questions/:question_id", s.user(s.handleDeleteQuestion))
-	s.handle(http.MethodPost, "/answers", s.user(s.handleAnswer))
-	s.handle(http.MethodPost, "/my/questions/hidden", s.user(s.handleHideQuestions))
-	s.handle(http.MethodPut, "/operator/questions/:question_id", s.operator(s.handleModerateQuestion))
-	s.blacklistRoutes()
-}
-
 // handleQuestionOrSearch answers GET /questions/search and
 // GET /questions/:question_id: the one place where the name "search" is told
 // apart from a question id.

@@ -20,6 +20,7 @@ import (
 
 	"github.com/marketplace/marketplace"
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/faults"
 	"github.com/marketplace/marketplace/httpapi/openapi"
 	"github.com/marketplace/marketplace/journal"
 	"github.com/marketplace/marketplace/metrics"
@@ -125,13 +126,13 @@ func New(m *marketplace.Marketplace, cfg Config) *Server {
 	r.RedirectFixedPath = false
 	r.HandleMethodNotAllowed = true
 	r.NotFound = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		s.logged(w, req, "", s.unmatched, func(w http.ResponseWriter) {
+		s.logged(w, req, "", journaledPath(req.URL.Path), s.unmatched, func(w http.ResponseWriter) {
 			s.writeError(w, req, &httpError{status: http.StatusNotFound, code: "not_found",
 				message: fmt.Sprintf("Resource %s %s not found", req.Method, req.URL.Path)})
 		})
 	})
 	r.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		s.logged(w, req, "", s.unmatched, func(w http.ResponseWriter) {
+		s.logged(w, req, "", journaledPath(req.URL.Path), s.unmatched, func(w http.ResponseWriter) {
 			s.writeError(w, req, &httpError{status: http.StatusMethodNotAllowed, code: "method_not_allowed",
 				message: fmt.Sprintf("Method %s not allowed on %s", req.Method, req.URL.Path)})
 		})
@@ -141,7 +142,7 @@ func New(m *marketplace.Marketplace, cfg Config) *Server {
 	// path (already in the Allow header) are also the body. A CORS preflight
 	// from an allowed origin gets the CORS answer instead.
 	r.GlobalOPTIONS = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		s.logged(w, req, "", s.unmatched, func(w http.ResponseWriter) {
+		s.logged(w, req, "", journaledPath(req.URL.Path), s.unmatched, func(w http.ResponseWriter) {
 			if s.isPreflight(req) {
 				writePreflight(w, req)
 				return
@@ -154,7 +155,9 @@ func New(m *marketplace.Marketplace, cfg Config) *Server {
 		s.writeError(w, req, &httpError{status: http.StatusInternalServerError, code: "internal_error", message: "Internal server error"})
 	}
 	s.router = r
-	s.routes()
+	for _, rt := range s.routeTable() {
+		s.handle(rt)
+	}
 	s.handler = r
 	if s.cors != nil {
 		s.handler = s.withCORS(r)
@@ -173,25 +176,37 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request, p httprouter.Param
 // optional-auth route).
 type authedFunc func(w http.ResponseWriter, r *http.Request, p httprouter.Params, caller int64) error
 
-// handle registers h for method and path, with one log line per request.
-func (s *Server) handle(method, path string, h handlerFunc) {
-	s.registered = append(s.registered, Route{Method: method, Path: path})
-	tmpl, statics, faultable := s.routeTemplate(method, path)
-	rm := s.cfg.Metrics.Route(method, path)
-	s.router.Handle(method, path, func(w http.ResponseWriter, r *http.Request, p httprouter.Params) {
-		s.logged(w, r, path, rm, func(w http.ResponseWriter) {
+// handle registers rt on the router, with the stages its row asks for.
+func (s *Server) handle(rt route) {
+	if rt.bare != nil {
+		s.router.Handle(rt.method, rt.path, rt.bare)
+		return
+	}
+	s.registered = append(s.registered, Route{Method: rt.method, Path: rt.path})
+	path, tmpl, statics := rt.path, specTemplate(rt.path), rt.statics
+	if rt.faulted {
+		s.routeKeys[faults.TemplateKey(tmpl)] = true
+		for _, st := range statics {
+			s.routeKeys[st] = true
+		}
+	}
+	h := s.authorize(rt.endpoint)
+	rm := s.cfg.Metrics.Route(rt.method, rt.metric)
+	gated, faulted, journaled := rt.gated, rt.faulted, rt.journaled
+	s.router.Handle(rt.method, path, func(w http.ResponseWriter, r *http.Request, p httprouter.Params) {
+		s.logged(w, r, path, journaled, rm, func(w http.ResponseWriter) {
 			rec := w.(*statusRecorder)
 			rec.route = requestTemplate(tmpl, statics, r.URL.Path)
-			defer s.enterState(path)()
+			if gated {
+				defer s.enterState()()
+			}
 			if s.cfg.ManualClock != nil {
 				// Another server on the store may have moved the shared
 				// manual clock; a failure here is the request's own to
 				// meet, with the storage's error.
 				_ = s.m.SyncClock(r.Context())
 			}
-			// Operator routes are never faulted, so that a test can always
-			// take its faults away.
-			if faultable && s.m.Faults.Active() && s.fault(rec, r) {
+			if faulted && s.m.Faults.Active() && s.fault(rec, r) {
 				return
 			}
 			if err := h(w, r, p); err != nil {
@@ -237,14 +252,11 @@ func (w *statusRecorder) Write(b []byte) (int, error) {
 // handler only for the length of the call, which keeps no reference to it.
 var recorderPool = sync.Pool{New: func() any { return new(statusRecorder) }}
 
-func (s *Server) logged(w http.ResponseWriter, r *http.Request, route string, rm *metrics.Route, serve func(http.ResponseWriter)) {
+func (s *Server) logged(w http.ResponseWriter, r *http.Request, route string, journaled bool, rm *metrics.Route, serve func(http.ResponseWriter)) {
 	// The log line costs allocations (its attributes); a discarding logger
 	// should not pay for them, nor for reading the clock.
 	logOn := s.logger.Enabled(r.Context(), slog.LevelInfo)
-	// The operator's own requests are left out of the journal, so that a
-	// test reading it does not find its reads there; so are the scrapes of
-	// the metrics, which would push a test's requests out.
-	journalOn := s.journal.Enabled() && !strings.HasPrefix(r.URL.Path, "/operator/") && r.URL.Path != "/metrics"
+	journalOn := journaled && s.journal.Enabled()
 	var start time.Time
 	var at time.Time
 	if logOn || journalOn || rm != nil {
@@ -311,6 +323,20 @@ func hasCredentials(r *http.Request) bool {
 
 var errNoToken = &httpError{status: http.StatusUnauthorized, code: "unauthorized",
 	message: "Missing access token: send Authorization: Bearer <token>"}
+
+// authorize wraps e's handler in the check of who may call it.
+func (s *Server) authorize(e endpoint) handlerFunc {
+	switch e.who {
+	case anyoneWithToken:
+		return s.optionalUser(e.ah)
+	case aUser:
+		return s.user(e.ah)
+	case theOperator:
+		return s.operator(e.h)
+	default:
+		return e.h
+	}
+}
 
 // user requires a user token.
 func (s *Server) user(h authedFunc) handlerFunc {
