@@ -5,7 +5,6 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	"github.com/marketplace/marketplace/errs"
 	"github.com/marketplace/marketplace/questions"
 )
 
@@ -70,11 +69,11 @@ func (s *Server) handleUnblock(w http.ResponseWriter, r *http.Request, p httprou
 	if err != nil {
 		return err
 	}
-	user, err := int64Param(p, "blocked_id")
+	// The spec names this segment {user_id}; httprouter needs another name
+	// beside the seller's :user_id.
+	user, err := positiveInt("user_id", p.ByName("blocked_id"))
 	if err != nil {
-		// The spec names this segment {user_id}; httprouter needs another
-		// name beside the seller's :user_id.
-		return errs.Invalidf("Invalid user_id: %s. It must be a positive integer", p.ByName("blocked_id"))
+		return err
 	}
 	if err := s.m.Questions.Unblock(r.Context(), caller, seller, user); err != nil {
 		return err

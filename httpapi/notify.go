@@ -2,11 +2,9 @@ package httpapi
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/julienschmidt/httprouter"
 
-	"github.com/marketplace/marketplace/errs"
 	"github.com/marketplace/marketplace/notify"
 )
 
@@ -94,13 +92,9 @@ type missedFeedsResponse struct {
 // for the application's owner.
 func (s *Server) handleMissedFeeds(w http.ResponseWriter, r *http.Request, _ httprouter.Params, caller int64) error {
 	q := r.URL.Query()
-	raw := q.Get("app_id")
-	if raw == "" {
-		return errs.Invalidf("The parameter [app_id] is required")
-	}
-	appID, err := strconv.ParseInt(raw, 10, 64)
-	if err != nil || appID <= 0 {
-		return errs.Invalidf("Invalid app_id: %s. It must be a positive integer", raw)
+	appID, err := requiredIDQuery(r, "app_id")
+	if err != nil {
+		return err
 	}
 	pg, err := readPage(r, notify.MissedFeedsDefaultLimit)
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/julienschmidt/httprouter"
@@ -234,8 +233,8 @@ func (s *Server) signIn(r *http.Request, form url.Values) (int64, error) {
 		if s.cfg.OperatorToken == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.OperatorToken)) != 1 {
 			return 0, errs.Unauthorizedf("Invalid operator token")
 		}
-		id, err := strconv.ParseInt(strings.TrimSpace(form.Get("user_id")), 10, 64)
-		if err != nil || id <= 0 {
+		id, ok := positive(strings.TrimSpace(form.Get("user_id")))
+		if !ok {
 			return 0, errs.Invalidf("Invalid user_id: it must be a positive integer")
 		}
 		if _, err := s.m.Accounts.User(r.Context(), id); err != nil {

@@ -2,11 +2,9 @@ package httpapi
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/julienschmidt/httprouter"
 
-	"github.com/marketplace/marketplace/errs"
 	"github.com/marketplace/marketplace/notify"
 	listpaging "github.com/marketplace/marketplace/paging"
 	"github.com/marketplace/marketplace/stock"
@@ -99,18 +97,4 @@ func (s *Server) handleOperatorListApplications(w http.ResponseWriter, r *http.R
 	}
 	s.writeJSON(w, http.StatusOK, newListResponse(pg, total, apps))
 	return nil
-}
-
-// requiredIDQuery reads a positive integer query parameter that must be
-// there, with the messages of the missed feeds' app_id.
-func requiredIDQuery(r *http.Request, name string) (int64, error) {
-	raw := r.URL.Query().Get(name)
-	if raw == "" {
-		return 0, errs.Invalidf("The parameter [%s] is required", name)
-	}
-	n, err := strconv.ParseInt(raw, 10, 64)
-	if err != nil || n <= 0 {
-		return 0, errs.Invalidf("Invalid %s: %s. It must be a positive integer", name, raw)
-	}
-	return n, nil
 }

@@ -76,11 +76,11 @@ type route struct {
 	bare httprouter.Handle
 }
 
-func get(path string, e endpoint) route    { return newRoute(http.MethodGet, path, e) }
-func head(path string, e endpoint) route   { return newRoute(http.MethodHead, path, e) }
-func post(path string, e endpoint) route   { return newRoute(http.MethodPost, path, e) }
-func put(path string, e endpoint) route    { return newRoute(http.MethodPut, path, e) }
-func del(path string, e endpoint) route    { return newRoute(http.MethodDelete, path, e) }
+func get(path string, e endpoint) route  { return newRoute(http.MethodGet, path, e) }
+func head(path string, e endpoint) route { return newRoute(http.MethodHead, path, e) }
+func post(path string, e endpoint) route { return newRoute(http.MethodPost, path, e) }
+func put(path string, e endpoint) route  { return newRoute(http.MethodPut, path, e) }
+func del(path string, e endpoint) route  { return newRoute(http.MethodDelete, path, e) }
 func bare(path string, h httprouter.Handle) route {
 	return route{method: http.MethodGet, path: path, bare: h}
 }

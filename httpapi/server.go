@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -384,16 +383,6 @@ func (s *Server) operator(h handlerFunc) handlerFunc {
 		}
 		return errs.Forbiddenf("Operator routes need the operator token")
 	}
-}
-
-// int64Param reads an integer path parameter.
-func int64Param(p httprouter.Params, name string) (int64, error) {
-	raw := p.ByName(name)
-	n, err := strconv.ParseInt(raw, 10, 64)
-	if err != nil || n <= 0 {
-		return 0, errs.Invalidf("Invalid %s: %s. It must be a positive integer", name, raw)
-	}
-	return n, nil
 }
 
 // Run serves on addr until ctx ends, then shuts down gracefully, letting
