@@ -2,12 +2,23 @@ package httpapi
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/marketplace/marketplace/faults"
 )
+
+// Route is one registered route: its method and its path in httprouter's
+// syntax (/items/:item_id).
+type Route struct {
+	Method, Path string
+}
+
+// Routes returns every route the server registers, in registration order,
+// so that tests and documents can be checked against the router itself.
+func (s *Server) Routes() []Route { return slices.Clone(s.registered) }
 
 // access is who may call a route.
 type access uint8

@@ -5,12 +5,9 @@ package httpapi
 
 import (
 	"bytes"
-	"context"
-	"crypto/subtle"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -18,7 +15,6 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/marketplace/marketplace"
-	"github.com/marketplace/marketplace/errs"
 	"github.com/marketplace/marketplace/faults"
 	"github.com/marketplace/marketplace/httpapi/openapi"
 	"github.com/marketplace/marketplace/journal"
@@ -83,16 +79,6 @@ type Server struct {
 	// unmatched counts the answers of no route (404, 405, OPTIONS).
 	unmatched *metrics.Route
 }
-
-// Route is one registered route: its method and its path in httprouter's
-// syntax (/items/:item_id).
-type Route struct {
-	Method, Path string
-}
-
-// Routes returns every route the server registers, in registration order,
-// so that tests and documents can be checked against the router itself.
-func (s *Server) Routes() []Route { return slices.Clone(s.registered) }
 
 // New returns a server over m.
 func New(m *marketplace.Marketplace, cfg Config) *Server {
@@ -302,119 +288,4 @@ func (s *Server) logged(w http.ResponseWriter, r *http.Request, route string, jo
 		return
 	}
 	serve(rec)
-}
-
-// token returns the access token of r: the Authorization header's bearer
-// token, else the older access_token query parameter.
-func token(r *http.Request) string {
-	if h := r.Header.Get("Authorization"); h != "" {
-		if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
-			return strings.TrimSpace(h[7:])
-		}
-		return ""
-	}
-	return r.URL.Query().Get("access_token")
-}
-
-func hasCredentials(r *http.Request) bool {
-	return r.Header.Get("Authorization") != "" || r.URL.Query().Has("access_token")
-}
-
-var errNoToken = &httpError{status: http.StatusUnauthorized, code: "unauthorized",
-	message: "Missing access token: send Authorization: Bearer <token>"}
-
-// authorize wraps e's handler in the check of who may call it.
-func (s *Server) authorize(e endpoint) handlerFunc {
-	switch e.who {
-	case anyoneWithToken:
-		return s.optionalUser(e.ah)
-	case aUser:
-		return s.user(e.ah)
-	case theOperator:
-		return s.operator(e.h)
-	default:
-		return e.h
-	}
-}
-
-// user requires a user token.
-func (s *Server) user(h authedFunc) handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
-		if !hasCredentials(r) {
-			return errNoToken
-		}
-		caller, err := s.m.Accounts.Authenticate(r.Context(), token(r))
-		if err != nil {
-			return err
-		}
-		noteCaller(w, r, caller)
-		return h(w, r, p, caller)
-	}
-}
-
-// optionalUser accepts anonymous calls (caller 0); credentials that are sent
-// must be valid.
-func (s *Server) optionalUser(h authedFunc) handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
-		if !hasCredentials(r) {
-			return h(w, r, p, 0)
-		}
-		caller, err := s.m.Accounts.Authenticate(r.Context(), token(r))
-		if err != nil {
-			return err
-		}
-		noteCaller(w, r, caller)
-		return h(w, r, p, caller)
-	}
-}
-
-// operator requires the operator token; a user token gets 403.
-func (s *Server) operator(h handlerFunc) handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
-		if !hasCredentials(r) {
-			return errNoToken
-		}
-		tok := token(r)
-		if s.cfg.OperatorToken != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.OperatorToken)) == 1 {
-			return h(w, r, p)
-		}
-		if _, err := s.m.Accounts.Authenticate(r.Context(), tok); err != nil {
-			return err
-		}
-		return errs.Forbiddenf("Operator routes need the operator token")
-	}
-}
-
-// Run serves on addr until ctx ends, then shuts down gracefully, letting
-// in-flight requests finish for up to drain.
-func Run(ctx context.Context, addr string, h http.Handler, drain time.Duration, ready func(addr string)) error {
-	srv := &http.Server{
-		Addr:              addr,
-		Handler:           h,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-	}
-	ln, err := listen(addr)
-	if err != nil {
-		return err
-	}
-	if ready != nil {
-		ready(ln.Addr().String())
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), drain)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
-	}
-	return nil
 }
