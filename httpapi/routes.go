@@ -16,8 +16,9 @@ type Route struct {
 	Method, Path string
 }
 
-// Routes returns every route the server registers, in registration order,
-// so that tests and documents can be checked against the router itself.
+// Routes returns every route of the API, in registration order, so that
+// tests and documents can be checked against the router itself. The
+// operator console's pages are on the router but are not API routes.
 func (s *Server) Routes() []Route { return slices.Clone(s.registered) }
 
 // access is who may call a route.
@@ -80,7 +81,9 @@ type route struct {
 	faulted bool
 	// journaled: the request journal records it (see journaledPath).
 	journaled bool
-	// metric is the route's label in the metrics.
+	// metric is the route's label in the metrics: its path in the router's
+	// syntax, so that one route is one series whatever ids it is called
+	// with.
 	metric string
 	// bare routes are served by the router as they are: no log line, no
 	// metrics, no gate, no faults, no journal, and not in Routes.

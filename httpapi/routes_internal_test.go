@@ -168,7 +168,7 @@ type docRoute struct{ file, method, path string }
 
 var (
 	// A table row's first cell: "| `GET /items/{id}` |", "| `GET`, `PUT /x` |".
-	rowCell = regexp.MustCompile("^\\|([^|]*)\\|")
+	rowCell = regexp.MustCompile(`^\|([^|]*)\|`)
 	// A row whose method and paths have a cell each: "| GET | /sites, /sites/{id}[/x] |".
 	methodRow = regexp.MustCompile(`^\| *(GET|HEAD|POST|PUT|DELETE) *\|([^|]*)\|`)
 	codeSpan  = regexp.MustCompile("`([^`]*)`")
