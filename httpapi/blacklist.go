@@ -5,17 +5,8 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	"github.com/marketplace/marketplace/errs"
 	"github.com/marketplace/marketplace/questions"
 )
-
-// blacklistRoutes registers the questions blacklist of a seller. The seller
-// is the path's user_id, the name shared by every /users/:user_id route.
-func (s *Server) blacklistRoutes() {
-	s.handle(http.MethodPost, "/users/:user_id/questions_blacklist", s.user(s.handleBlock))
-	s.handle(http.MethodGet, "/users/:user_id/questions_blacklist", s.user(s.handleBlacklist))
-	s.handle(http.MethodDelete, "/users/:user_id/questions_blacklist/:blocked_id", s.user(s.handleUnblock))
-}
 
 // blockRequest is the body of POST /users/:user_id/questions_blacklist.
 type blockRequest struct {
@@ -78,11 +69,11 @@ func (s *Server) handleUnblock(w http.ResponseWriter, r *http.Request, p httprou
 	if err != nil {
 		return err
 	}
-	user, err := int64Param(p, "blocked_id")
+	// The spec names this segment {user_id}; httprouter needs another name
+	// beside the seller's :user_id.
+	user, err := positiveInt("user_id", p.ByName("blocked_id"))
 	if err != nil {
-		// The spec names this segment {user_id}; httprouter needs another
-		// name beside the seller's :user_id.
-		return errs.Invalidf("Invalid user_id: %s. It must be a positive integer", p.ByName("blocked_id"))
+		return err
 	}
 	if err := s.m.Questions.Unblock(r.Context(), caller, seller, user); err != nil {
 		return err

@@ -7,14 +7,6 @@ import (
 	"github.com/julienschmidt/httprouter"
 )
 
-// catalogRoutes registers the routes of domains and catalog products: public
-// reads, as in the public API (a token that is sent must be valid).
-func (s *Server) catalogRoutes() {
-	s.handle(http.MethodGet, "/sites/:site_id/domains", s.optionalUser(s.handleSiteDomains))
-	s.handle(http.MethodGet, "/catalog_domains/:domain_id/products", s.optionalUser(s.handleDomainProducts))
-	s.handle(http.MethodGet, "/products/:product_id", s.optionalUser(s.handleProduct))
-}
-
 // handleSiteDomains answers GET /sites/:site_id/domains with an array of
 // {id, name}.
 func (s *Server) handleSiteDomains(w http.ResponseWriter, r *http.Request, p httprouter.Params, _ int64) error {

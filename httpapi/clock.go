@@ -11,12 +11,6 @@ import (
 	"github.com/marketplace/marketplace/errs"
 )
 
-// clockRoutes registers the routes of the operator's manual clock.
-func (s *Server) clockRoutes() {
-	s.handle(http.MethodGet, "/operator/clock", s.operator(s.handleGetClock))
-	s.handle(http.MethodPut, "/operator/clock", s.operator(s.handlePutClock))
-}
-
 // clockBody is the body of the clock routes. RFC 3339 with nanoseconds, so
 // that a time read can be written back unchanged.
 type clockBody struct {

@@ -14,17 +14,6 @@ import (
 	"github.com/marketplace/marketplace/httpapi/console"
 )
 
-// consoleRoutes serves the operator console (httpapi/console) at /console,
-// /console/ and /console/<asset>. The console is not part of the API: it is
-// registered on the router directly, not with handle, so that fault rules
-// never break the page that is used to remove them, its asset requests do
-// not fill the request journal it shows, and the API's route list
-// (Routes) stays the API's.
-func (s *Server) consoleRoutes() {
-	s.router.GET("/console", s.serveConsole)
-	s.router.GET("/console/*asset", s.serveConsole)
-}
-
 // consoleModTime is when the embedded files count as modified: embed keeps
 // no times, and the binary's start is as good as any for revalidation.
 var consoleModTime = time.Now()

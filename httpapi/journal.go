@@ -91,9 +91,9 @@ func (s *Server) handleListRequests(w http.ResponseWriter, r *http.Request, _ ht
 		jq.Status = n
 	}
 	if raw := q.Get("user_id"); raw != "" {
-		n, err := strconv.ParseInt(raw, 10, 64)
-		if err != nil || n <= 0 {
-			return errs.Invalidf("Invalid user_id: %s. It must be a positive integer", raw)
+		n, err := positiveInt("user_id", raw)
+		if err != nil {
+			return err
 		}
 		jq.UserID = n
 	}

@@ -2,22 +2,11 @@ package httpapi
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/julienschmidt/httprouter"
 
-	"github.com/marketplace/marketplace/errs"
 	"github.com/marketplace/marketplace/notify"
 )
-
-// notifyRoutes registers the routes of applications and missed feeds.
-func (s *Server) notifyRoutes() {
-	s.handle(http.MethodPost, "/operator/applications", s.operator(s.handleCreateApplication))
-	s.handle(http.MethodGet, "/operator/applications/:app_id", s.operator(s.handleGetApplication))
-	s.handle(http.MethodPut, "/operator/applications/:app_id", s.operator(s.handleUpdateApplication))
-	s.handle(http.MethodGet, "/operator/applications/:app_id/deliveries", s.operator(s.handleListDeliveries))
-	s.handle(http.MethodGet, "/missed_feeds", s.user(s.handleMissedFeeds))
-}
 
 // handleCreateApplication answers POST /operator/applications.
 func (s *Server) handleCreateApplication(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
@@ -103,13 +92,9 @@ type missedFeedsResponse struct {
 // for the application's owner.
 func (s *Server) handleMissedFeeds(w http.ResponseWriter, r *http.Request, _ httprouter.Params, caller int64) error {
 	q := r.URL.Query()
-	raw := q.Get("app_id")
-	if raw == "" {
-		return errs.Invalidf("The parameter [app_id] is required")
-	}
-	appID, err := strconv.ParseInt(raw, 10, 64)
-	if err != nil || appID <= 0 {
-		return errs.Invalidf("Invalid app_id: %s. It must be a positive integer", raw)
+	appID, err := requiredIDQuery(r, "app_id")
+	if err != nil {
+		return err
 	}
 	pg, err := readPage(r, notify.MissedFeedsDefaultLimit)
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/julienschmidt/httprouter"
@@ -18,20 +17,6 @@ import (
 	"github.com/marketplace/marketplace/errs"
 	"github.com/marketplace/marketplace/oauth"
 )
-
-// oauthRoutes registers the OAuth 2 routes: the authorization page, the
-// token endpoint, the operator's grant and client secret, and test users.
-func (s *Server) oauthRoutes() {
-	s.handle(http.MethodGet, "/authorization", s.handleAuthorizationPage)
-	s.handle(http.MethodPost, "/authorization", s.handleAuthorizationSubmit)
-	s.handle(http.MethodPost, "/oauth/token", s.handleToken)
-	s.handle(http.MethodPost, "/operator/authorizations", s.operator(s.handleOperatorAuthorize))
-	s.handle(http.MethodPost, "/operator/applications/:app_id/secret", s.operator(s.handleRotateClientSecret))
-	// httprouter cannot hold POST /users/test_user beside POST
-	// /users/:user_id/questions_blacklist: the parameter route takes the
-	// static name.
-	s.handle(http.MethodPost, "/users/:user_id", s.user(s.handlePostUser))
-}
 
 // handlePostUser answers POST /users/test_user; any other POST
 // /users/:user_id is no route.
@@ -248,8 +233,8 @@ func (s *Server) signIn(r *http.Request, form url.Values) (int64, error) {
 		if s.cfg.OperatorToken == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.OperatorToken)) != 1 {
 			return 0, errs.Unauthorizedf("Invalid operator token")
 		}
-		id, err := strconv.ParseInt(strings.TrimSpace(form.Get("user_id")), 10, 64)
-		if err != nil || id <= 0 {
+		id, ok := positive(strings.TrimSpace(form.Get("user_id")))
+		if !ok {
 			return 0, errs.Invalidf("Invalid user_id: it must be a positive integer")
 		}
 		if _, err := s.m.Accounts.User(r.Context(), id); err != nil {

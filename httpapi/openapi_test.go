@@ -5,68 +5,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/marketplace/marketplace/httpapi"
 	"github.com/marketplace/marketplace/httpapi/openapi"
 )
-
-// docPath turns a router path (/items/:item_id) into the document's
-// syntax (/items/{item_id}).
-func docPath(routerPath string) string {
-	segs := strings.Split(routerPath, "/")
-	for i, s := range segs {
-		if strings.HasPrefix(s, ":") {
-			segs[i] = "{" + s[1:] + "}"
-		}
-	}
-	return strings.Join(segs, "/")
-}
-
-func TestOpenAPI_EveryRouteIsInTheDocument(t *testing.T) {
-	ops, err := openapi.Operations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := newTestServer(t)
-	for _, r := range ts.handler.(*httpapi.Server).Routes() {
-		want := openapi.Operation{Method: r.Method, Path: docPath(r.Path)}
-		if !slices.Contains(ops, want) {
-			t.Errorf("%s %s is routed but not in httpapi/openapi/openapi.yaml (as %s)", r.Method, r.Path, want.Path)
-		}
-	}
-}
-
-// staticDispatch is the document's paths that the router serves through a
-// parameter route, dispatching the static name inside the handler
-// (httprouter cannot hold both at one position).
-var staticDispatch = map[string]string{
-	"GET /questions/search": "GET /questions/:question_id",
-}
-
-func TestOpenAPI_EveryDocumentPathIsRouted(t *testing.T) {
-	ops, err := openapi.Operations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := newTestServer(t)
-	routed := map[string]bool{}
-	for _, r := range ts.handler.(*httpapi.Server).Routes() {
-		routed[r.Method+" "+docPath(r.Path)] = true
-	}
-	for _, op := range ops {
-		key := op.Method + " " + op.Path
-		if via, ok := staticDispatch[key]; ok {
-			parts := strings.SplitN(via, " ", 2)
-			key = parts[0] + " " + docPath(parts[1])
-		}
-		if !routed[key] {
-			t.Errorf("%s %s is in the document but no route serves it", op.Method, op.Path)
-		}
-	}
-}
 
 func TestOpenAPI_ServedAsJSONAtOpenAPIJSON(t *testing.T) {
 	ts := newTestServer(t)

@@ -2,25 +2,13 @@ package httpapi
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/julienschmidt/httprouter"
 
-	"github.com/marketplace/marketplace/errs"
 	"github.com/marketplace/marketplace/notify"
 	listpaging "github.com/marketplace/marketplace/paging"
 	"github.com/marketplace/marketplace/stock"
 )
-
-// operatorListRoutes registers the operator's lists of what the store
-// holds: the public API has no route that lists every user or every
-// application, and only a seller may list its own items and stores.
-func (s *Server) operatorListRoutes() {
-	s.handle(http.MethodGet, "/operator/users", s.operator(s.handleOperatorListUsers))
-	s.handle(http.MethodGet, "/operator/users/:user_id/stores", s.operator(s.handleOperatorListStores))
-	s.handle(http.MethodGet, "/operator/items", s.operator(s.handleOperatorListItems))
-	s.handle(http.MethodGet, "/operator/applications", s.operator(s.handleOperatorListApplications))
-}
 
 // listResponse is the answer of the operator lists: the paging object of
 // every list of the API, and the records of the page.
@@ -109,18 +97,4 @@ func (s *Server) handleOperatorListApplications(w http.ResponseWriter, r *http.R
 	}
 	s.writeJSON(w, http.StatusOK, newListResponse(pg, total, apps))
 	return nil
-}
-
-// requiredIDQuery reads a positive integer query parameter that must be
-// there, with the messages of the missed feeds' app_id.
-func requiredIDQuery(r *http.Request, name string) (int64, error) {
-	raw := r.URL.Query().Get(name)
-	if raw == "" {
-		return 0, errs.Invalidf("The parameter [%s] is required", name)
-	}
-	n, err := strconv.ParseInt(raw, 10, 64)
-	if err != nil || n <= 0 {
-		return 0, errs.Invalidf("Invalid %s: %s. It must be a positive integer", name, raw)
-	}
-	return n, nil
 }

@@ -13,21 +13,6 @@ import (
 	"github.com/marketplace/marketplace/storage"
 )
 
-// opsRoutes registers the routes for operators and tools: liveness,
-// readiness, the build, the OpenAPI document and the metrics. They need no
-// token: a load balancer or a Prometheus scraper has none, and none of them
-// tells anything about the marketplace's data (docs/spec-decisions.md).
-func (s *Server) opsRoutes() {
-	s.handle(http.MethodGet, "/health", s.handleHealth)
-	s.handle(http.MethodHead, "/health", s.handleHealth)
-	s.handle(http.MethodGet, "/ready", s.handleReady)
-	s.handle(http.MethodHead, "/ready", s.handleReady)
-	s.handle(http.MethodGet, "/version", s.handleVersion)
-	s.handle(http.MethodHead, "/version", s.handleVersion)
-	s.handle(http.MethodGet, "/openapi.json", s.handleOpenAPI)
-	s.handle(http.MethodGet, "/metrics", s.handleMetrics)
-}
-
 // readyTimeout bounds the storage read of GET /ready.
 const readyTimeout = 2 * time.Second
 

@@ -10,20 +10,6 @@ import (
 	"github.com/marketplace/marketplace/stock"
 )
 
-// publicReadRoutes registers the reads that SDKs and apps call first:
-// sites, categories, the multigets of items and users, and a seller's item
-// ids. Like the public API, every one but the seller's item search answers
-// without a token; a token that is sent must be valid.
-func (s *Server) publicReadRoutes() {
-	s.handle(http.MethodGet, "/sites", s.optionalUser(s.handleSites))
-	s.handle(http.MethodGet, "/sites/:site_id", s.optionalUser(s.handleSite))
-	s.handle(http.MethodGet, "/sites/:site_id/categories", s.optionalUser(s.handleSiteCategories))
-	s.handle(http.MethodGet, "/categories/:category_id", s.optionalUser(s.handleCategory))
-	s.handle(http.MethodGet, "/items", s.optionalUser(s.handleItemsMultiget))
-	s.handle(http.MethodGet, "/users", s.optionalUser(s.handleUsersMultiget))
-	s.handle(http.MethodGet, "/users/:user_id/items/search", s.user(s.handleSellerItems))
-}
-
 // handleSites answers GET /sites: [{default_currency_id, id, name}].
 func (s *Server) handleSites(w http.ResponseWriter, r *http.Request, _ httprouter.Params, _ int64) error {
 	out, err := s.m.Geo.SiteList(r.Context())

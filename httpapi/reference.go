@@ -8,25 +8,6 @@ import (
 	"github.com/marketplace/marketplace/fees"
 )
 
-// referenceRoutes registers the routes of listing fees, locations and
-// currencies: public reads, as in the public API (a token that is sent must
-// be valid). /countries/... and /country/... are different first segments,
-// as the spec writes them: the zip code range lives under the singular one.
-func (s *Server) referenceRoutes() {
-	s.handle(http.MethodGet, "/sites/:site_id/listing_prices", s.optionalUser(s.handleListingPrices))
-	s.handle(http.MethodGet, "/sites/:site_id/listing_prices/:listing_type_id", s.optionalUser(s.handleListingPrice))
-
-	s.handle(http.MethodGet, "/classified_locations/countries", s.optionalUser(s.handleCountries))
-	s.handle(http.MethodGet, "/classified_locations/countries/:country_id", s.optionalUser(s.handleCountry))
-	s.handle(http.MethodGet, "/classified_locations/states/:state_id", s.optionalUser(s.handleState))
-	s.handle(http.MethodGet, "/classified_locations/cities/:city_id", s.optionalUser(s.handleCity))
-	s.handle(http.MethodGet, "/currencies", s.optionalUser(s.handleCurrencies))
-	s.handle(http.MethodGet, "/currencies/:currency_id", s.optionalUser(s.handleCurrency))
-	s.handle(http.MethodGet, "/currency_conversions/search", s.optionalUser(s.handleCurrencyConversion))
-	s.handle(http.MethodGet, "/countries/:country_id/zip_codes/:zip_code", s.optionalUser(s.handleZipCode))
-	s.handle(http.MethodGet, "/country/:country_id/zip_codes/search_between", s.optionalUser(s.handleZipCodesBetween))
-}
-
 func feesQuery(r *http.Request) fees.Query {
 	q := r.URL.Query()
 	return fees.Query{Price: q.Get("price"), Quantity: q.Get("quantity"), ListingTypeID: q.Get("listing_type_id"),

@@ -11,33 +11,9 @@ import (
 	"github.com/marketplace/marketplace/errs"
 )
 
-// stateRoutes registers the routes that replace or load the whole state:
-// reset, snapshots and fixtures.
-func (s *Server) stateRoutes() {
-	s.handle(http.MethodPost, "/operator/reset", s.operator(s.handleOperatorReset))
-	s.handle(http.MethodPost, "/operator/snapshots", s.operator(s.handleOperatorCreateSnapshot))
-	s.handle(http.MethodGet, "/operator/snapshots", s.operator(s.handleOperatorListSnapshots))
-	s.handle(http.MethodPost, "/operator/snapshots/:snapshot_id/restore", s.operator(s.handleOperatorRestoreSnapshot))
-	s.handle(http.MethodDelete, "/operator/snapshots/:snapshot_id", s.operator(s.handleOperatorDeleteSnapshot))
-	s.handle(http.MethodPut, "/operator/fixtures", s.operator(s.handleOperatorLoadFixtures))
-}
-
-// gateFree are the routes that take the engine's state gate themselves (to
-// hold every other request out): entering it for them would wait forever.
-var gateFree = map[string]bool{
-	"/operator/reset":                          true,
-	"/operator/snapshots":                      true,
-	"/operator/snapshots/:snapshot_id/restore": true,
-	"/operator/snapshots/:snapshot_id":         true,
-	"/operator/fixtures":                       true,
-}
-
-// enterState holds the engine's state still for one request on route (see
+// enterState holds the engine's state still for one request (see
 // marketplace.Marketplace.Enter) and returns the function that lets it go.
-func (s *Server) enterState(route string) (leave func()) {
-	if gateFree[route] {
-		return func() {}
-	}
+func (s *Server) enterState() (leave func()) {
 	return s.m.Enter()
 }
 

@@ -6,11 +6,6 @@ import (
 	"github.com/julienschmidt/httprouter"
 )
 
-// responseTimeRoutes registers the route of the seller response time.
-func (s *Server) responseTimeRoutes() {
-	s.handle(http.MethodGet, "/users/:user_id/questions/response_time", s.user(s.handleGetResponseTime))
-}
-
 // handleGetResponseTime answers GET /users/:user_id/questions/response_time
 // with the figures of the latest daily refresh; who may read them is
 // responsetime.CheckReader's rule.

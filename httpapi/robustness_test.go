@@ -141,8 +141,8 @@ type route struct {
 	fields       []string
 }
 
-// allRoutes lists every route that routes() and the *Routes() functions
-// register; TestRobustness_EveryRouteIsListed keeps it complete.
+// allRoutes lists every route of the route table (routes.go), with what
+// each reads; TestRobustness_EveryRouteIsListed keeps it complete.
 var allRoutes = []route{
 	{"GET", "/health", nil, nil},
 	{"HEAD", "/health", nil, nil},

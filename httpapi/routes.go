@@ -1,44 +1,278 @@
 package httpapi
 
-import "net/http"
+import (
+	"net/http"
+	"slices"
+	"strings"
 
-// routes registers every route. httprouter cannot hold a static segment and a
-// parameter at the same position for one method, and every route through one
-// position must use the same parameter name: hence /users/:user_id also
-// where the spec writes {seller_id}. Where the spec needs a static name beside
-// a parameter (GET /questions/search beside GET /questions/:question_id), the
-// parameter route is registered once and dispatches the static name inside it.
-func (s *Server) routes() {
-	s.opsRoutes()
+	"github.com/julienschmidt/httprouter"
 
-	// Users and stores.
-	// A user's public subset is a public read, as in the public API.
-	s.handle(http.MethodGet, "/users/:user_id", s.optionalUser(s.handleGetUser))
-	s.handle(http.MethodGet, "/users/:user_id/stores/search", s.user(s.handleSearchStores))
+	"github.com/marketplace/marketplace/faults"
+)
 
-	// Operator: accounts.
-	s.handle(http.MethodPost, "/operator/users", s.operator(s.handleOperatorCreateUser))
-	s.handle(http.MethodGet, "/operator/users/:user_id", s.operator(s.handleOperatorGetUser))
-	s.handle(http.MethodPost, "/operator/users/:user_id/tokens", s.operator(s.handleOperatorIssueToken))
-	s.handle(http.MethodDelete, "/operator/users/:user_id/tokens", s.operator(s.handleOperatorRevokeUserTokens))
-	s.handle(http.MethodPost, "/operator/tokens/revoke", s.operator(s.handleOperatorRevokeToken))
-	s.handle(http.MethodPut, "/operator/users/:user_id/tags", s.operator(s.handleOperatorSetTags))
-	s.handle(http.MethodPost, "/operator/users/:user_id/stores", s.operator(s.handleOperatorCreateStore))
-	s.handle(http.MethodPut, "/operator/reference", s.operator(s.handleOperatorImportReference))
+// Route is one registered route: its method and its path in httprouter's
+// syntax (/items/:item_id).
+type Route struct {
+	Method, Path string
+}
 
-	s.stockRoutes()
-	s.questionRoutes()
-	s.responseTimeRoutes()
-	s.referenceRoutes()
-	s.catalogRoutes()
-	s.notifyRoutes()
-	s.oauthRoutes()
-	s.clockRoutes()
-	s.testingRoutes()
-	s.stateRoutes()
-	s.operatorListRoutes()
-	s.consoleRoutes()
+// Routes returns every route of the API, in registration order, so that
+// tests and documents can be checked against the router itself. The
+// operator console's pages are on the router but are not API routes.
+func (s *Server) Routes() []Route { return slices.Clone(s.registered) }
 
-	// Public reads: sites, categories, multigets, a seller's items.
-	s.publicReadRoutes()
+// access is who may call a route.
+type access uint8
+
+const (
+	// anyone: no token is read.
+	anyone access = iota
+	// anyoneWithToken: anonymous callers (caller 0), or callers whose token
+	// is valid; a token that is sent must be valid.
+	anyoneWithToken
+	// aUser: a user's token.
+	aUser
+	// theOperator: the operator token; a user's token gets 403.
+	theOperator
+)
+
+// String names the access as docs and tests say it.
+func (a access) String() string {
+	switch a {
+	case anyoneWithToken:
+		return "anyone, optional token"
+	case aUser:
+		return "user"
+	case theOperator:
+		return "operator"
+	default:
+		return "anyone"
+	}
+}
+
+// endpoint is who may call a route and its handler: h for anyone and the
+// operator, ah for the routes that know their caller.
+type endpoint struct {
+	who access
+	h   handlerFunc
+	ah  authedFunc
+}
+
+func open(h handlerFunc) endpoint       { return endpoint{who: anyone, h: h} }
+func withToken(h authedFunc) endpoint   { return endpoint{who: anyoneWithToken, ah: h} }
+func byUser(h authedFunc) endpoint      { return endpoint{who: aUser, ah: h} }
+func byOperator(h handlerFunc) endpoint { return endpoint{who: theOperator, h: h} }
+
+// route is one row of the route table.
+type route struct {
+	method, path string
+	endpoint
+	// statics are the spec's paths that this parameter route serves by a
+	// static name in its parameter's place (GET /questions/search through
+	// GET /questions/:question_id): httprouter cannot hold both at one
+	// position, so the handler tells the name apart. Requests to them are
+	// journaled and faulted under their own path.
+	statics []string
+	// gated: the engine's state gate holds the request (marketplace.Enter),
+	// so a reset or a restore never runs beside it.
+	gated bool
+	// faulted: fault rules may answer it; faults.CheckRoute says which
+	// routes rules may name.
+	faulted bool
+	// journaled: the request journal records it (see journaledPath).
+	journaled bool
+	// metric is the route's label in the metrics: its path in the router's
+	// syntax, so that one route is one series whatever ids it is called
+	// with.
+	metric string
+	// bare routes are served by the router as they are: no log line, no
+	// metrics, no gate, no faults, no journal, and not in Routes.
+	bare httprouter.Handle
+}
+
+func get(path string, e endpoint) route  { return newRoute(http.MethodGet, path, e) }
+func head(path string, e endpoint) route { return newRoute(http.MethodHead, path, e) }
+func post(path string, e endpoint) route { return newRoute(http.MethodPost, path, e) }
+func put(path string, e endpoint) route  { return newRoute(http.MethodPut, path, e) }
+func del(path string, e endpoint) route  { return newRoute(http.MethodDelete, path, e) }
+func bare(path string, h httprouter.Handle) route {
+	return route{method: http.MethodGet, path: path, bare: h}
+}
+
+// newRoute gives a route the properties most routes have.
+func newRoute(method, path string, e endpoint) route {
+	return route{method: method, path: path, endpoint: e, gated: true,
+		faulted: faults.CheckRoute(specTemplate(path)) == nil, journaled: journaledPath(path), metric: path}
+}
+
+// serves adds the static names the route serves in its parameter's place.
+func (rt route) serves(paths ...string) route {
+	rt.statics = append(rt.statics, paths...)
+	return rt
+}
+
+// takesGate marks a route that takes the engine's state gate itself, to
+// hold every other request out (reset, snapshots, fixtures): entering it
+// for the request too would wait forever.
+func (rt route) takesGate() route {
+	rt.gated = false
+	return rt
+}
+
+// journaledPath reports whether the journal records a request to path.
+// The operator's own requests are left out, so that a test reading the
+// journal does not find its reads there; so are the scrapes of the
+// metrics, which would push a test's requests out. Requests that no route
+// matches are judged by their path alone.
+func journaledPath(path string) bool {
+	return !strings.HasPrefix(path, "/operator/") && path != "/metrics"
+}
+
+// specTemplate is the spec-style template of a router path:
+// /questions/:question_id is /questions/{question_id}.
+func specTemplate(path string) string {
+	if !strings.ContainsAny(path, ":*") {
+		return path
+	}
+	parts := strings.Split(path, "/")
+	for i, p := range parts {
+		if strings.HasPrefix(p, ":") || strings.HasPrefix(p, "*") {
+			parts[i] = "{" + p[1:] + "}"
+		}
+	}
+	return strings.Join(parts, "/")
+}
+
+// routeTable is every route of the server, in registration order. Where
+// the spec writes {seller_id} the router says :user_id: every route
+// through one position must use the same parameter name.
+func (s *Server) routeTable() []route {
+	return []route{
+		// Operations and tools. No token: a load balancer or a Prometheus
+		// scraper has none, and none of them tells anything about the
+		// marketplace's data (docs/spec-decisions.md).
+		get("/health", open(s.handleHealth)),
+		head("/health", open(s.handleHealth)),
+		get("/ready", open(s.handleReady)),
+		head("/ready", open(s.handleReady)),
+		get("/version", open(s.handleVersion)),
+		head("/version", open(s.handleVersion)),
+		get("/openapi.json", open(s.handleOpenAPI)),
+		get("/metrics", open(s.handleMetrics)),
+
+		// Users and stores. A user's public subset is a public read; "me"
+		// is the token's user.
+		get("/users/:user_id", withToken(s.handleGetUser)).serves("/users/me"),
+		get("/users/:user_id/stores/search", byUser(s.handleSearchStores)),
+
+		// The operator's accounts.
+		post("/operator/users", byOperator(s.handleOperatorCreateUser)),
+		get("/operator/users/:user_id", byOperator(s.handleOperatorGetUser)),
+		post("/operator/users/:user_id/tokens", byOperator(s.handleOperatorIssueToken)),
+		del("/operator/users/:user_id/tokens", byOperator(s.handleOperatorRevokeUserTokens)),
+		post("/operator/tokens/revoke", byOperator(s.handleOperatorRevokeToken)),
+		put("/operator/users/:user_id/tags", byOperator(s.handleOperatorSetTags)),
+		post("/operator/users/:user_id/stores", byOperator(s.handleOperatorCreateStore)),
+		put("/operator/reference", byOperator(s.handleOperatorImportReference)),
+
+		// Stock.
+		post("/items", byUser(s.handlePublishItem)),
+		post("/items/multiwarehouse", byUser(s.handlePublishMultiOrigin)),
+		get("/items/:item_id", withToken(s.handleGetItem)),
+		put("/items/:item_id", byUser(s.handleUpdateItem)),
+		get("/user-products/:user_product_id/stock", byUser(s.handleGetStock)),
+		put("/user-products/:user_product_id/stock/type/seller_warehouse", byUser(s.handlePutStock)),
+		get("/sites/:site_id/search", withToken(s.handleSiteSearch)),
+
+		// Questions, answers, moderation and blacklists.
+		get("/questions/:question_id", withToken(s.handleQuestionOrSearch)).serves("/questions/search"),
+		post("/questions", byUser(s.handleAsk)),
+		del("/questions/:question_id", byUser(s.handleDeleteQuestion)),
+		post("/answers", byUser(s.handleAnswer)),
+		post("/my/questions/hidden", byUser(s.handleHideQuestions)),
+		put("/operator/questions/:question_id", byOperator(s.handleModerateQuestion)),
+		post("/users/:user_id/questions_blacklist", byUser(s.handleBlock)),
+		get("/users/:user_id/questions_blacklist", byUser(s.handleBlacklist)),
+		del("/users/:user_id/questions_blacklist/:blocked_id", byUser(s.handleUnblock)),
+		get("/users/:user_id/questions/response_time", byUser(s.handleGetResponseTime)),
+
+		// Reference data.
+		get("/sites/:site_id/listing_prices", withToken(s.handleListingPrices)),
+		get("/sites/:site_id/listing_prices/:listing_type_id", withToken(s.handleListingPrice)),
+		get("/classified_locations/countries", withToken(s.handleCountries)),
+		get("/classified_locations/countries/:country_id", withToken(s.handleCountry)),
+		get("/classified_locations/states/:state_id", withToken(s.handleState)),
+		get("/classified_locations/cities/:city_id", withToken(s.handleCity)),
+		get("/currencies", withToken(s.handleCurrencies)),
+		get("/currencies/:currency_id", withToken(s.handleCurrency)),
+		get("/currency_conversions/search", withToken(s.handleCurrencyConversion)),
+		get("/countries/:country_id/zip_codes/:zip_code", withToken(s.handleZipCode)),
+		get("/country/:country_id/zip_codes/search_between", withToken(s.handleZipCodesBetween)),
+
+		// Catalog.
+		get("/sites/:site_id/domains", withToken(s.handleSiteDomains)),
+		get("/catalog_domains/:domain_id/products", withToken(s.handleDomainProducts)),
+		get("/products/:product_id", withToken(s.handleProduct)),
+
+		// Notifications.
+		post("/operator/applications", byOperator(s.handleCreateApplication)),
+		get("/operator/applications/:app_id", byOperator(s.handleGetApplication)),
+		put("/operator/applications/:app_id", byOperator(s.handleUpdateApplication)),
+		get("/operator/applications/:app_id/deliveries", byOperator(s.handleListDeliveries)),
+		get("/missed_feeds", byUser(s.handleMissedFeeds)),
+
+		// OAuth 2 and test users. POST /users/test_user shares its position
+		// with POST /users/:user_id/questions_blacklist.
+		get("/authorization", open(s.handleAuthorizationPage)),
+		post("/authorization", open(s.handleAuthorizationSubmit)),
+		post("/oauth/token", open(s.handleToken)),
+		post("/operator/authorizations", byOperator(s.handleOperatorAuthorize)),
+		post("/operator/applications/:app_id/secret", byOperator(s.handleRotateClientSecret)),
+		post("/users/:user_id", byUser(s.handlePostUser)).serves("/users/test_user"),
+
+		// The clock.
+		get("/operator/clock", byOperator(s.handleGetClock)),
+		put("/operator/clock", byOperator(s.handlePutClock)),
+
+		// What tests use to shape and inspect the server: fault rules, the
+		// request journal, redelivery.
+		post("/operator/faults", byOperator(s.handleCreateFault)),
+		get("/operator/faults", byOperator(s.handleListFaults)),
+		del("/operator/faults", byOperator(s.handleDeleteFaults)),
+		get("/operator/faults/:fault_id", byOperator(s.handleGetFault)),
+		del("/operator/faults/:fault_id", byOperator(s.handleDeleteFault)),
+		get("/operator/requests", byOperator(s.handleListRequests)),
+		del("/operator/requests", byOperator(s.handleClearRequests)),
+		post("/operator/applications/:app_id/deliveries/:delivery_id/redeliver", byOperator(s.handleRedeliver)),
+
+		// The whole state: reset, snapshots, fixtures.
+		post("/operator/reset", byOperator(s.handleOperatorReset)).takesGate(),
+		post("/operator/snapshots", byOperator(s.handleOperatorCreateSnapshot)).takesGate(),
+		get("/operator/snapshots", byOperator(s.handleOperatorListSnapshots)).takesGate(),
+		post("/operator/snapshots/:snapshot_id/restore", byOperator(s.handleOperatorRestoreSnapshot)).takesGate(),
+		del("/operator/snapshots/:snapshot_id", byOperator(s.handleOperatorDeleteSnapshot)).takesGate(),
+		put("/operator/fixtures", byOperator(s.handleOperatorLoadFixtures)).takesGate(),
+
+		// The console's lists.
+		get("/operator/users", byOperator(s.handleOperatorListUsers)),
+		get("/operator/users/:user_id/stores", byOperator(s.handleOperatorListStores)),
+		get("/operator/items", byOperator(s.handleOperatorListItems)),
+		get("/operator/applications", byOperator(s.handleOperatorListApplications)),
+
+		// The operator console (httpapi/console) is not part of the API:
+		// fault rules never break the page that is used to remove them, its
+		// asset requests do not fill the journal it shows, and Routes stays
+		// the API's.
+		bare("/console", s.serveConsole),
+		bare("/console/*asset", s.serveConsole),
+
+		// Public reads: sites, categories, multigets, a seller's items.
+		get("/sites", withToken(s.handleSites)),
+		get("/sites/:site_id", withToken(s.handleSite)),
+		get("/sites/:site_id/categories", withToken(s.handleSiteCategories)),
+		get("/categories/:category_id", withToken(s.handleCategory)),
+		get("/items", withToken(s.handleItemsMultiget)),
+		get("/users", withToken(s.handleUsersMultiget)),
+		get("/users/:user_id/items/search", byUser(s.handleSellerItems)),
+	}
 }

@@ -5,13 +5,9 @@ package httpapi
 
 import (
 	"bytes"
-	"context"
-	"crypto/subtle"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -19,7 +15,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/marketplace/marketplace"
-	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/faults"
 	"github.com/marketplace/marketplace/httpapi/openapi"
 	"github.com/marketplace/marketplace/journal"
 	"github.com/marketplace/marketplace/metrics"
@@ -84,16 +80,6 @@ type Server struct {
 	unmatched *metrics.Route
 }
 
-// Route is one registered route: its method and its path in httprouter's
-// syntax (/items/:item_id).
-type Route struct {
-	Method, Path string
-}
-
-// Routes returns every route the server registers, in registration order,
-// so that tests and documents can be checked against the router itself.
-func (s *Server) Routes() []Route { return slices.Clone(s.registered) }
-
 // New returns a server over m.
 func New(m *marketplace.Marketplace, cfg Config) *Server {
 	if cfg.ManualClock == nil {
@@ -125,13 +111,13 @@ func New(m *marketplace.Marketplace, cfg Config) *Server {
 	r.RedirectFixedPath = false
 	r.HandleMethodNotAllowed = true
 	r.NotFound = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		s.logged(w, req, "", s.unmatched, func(w http.ResponseWriter) {
+		s.logged(w, req, "", journaledPath(req.URL.Path), s.unmatched, func(w http.ResponseWriter) {
 			s.writeError(w, req, &httpError{status: http.StatusNotFound, code: "not_found",
 				message: fmt.Sprintf("Resource %s %s not found", req.Method, req.URL.Path)})
 		})
 	})
 	r.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		s.logged(w, req, "", s.unmatched, func(w http.ResponseWriter) {
+		s.logged(w, req, "", journaledPath(req.URL.Path), s.unmatched, func(w http.ResponseWriter) {
 			s.writeError(w, req, &httpError{status: http.StatusMethodNotAllowed, code: "method_not_allowed",
 				message: fmt.Sprintf("Method %s not allowed on %s", req.Method, req.URL.Path)})
 		})
@@ -141,7 +127,7 @@ func New(m *marketplace.Marketplace, cfg Config) *Server {
 	// path (already in the Allow header) are also the body. A CORS preflight
 	// from an allowed origin gets the CORS answer instead.
 	r.GlobalOPTIONS = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		s.logged(w, req, "", s.unmatched, func(w http.ResponseWriter) {
+		s.logged(w, req, "", journaledPath(req.URL.Path), s.unmatched, func(w http.ResponseWriter) {
 			if s.isPreflight(req) {
 				writePreflight(w, req)
 				return
@@ -154,7 +140,9 @@ func New(m *marketplace.Marketplace, cfg Config) *Server {
 		s.writeError(w, req, &httpError{status: http.StatusInternalServerError, code: "internal_error", message: "Internal server error"})
 	}
 	s.router = r
-	s.routes()
+	for _, rt := range s.routeTable() {
+		s.handle(rt)
+	}
 	s.handler = r
 	if s.cors != nil {
 		s.handler = s.withCORS(r)
@@ -173,25 +161,37 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request, p httprouter.Param
 // optional-auth route).
 type authedFunc func(w http.ResponseWriter, r *http.Request, p httprouter.Params, caller int64) error
 
-// handle registers h for method and path, with one log line per request.
-func (s *Server) handle(method, path string, h handlerFunc) {
-	s.registered = append(s.registered, Route{Method: method, Path: path})
-	tmpl, statics, faultable := s.routeTemplate(method, path)
-	rm := s.cfg.Metrics.Route(method, path)
-	s.router.Handle(method, path, func(w http.ResponseWriter, r *http.Request, p httprouter.Params) {
-		s.logged(w, r, path, rm, func(w http.ResponseWriter) {
+// handle registers rt on the router, with the stages its row asks for.
+func (s *Server) handle(rt route) {
+	if rt.bare != nil {
+		s.router.Handle(rt.method, rt.path, rt.bare)
+		return
+	}
+	s.registered = append(s.registered, Route{Method: rt.method, Path: rt.path})
+	path, tmpl, statics := rt.path, specTemplate(rt.path), rt.statics
+	if rt.faulted {
+		s.routeKeys[faults.TemplateKey(tmpl)] = true
+		for _, st := range statics {
+			s.routeKeys[st] = true
+		}
+	}
+	h := s.authorize(rt.endpoint)
+	rm := s.cfg.Metrics.Route(rt.method, rt.metric)
+	gated, faulted, journaled := rt.gated, rt.faulted, rt.journaled
+	s.router.Handle(rt.method, path, func(w http.ResponseWriter, r *http.Request, p httprouter.Params) {
+		s.logged(w, r, path, journaled, rm, func(w http.ResponseWriter) {
 			rec := w.(*statusRecorder)
 			rec.route = requestTemplate(tmpl, statics, r.URL.Path)
-			defer s.enterState(path)()
+			if gated {
+				defer s.enterState()()
+			}
 			if s.cfg.ManualClock != nil {
 				// Another server on the store may have moved the shared
 				// manual clock; a failure here is the request's own to
 				// meet, with the storage's error.
 				_ = s.m.SyncClock(r.Context())
 			}
-			// Operator routes are never faulted, so that a test can always
-			// take its faults away.
-			if faultable && s.m.Faults.Active() && s.fault(rec, r) {
+			if faulted && s.m.Faults.Active() && s.fault(rec, r) {
 				return
 			}
 			if err := h(w, r, p); err != nil {
@@ -237,14 +237,11 @@ func (w *statusRecorder) Write(b []byte) (int, error) {
 // handler only for the length of the call, which keeps no reference to it.
 var recorderPool = sync.Pool{New: func() any { return new(statusRecorder) }}
 
-func (s *Server) logged(w http.ResponseWriter, r *http.Request, route string, rm *metrics.Route, serve func(http.ResponseWriter)) {
+func (s *Server) logged(w http.ResponseWriter, r *http.Request, route string, journaled bool, rm *metrics.Route, serve func(http.ResponseWriter)) {
 	// The log line costs allocations (its attributes); a discarding logger
 	// should not pay for them, nor for reading the clock.
 	logOn := s.logger.Enabled(r.Context(), slog.LevelInfo)
-	// The operator's own requests are left out of the journal, so that a
-	// test reading it does not find its reads there; so are the scrapes of
-	// the metrics, which would push a test's requests out.
-	journalOn := s.journal.Enabled() && !strings.HasPrefix(r.URL.Path, "/operator/") && r.URL.Path != "/metrics"
+	journalOn := journaled && s.journal.Enabled()
 	var start time.Time
 	var at time.Time
 	if logOn || journalOn || rm != nil {
@@ -291,115 +288,4 @@ func (s *Server) logged(w http.ResponseWriter, r *http.Request, route string, rm
 		return
 	}
 	serve(rec)
-}
-
-// token returns the access token of r: the Authorization header's bearer
-// token, else the older access_token query parameter.
-func token(r *http.Request) string {
-	if h := r.Header.Get("Authorization"); h != "" {
-		if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
-			return strings.TrimSpace(h[7:])
-		}
-		return ""
-	}
-	return r.URL.Query().Get("access_token")
-}
-
-func hasCredentials(r *http.Request) bool {
-	return r.Header.Get("Authorization") != "" || r.URL.Query().Has("access_token")
-}
-
-var errNoToken = &httpError{status: http.StatusUnauthorized, code: "unauthorized",
-	message: "Missing access token: send Authorization: Bearer <token>"}
-
-// user requires a user token.
-func (s *Server) user(h authedFunc) handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
-		if !hasCredentials(r) {
-			return errNoToken
-		}
-		caller, err := s.m.Accounts.Authenticate(r.Context(), token(r))
-		if err != nil {
-			return err
-		}
-		noteCaller(w, r, caller)
-		return h(w, r, p, caller)
-	}
-}
-
-// optionalUser accepts anonymous calls (caller 0); credentials that are sent
-// must be valid.
-func (s *Server) optionalUser(h authedFunc) handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
-		if !hasCredentials(r) {
-			return h(w, r, p, 0)
-		}
-		caller, err := s.m.Accounts.Authenticate(r.Context(), token(r))
-		if err != nil {
-			return err
-		}
-		noteCaller(w, r, caller)
-		return h(w, r, p, caller)
-	}
-}
-
-// operator requires the operator token; a user token gets 403.
-func (s *Server) operator(h handlerFunc) handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
-		if !hasCredentials(r) {
-			return errNoToken
-		}
-		tok := token(r)
-		if s.cfg.OperatorToken != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.OperatorToken)) == 1 {
-			return h(w, r, p)
-		}
-		if _, err := s.m.Accounts.Authenticate(r.Context(), tok); err != nil {
-			return err
-		}
-		return errs.Forbiddenf("Operator routes need the operator token")
-	}
-}
-
-// int64Param reads an integer path parameter.
-func int64Param(p httprouter.Params, name string) (int64, error) {
-	raw := p.ByName(name)
-	n, err := strconv.ParseInt(raw, 10, 64)
-	if err != nil || n <= 0 {
-		return 0, errs.Invalidf("Invalid %s: %s. It must be a positive integer", name, raw)
-	}
-	return n, nil
-}
-
-// Run serves on addr until ctx ends, then shuts down gracefully, letting
-// in-flight requests finish for up to drain.
-func Run(ctx context.Context, addr string, h http.Handler, drain time.Duration, ready func(addr string)) error {
-	srv := &http.Server{
-		Addr:              addr,
-		Handler:           h,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-	}
-	ln, err := listen(addr)
-	if err != nil {
-		return err
-	}
-	if ready != nil {
-		ready(ln.Addr().String())
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), drain)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
-	}
-	return nil
 }

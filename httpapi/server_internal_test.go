@@ -18,9 +18,9 @@ func TestPanicIs500InErrorShapeAndTheServerKeepsServing(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := New(m, Config{})
-	s.handle(http.MethodGet, "/boom", func(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	s.handle(get("/boom", open(func(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
 		panic("boom")
-	})
+	})))
 	for i := 0; i < 2; i++ {
 		rec := httptest.NewRecorder()
 		s.ServeHTTP(rec, httptest.NewRequest("GET", "/boom", nil))

@@ -18,19 +18,6 @@ func decodeNewItem(r *http.Request) (stock.NewItem, error) {
 	return in, nil
 }
 
-// stockRoutes registers the routes of items, user products, stock and site
-// search. An item by id and site search are public reads, as in the public
-// API: no token needed, but one that is sent must be valid.
-func (s *Server) stockRoutes() {
-	s.handle(http.MethodPost, "/items", s.user(s.handlePublishItem))
-	s.handle(http.MethodPost, "/items/multiwarehouse", s.user(s.handlePublishMultiOrigin))
-	s.handle(http.MethodGet, "/items/:item_id", s.optionalUser(s.handleGetItem))
-	s.handle(http.MethodPut, "/items/:item_id", s.user(s.handleUpdateItem))
-	s.handle(http.MethodGet, "/user-products/:user_product_id/stock", s.user(s.handleGetStock))
-	s.handle(http.MethodPut, "/user-products/:user_product_id/stock/type/seller_warehouse", s.user(s.handlePutStock))
-	s.handle(http.MethodGet, "/sites/:site_id/search", s.optionalUser(s.handleSiteSearch))
-}
-
 // handlePublishItem answers POST /items: a single-origin item with
 // available_quantity.
 func (s *Server) handlePublishItem(w http.ResponseWriter, r *http.Request, _ httprouter.Params, caller int64) error {

@@ -1,4 +1,4 @@
-package httpapi
+package questions
 
 import (
 	"encoding/json"
@@ -8,12 +8,12 @@ import (
 
 	"pgregory.net/rapid"
 
-	"github.com/marketplace/marketplace/questions"
+	"github.com/marketplace/marketplace/errs"
 )
 
 // generalAsk is what the general path reads from b.
-func generalAsk(b []byte) (questions.AskInput, error) {
-	return questions.ParseAsk(attributesOf(b))
+func generalAsk(b []byte) (AskInput, error) {
+	return ParseAsk(attributes(b))
 }
 
 func TestPlainAsk_ReadsWhatTheGeneralPathReads(t *testing.T) {
@@ -112,4 +112,56 @@ func TestPlainAsk_NeverDisagreesWithTheGeneralPath(t *testing.T) {
 	if read.Load() == 0 {
 		t.Error("no drawn body was read by the plain path: the draws test nothing")
 	}
+}
+
+// sameAnswer fails t unless ParseAskBody answers body as the general path
+// does: the same input, or an error of the same kind, code and message.
+func sameAnswer(t interface {
+	Helper()
+	Fatalf(string, ...any)
+}, body []byte) {
+	t.Helper()
+	got, gotErr := ParseAskBody(body)
+	want, wantErr := generalAsk(body)
+	if got != want || (gotErr == nil) != (wantErr == nil) {
+		t.Fatalf("%q: ParseAskBody %+v (%v), general %+v (%v)", body, got, gotErr, want, wantErr)
+	}
+	if gotErr != nil {
+		g, w := errs.As(gotErr), errs.As(wantErr)
+		if g == nil || w == nil || g.Kind != w.Kind || g.Code != w.Code || g.Message != w.Message {
+			t.Fatalf("%q: ParseAskBody error %v, general %v", body, gotErr, wantErr)
+		}
+	}
+}
+
+// askTokens are the pieces that generated bodies are made of: those of an
+// ask, their near misses, and JSON's other shapes.
+var askTokens = []string{
+	"{", "}", "[", "]", ":", ",", " ", "\t", "\n", "\r", "\v", "x", "null", "1", "-0", "true",
+	`"text"`, `"item_id"`, `"Text"`, `"other"`, `"te\u0078t"`,
+	`""`, `"a"`, `"MLA1234567890"`, `"¿Viene con funda?"`, `"\u00e9"`, `"a\"b"`, `"a\\b"`, "\"a\tb\"", "\"\xc3\"", "\"\xff\"", `"`,
+	`{"text":"a","item_id":"b"}`, `"text":"a"`, `"item_id":"b"`,
+}
+
+// ParseAskBody answers every body as the general path does, also bodies
+// far from an ask: the plain path may only ever be a shortcut.
+func TestParseAskBody_AnswersEveryBodyAsTheGeneralPath(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		parts := rapid.SliceOfN(rapid.SampledFrom(askTokens), 0, 24).Draw(t, "tokens")
+		sameAnswer(t, []byte(strings.Join(parts, "")))
+	})
+}
+
+func FuzzParseAskBody_AnswersAsTheGeneralPath(f *testing.F) {
+	for _, body := range []string{
+		`{"text":"Does it come with a case?","item_id":"MLA1234567890"}`,
+		`{"item_id":"MLA1","text":"¿Viene con funda?"}`,
+		" \t\r\n{ \"text\" : \"a\" , \"item_id\" : \"b\" } \n",
+		``, `null`, `[]`, `{}`, `{"text":"a","text":"b"}`, `{"text":"a","item_id":"b"}x`,
+		`{"text":"a\u0041","item_id":"b"}`, "{\"text\":\"a\xff\",\"item_id\":\"b\"}",
+		`{"text":1,"item_id":"b"}`, `{"text":"a","item_id":"b","extra":1}`,
+	} {
+		f.Add([]byte(body))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) { sameAnswer(t, body) })
 }
