@@ -217,6 +217,10 @@ func (s *gatedStore) GetOne(ctx context.Context, key []byte) ([]byte, error) {
 	return storage.GetOne(ctx, s.Store, key)
 }
 
+// Unwrap returns the store beneath, for what keeps stores by identity
+// (notify's wake-ups of its delivery loops).
+func (s *gatedStore) Unwrap() storage.Store { return s.Store }
+
 // SharedByProcesses answers for the store beneath.
 func (s *gatedStore) SharedByProcesses() bool { return storage.IsShared(s.Store) }
 
