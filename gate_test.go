@@ -10,10 +10,12 @@ import (
 	"time"
 
 	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/clock"
 	"github.com/marketplace/marketplace/errs"
 	"github.com/marketplace/marketplace/money"
 	"github.com/marketplace/marketplace/questions"
 	"github.com/marketplace/marketplace/stock"
+	"github.com/marketplace/marketplace/storage"
 	"github.com/marketplace/marketplace/storage/memory"
 )
 
@@ -223,5 +225,53 @@ func TestServices_CalledDuringRestoresAndResetsSeeTheOldStateOrTheNewNeverAMix(t
 		seen["A"].Load(), seen["B"].Load(), seen["reset"].Load(), asks.Load())
 	if replacements.Load() < 3 || seen["A"].Load()+seen["B"].Load() == 0 {
 		t.Fatalf("the load did not run into replacements")
+	}
+}
+
+// viewCountingStore counts the read transactions made on it.
+type viewCountingStore struct {
+	storage.Store
+	views atomic.Int64
+}
+
+func (s *viewCountingStore) View(ctx context.Context, fn func(storage.Tx) error) error {
+	s.views.Add(1)
+	return s.Store.View(ctx, fn)
+}
+
+func TestSyncClock_OnAStoreOfOneProcessReadsTheStoreOnlyAfterAMove(t *testing.T) {
+	ctx := context.Background()
+	st := &viewCountingStore{Store: memory.New()}
+	start := time.Date(2026, 3, 4, 15, 0, 0, 0, time.UTC)
+	clockA, clockB := clock.NewManual(start), clock.NewManual(start)
+	a, err := marketplace.New(st, marketplace.Options{Clock: clockA})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := marketplace.New(st, marketplace.Options{Clock: clockB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+
+	before := st.views.Load()
+	for range 100 {
+		if err := b.SyncClock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := st.views.Load() - before; n != 0 {
+		t.Fatalf("100 syncs with no move made %d reads; want 0", n)
+	}
+	to := start.Add(time.Hour)
+	if err := clockA.Set(to); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.SyncClock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !clockB.Now().Equal(to) {
+		t.Fatalf("b's clock after a's move and a sync: %s; want %s", clockB.Now(), to)
 	}
 }
