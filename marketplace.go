@@ -74,6 +74,14 @@ type Options struct {
 }
 
 // Marketplace is the engine: one service per domain over one store.
+//
+// The services reach the store through the engine's gate: while Reset,
+// RestoreSnapshot, CreateSnapshot or LoadFixtures replaces or copies the
+// state, a service called from any goroutine waits for it to end, and each
+// transaction a service call opens sees the state before or the state
+// after, never a mix. A call that opens several transactions (an ask draws
+// its id, then writes) may see the replacement fall between two of them;
+// Enter holds the state still over any run of calls.
 type Marketplace struct {
 	Geo       *geo.Service
 	Accounts  *accounts.Service
@@ -102,10 +110,12 @@ type Marketplace struct {
 	// manual is the engine's clock when it is manual, shared with the other
 	// engines on the store (sharedclock.go); stopSharing stops that.
 	manual      *clock.Manual
+	clockShare  clockShare
 	stopSharing func()
 
-	// gate holds requests (Enter) out while the state is replaced.
-	gate          sync.RWMutex
+	// gate holds requests (Enter) and the services' transactions out while
+	// the state is replaced (gate.go).
+	gate          gate
 	hookMu        sync.Mutex
 	replacedHooks []func(context.Context)
 	// bg pauses the delivery of notifications run by Start (background.go).
@@ -190,6 +200,7 @@ func NewContext(ctx context.Context, store storage.Store, opts Options) (*Market
 		return nil, err
 	}
 	m := &Marketplace{Clock: opts.Clock, Logger: opts.Logger, store: store}
+	store = m.gateServices(store)
 	m.Geo = geo.New(store, opts.Clock)
 	m.Accounts = accounts.New(store, opts.Clock, m.Geo)
 	if storage.IsShared(store) && opts.Notifications.PollInterval == 0 {

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"reflect"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/marketplace/marketplace/clock"
@@ -26,11 +29,64 @@ var sharedClockKey = keycodec.New("sys/clock")
 // for a move made by another engine on its store.
 const clockPoll = 100 * time.Millisecond
 
+// clockShare is what an engine on a manual clock knows of the moves of the
+// other engines on its store.
+type clockShare struct {
+	// board counts the moves published on a store of one process; nil on
+	// a store that other processes write (storage.Shared), where any read
+	// may find a move.
+	board *clockBoard
+	// seen is the board's count, plus one, when the engine last read the
+	// stored time; 0 before its first read.
+	seen atomic.Uint64
+}
+
+// clockBoard counts the moves published through one store of this
+// process. On such a store the engines of this process are the only ones
+// that move the clock, so an engine reads the stored time only after the
+// count changed: a request pays an atomic load, not a transaction.
+type clockBoard struct {
+	moves   atomic.Uint64
+	engines int // guarded by clockBoardsMu
+}
+
+var (
+	clockBoardsMu sync.Mutex
+	clockBoards   = map[storage.Store]*clockBoard{}
+)
+
+// joinClockBoard returns the board of st, or nil when st is shared by
+// processes or cannot be told apart from another store (a key of a type
+// that is not comparable); leave gives it up.
+func joinClockBoard(st storage.Store) (b *clockBoard, leave func()) {
+	if storage.IsShared(st) || !reflect.TypeOf(st).Comparable() {
+		return nil, func() {}
+	}
+	clockBoardsMu.Lock()
+	defer clockBoardsMu.Unlock()
+	b = clockBoards[st]
+	if b == nil {
+		b = &clockBoard{}
+		clockBoards[st] = b
+	}
+	b.engines++
+	return b, func() {
+		clockBoardsMu.Lock()
+		defer clockBoardsMu.Unlock()
+		if b.engines--; b.engines == 0 {
+			delete(clockBoards, st)
+		}
+	}
+}
+
 // shareManualClock starts sharing manual through the store; the returned
 // function stops it.
 func (m *Marketplace) shareManualClock(manual *clock.Manual) (stop func(), err error) {
 	m.manual = manual
+	board, leaveBoard := joinClockBoard(m.store)
+	m.clockShare.board = board
 	if err := m.SyncClock(context.Background()); err != nil {
+		leaveBoard()
 		return nil, err
 	}
 	unwatch := manual.OnChange(func(_, to time.Time) {
@@ -59,16 +115,26 @@ func (m *Marketplace) shareManualClock(manual *clock.Manual) (stop func(), err e
 		cancel()
 		<-done
 		unwatch()
+		leaveBoard()
 	}, nil
 }
 
 // SyncClock moves the engine's manual clock up to the time another engine on
 // the same store moved its own to. The server calls it before each request,
 // so that a move made through one server is seen by the next request to any
-// other. Without a manual clock it does nothing.
+// other. Without a manual clock it does nothing; on a store of one process
+// (not storage.Shared) it reads the store only when an engine of the
+// process has moved its clock since the last read.
 func (m *Marketplace) SyncClock(ctx context.Context) error {
 	if m.manual == nil {
 		return nil
+	}
+	var moves uint64
+	if b := m.clockShare.board; b != nil {
+		moves = b.moves.Load()
+		if m.clockShare.seen.Load() == moves+1 {
+			return nil
+		}
 	}
 	var stored time.Time
 	var found bool
@@ -77,8 +143,16 @@ func (m *Marketplace) SyncClock(ctx context.Context) error {
 		stored, found, err = readSharedClock(tx)
 		return err
 	})
-	if err != nil || !found || !stored.After(m.manual.Now()) {
+	if err != nil {
 		return err
+	}
+	if m.clockShare.board != nil {
+		// A move published after the count was loaded counts again, so
+		// the next sync reads it.
+		m.clockShare.seen.Store(moves + 1)
+	}
+	if !found || !stored.After(m.manual.Now()) {
+		return nil
 	}
 	// Another engine may move the clock on at the same moment: a refused
 	// move backwards means this clock is already later.
@@ -91,13 +165,18 @@ func (m *Marketplace) SyncClock(ctx context.Context) error {
 // publishClock writes to as the shared time, unless the store holds a later
 // one.
 func (m *Marketplace) publishClock(ctx context.Context, to time.Time) error {
-	return m.store.Update(ctx, func(tx storage.Tx) error {
+	err := m.store.Update(ctx, func(tx storage.Tx) error {
 		stored, found, err := readSharedClock(tx)
 		if err != nil || (found && !to.After(stored)) {
 			return err
 		}
 		return tx.Set(sharedClockKey, binary.BigEndian.AppendUint64(nil, uint64(to.UnixNano())))
 	})
+	if b := m.clockShare.board; b != nil {
+		// After the write: a sync that sees the new count reads it.
+		b.moves.Add(1)
+	}
+	return err
 }
 
 func readSharedClock(tx storage.Tx) (time.Time, bool, error) {

@@ -75,17 +75,20 @@ type ResetOptions struct {
 	Demo bool
 }
 
-// Enter holds the engine's state still for one request: Reset and the
-// restore of a snapshot wait for every holder to leave, and requests that
-// enter meanwhile wait for them to end, so that a request sees either the
-// state before or the state after, never a mix. The HTTP server enters for
-// every request; an embedder that calls the services while another
-// goroutine may reset does the same. Call the returned function to leave.
-// Never call Reset, CreateSnapshot, RestoreSnapshot, DeleteSnapshot or
-// LoadFixtures while holding it.
+// Enter holds the engine's state still until the returned function is
+// called: Reset, the restore of a snapshot and the other replacements of
+// the state wait for every holder to leave, and holders that enter
+// meanwhile wait for them to end, so that everything between Enter and its
+// leave sees either the state before or the state after, never a mix. The
+// HTTP server enters for every request. The services take the gate
+// themselves for each of their transactions, so an embedder needs Enter
+// only to see one state over several transactions (a read, then another,
+// or a call that opens several). Enter costs an atomic operation. Never
+// call Reset, CreateSnapshot, RestoreSnapshot, DeleteSnapshot or
+// LoadFixtures while holding it, nor Enter again.
 func (m *Marketplace) Enter() (leave func()) {
-	m.gate.RLock()
-	return m.gate.RUnlock
+	m.gate.enterHolder()
+	return m.gate.leaveHolderFunc()
 }
 
 // OnStateReplaced registers fn to run after every Reset and restore, once
@@ -102,10 +105,12 @@ func (m *Marketplace) OnStateReplaced(fn func(ctx context.Context)) {
 // starts the delivery again: no notification of the state replaced is
 // sent afterwards, since its deliveries are gone with it.
 func (m *Marketplace) replaceState(ctx context.Context, replace func(context.Context) error) error {
-	m.gate.Lock()
-	defer m.gate.Unlock()
+	// Paused first: the delivery loop records its last deliveries through
+	// the services, which the gate would hold.
 	resume := m.pauseBackground()
 	defer resume()
+	ctx = m.gate.lock(ctx)
+	defer m.gate.unlock()
 	if err := replace(ctx); err != nil {
 		return err
 	}
@@ -220,10 +225,10 @@ func (m *Marketplace) CreateSnapshot(ctx context.Context, name string) (Snapshot
 // replaceStateQuiet holds requests and background work out like
 // replaceState, without running the hooks.
 func (m *Marketplace) replaceStateQuiet(ctx context.Context, fn func(context.Context) error) error {
-	m.gate.Lock()
-	defer m.gate.Unlock()
 	resume := m.pauseBackground()
 	defer resume()
+	ctx = m.gate.lock(ctx)
+	defer m.gate.unlock()
 	return fn(ctx)
 }
 
@@ -303,8 +308,8 @@ func (m *Marketplace) RestoreSnapshot(ctx context.Context, id int64) error {
 // the storage's.
 func (m *Marketplace) DeleteSnapshot(ctx context.Context, id int64) error {
 	// Not while a restore copies from it.
-	m.gate.Lock()
-	defer m.gate.Unlock()
+	ctx = m.gate.lock(ctx)
+	defer m.gate.unlock()
 	if _, err := m.snapshot(ctx, id); err != nil {
 		return err
 	}

@@ -5,9 +5,10 @@
 //
 //	go run ./bench -duration 3s -concurrency 16
 //
-// With -metrics it also drives the same engine behind a server with the
-// Prometheus metrics on, in turns of 100 ms with the one without, and
-// prints the metered rate over the other:
+// The full server runs as marketplaced does by default: the request log at
+// level info, the request journal and the Prometheus metrics. With -metrics
+// it also drives the same engine behind a server without the metrics, in
+// turns of 100 ms with the full one, and prints the full rate over the other:
 //
 //	go run ./bench -duration 3s -metrics
 //
@@ -26,9 +27,11 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"text/tabwriter"
@@ -38,8 +41,11 @@ import (
 
 	"github.com/marketplace/marketplace"
 	"github.com/marketplace/marketplace/httpapi"
+	"github.com/marketplace/marketplace/internal/logbuf"
+	"github.com/marketplace/marketplace/journal"
 	"github.com/marketplace/marketplace/metrics"
 	"github.com/marketplace/marketplace/money"
+	"github.com/marketplace/marketplace/notify"
 	"github.com/marketplace/marketplace/questions"
 	"github.com/marketplace/marketplace/stock"
 	"github.com/marketplace/marketplace/storage/memory"
@@ -49,7 +55,7 @@ func main() {
 	duration := flag.Duration("duration", 3*time.Second, "how long each route is driven, per server")
 	concurrency := flag.Int("concurrency", 16, "concurrent clients")
 	write := flag.Bool("write", false, "measure the write routes instead of the read routes")
-	withMetrics := flag.Bool("metrics", false, "also drive a server with Prometheus metrics on (requests and storage) and print its rate over the same server without")
+	withMetrics := flag.Bool("metrics", false, "also drive the same server without Prometheus metrics and print the full rate over its rate")
 	var wc writeConfig
 	wc.flags()
 	flag.Parse()
@@ -63,11 +69,32 @@ func main() {
 		return
 	}
 	ctx := context.Background()
-	m, err := marketplace.New(memory.New(), marketplace.Options{})
+	// The engine and server run as `marketplaced -memory` runs them by
+	// default: the request log at level info (to a file, as the server's
+	// redirected stderr, through internal/logbuf), the journal of
+	// journal.DefaultSize and the Prometheus metrics with the storage
+	// observer. Keep in step with cmd/marketplaced.
+	logDir, err := os.MkdirTemp("", "marketplace-bench-read-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(logDir)
+	logFile, err := os.Create(filepath.Join(logDir, "stderr.log"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer logFile.Close()
+	logOut := logbuf.New(logFile)
+	defer logOut.Close()
+	logger := slog.New(slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	met := metrics.New()
+	m, err := marketplace.New(memory.New(), marketplace.Options{Logger: logger,
+		Notifications: notify.Options{OnAttempt: met.NotificationAttempt}})
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer m.Close()
+	met.Engine(m)
 	d, err := m.EnsureDemo(ctx)
 	if err != nil {
 		log.Fatal(err)
@@ -84,11 +111,13 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	full := serve(httpapi.New(m, httpapi.Config{}))
+	stopObserving := met.ObserveStorage()
+	defer func() { stopObserving() }()
+	full := serve(httpapi.New(m, httpapi.Config{Logger: logger, Journal: journal.New(journal.DefaultSize), Metrics: met}))
 	defer full.Close()
-	met := metrics.New()
-	metered := serve(httpapi.New(m, httpapi.Config{Metrics: met}))
-	defer metered.Close()
+	// With -metrics, the same server without the metrics, for their cost.
+	unmetered := serve(httpapi.New(m, httpapi.Config{Logger: logger, Journal: journal.New(journal.DefaultSize)}))
+	defer unmetered.Close()
 
 	routes := []struct{ name, pattern, path string }{
 		{"GET /users/{id}", "/users/:user_id", fmt.Sprintf("/users/%d", d.Seller.ID)},
@@ -100,15 +129,16 @@ func main() {
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	if *withMetrics {
-		fmt.Fprintln(w, "route\tfull req/s\tbare req/s\tratio\tmetrics req/s\tmetrics/full\t")
+		fmt.Fprintln(w, "route\tfull req/s\tbare req/s\tratio\twithout metrics req/s\tfull/without\t")
 	} else {
 		fmt.Fprintln(w, "route\tfull req/s\tbare req/s\tratio\t")
 	}
 	for _, r := range routes {
 		body, header := fetch(full.URL+r.path, d.SellerToken)
 		bare := serve(bareServer(r.pattern, body, header))
-		fullRate := drive(full.URL+r.path, d.SellerToken, *duration, *concurrency)
-		bareRate := drive(bare.URL+r.path, d.SellerToken, *duration, *concurrency)
+		// In turns of turnSlice, so that what else the machine does (its
+		// cores are shared) falls on both alike.
+		fullRate, bareRate := driveTurns(full.URL+r.path, bare.URL+r.path, d.SellerToken, *duration, *concurrency, func(bool) {})
 		bare.Close()
 		if !*withMetrics {
 			fmt.Fprintf(w, "%s\t%.0f\t%.0f\t%.2f\t\n", r.name, fullRate, bareRate, fullRate/bareRate)
@@ -117,17 +147,17 @@ func main() {
 		// The two servers take turns in short slices, so that whatever else
 		// the machine does falls on both alike; the storage observer is the
 		// process's, on only during the metered server's slices.
-		stopObserving := func() {}
-		fullRate, meteredRate := driveTurns(full.URL+r.path, metered.URL+r.path, d.SellerToken, *duration, *concurrency,
-			func(metered bool) {
+		meteredRate, unmeteredRate := driveTurns(full.URL+r.path, unmetered.URL+r.path, d.SellerToken, *duration, *concurrency,
+			func(isUnmetered bool) {
 				stopObserving()
 				stopObserving = func() {}
-				if metered {
+				if !isUnmetered {
 					stopObserving = met.ObserveStorage()
 				}
 			})
 		stopObserving()
-		fmt.Fprintf(w, "%s\t%.0f\t%.0f\t%.2f\t%.0f\t%.3f\t\n", r.name, fullRate, bareRate, fullRate/bareRate, meteredRate, meteredRate/fullRate)
+		stopObserving = met.ObserveStorage()
+		fmt.Fprintf(w, "%s\t%.0f\t%.0f\t%.2f\t%.0f\t%.3f\t\n", r.name, fullRate, bareRate, fullRate/bareRate, unmeteredRate, meteredRate/unmeteredRate)
 	}
 	w.Flush()
 }
@@ -178,7 +208,6 @@ func bareServer(pattern string, body []byte, header http.Header) http.Handler {
 	return r
 }
 
-// drive sends GETs from n clients for d and returns the rate of 200 answers.
 // turnSlice is how long one server is driven before the other's turn.
 const turnSlice = 100 * time.Millisecond
 
@@ -225,33 +254,4 @@ func driveTurns(a, b, token string, d time.Duration, n int, turn func(isB bool))
 		c.CloseIdleConnections()
 	}
 	return float64(counts[0]) / d.Seconds(), float64(counts[1]) / d.Seconds()
-}
-
-func drive(url, token string, d time.Duration, n int) float64 {
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}}
-	var ok atomic.Int64
-	deadline := time.Now().Add(d)
-	var wg sync.WaitGroup
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for time.Now().Before(deadline) {
-				req, _ := http.NewRequest("GET", url, nil)
-				req.Header.Set("Authorization", "Bearer "+token)
-				res, err := client.Do(req)
-				if err != nil {
-					continue
-				}
-				_, _ = io.Copy(io.Discard, res.Body)
-				res.Body.Close()
-				if res.StatusCode == http.StatusOK {
-					ok.Add(1)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	client.CloseIdleConnections()
-	return float64(ok.Load()) / d.Seconds()
 }

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/marketplace/marketplace/faults"
@@ -57,12 +58,25 @@ type Query struct {
 }
 
 // Journal is a ring of the last Size entries. It is safe for concurrent use.
+//
+// Every request of a server adds an entry, so Add takes no lock that other
+// requests take: it draws the entry's id from an atomic counter and writes
+// the entry into the id's slot of the ring under the slot's own lock,
+// which only a reader of that slot, or a writer a whole ring later, takes
+// too. A reader skips a slot whose entry is not the id it expects (not
+// written yet, or already written over).
 type Journal struct {
-	mu      sync.Mutex
-	entries []Entry // ring of cap size
-	next    int     // where the next entry goes
-	lastID  int64
+	slots  []slot // ring of size; id n goes to slot (n-1) % size
+	lastID atomic.Int64
+	// cleared is the last id that Clear forgot; entries up to it are not
+	// listed.
+	cleared atomic.Int64
 	size    int
+}
+
+type slot struct {
+	mu sync.Mutex
+	e  Entry
 }
 
 // New returns a journal of the last size requests; size 0 keeps none.
@@ -70,7 +84,7 @@ func New(size int) *Journal {
 	if size < 0 {
 		size = 0
 	}
-	return &Journal{size: size, entries: make([]Entry, 0, min(size, 64))}
+	return &Journal{size: size, slots: make([]slot, size)}
 }
 
 // Size is the number of entries the journal keeps.
@@ -85,18 +99,34 @@ func (j *Journal) Add(e Entry) int64 {
 	if !j.Enabled() {
 		return 0
 	}
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	j.lastID++
-	e.ID = j.lastID
-	if len(j.entries) < j.size {
-		j.entries = append(j.entries, e)
-		j.next = len(j.entries) % j.size
-		return e.ID
+	e.ID = j.lastID.Add(1)
+	s := &j.slots[(e.ID-1)%int64(j.size)]
+	s.mu.Lock()
+	// A writer a whole ring ahead may have been quicker: the newer stays.
+	if s.e.ID < e.ID {
+		s.e = e
 	}
-	j.entries[j.next] = e
-	j.next = (j.next + 1) % j.size
+	s.mu.Unlock()
 	return e.ID
+}
+
+// each calls f with a copy of each entry kept, newest first, until f
+// returns false.
+func (j *Journal) each(f func(e Entry) bool) {
+	last := j.lastID.Load()
+	first := max(last-int64(j.size), j.cleared.Load()) + 1
+	for id := last; id >= first; id-- {
+		s := &j.slots[(id-1)%int64(j.size)]
+		s.mu.Lock()
+		e := s.e
+		s.mu.Unlock()
+		if e.ID != id {
+			continue
+		}
+		if !f(e) {
+			return
+		}
+	}
 }
 
 // List returns the entries that q selects, newest first, from q.Offset, at
@@ -114,23 +144,19 @@ func (j *Journal) List(q Query) ([]Entry, int, error) {
 	if q.Route != "" {
 		route = faults.TemplateKey(q.Route)
 	}
-	j.mu.Lock()
-	defer j.mu.Unlock()
 	total := 0
-	n := len(j.entries)
-	for i := range n {
-		// Newest first: the entry before next, going back round the ring.
-		e := &j.entries[(j.next-1-i+2*n)%n]
+	j.each(func(e Entry) bool {
 		if (method != "" && e.Method != method) || (route != "" && faults.TemplateKey(e.Route) != route) ||
 			(q.Status != 0 && e.Status != q.Status) || (q.UserID != 0 && (e.UserID == nil || *e.UserID != q.UserID)) {
-			continue
+			return true
 		}
 		total++
 		if total <= q.Offset || len(out) >= q.Limit {
-			continue
+			return true
 		}
-		out = append(out, *e)
-	}
+		out = append(out, e)
+		return true
+	})
 	return out, total, nil
 }
 
@@ -141,11 +167,21 @@ func (j *Journal) Clear() int {
 	if !j.Enabled() {
 		return 0
 	}
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	n := len(j.entries)
-	j.entries = j.entries[:0]
-	j.next = 0
+	n := 0
+	last := j.lastID.Load()
+	j.each(func(e Entry) bool {
+		if e.ID <= last {
+			n++
+		}
+		return true
+	})
+	// Never back: two Clears at once forget up to the later one's last.
+	for {
+		c := j.cleared.Load()
+		if c >= last || j.cleared.CompareAndSwap(c, last) {
+			break
+		}
+	}
 	return n
 }
 

@@ -3,6 +3,7 @@ package journal_test
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/matryer/is"
@@ -114,5 +115,46 @@ func TestList_WindowFollowsThePagingRule(t *testing.T) {
 	}
 	if _, _, err := j.List(journal.Query{Limit: 1001}); err == nil {
 		t.Fatal("limit 1001 was accepted")
+	}
+}
+
+func TestJournal_ConcurrentAddsAndReadsSeeWholeEntriesWithUniqueIDs(t *testing.T) {
+	is := is.New(t)
+	const size, writers, each = 64, 4, 500
+	j := journal.New(size)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 200 {
+			got, _ := mustList(t, j, journal.Query{Limit: size})
+			for _, e := range got {
+				// Every field of an entry is of the same Add.
+				if e.Path != fmt.Sprintf("/users/%d", *e.UserID) {
+					t.Errorf("entry %d: path %s, user %d", e.ID, e.Path, *e.UserID)
+					return
+				}
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				user := int64(w*each + i + 1)
+				j.Add(journal.Entry{Method: "GET", Path: fmt.Sprintf("/users/%d", user), Status: 200, UserID: &user})
+			}
+		}()
+	}
+	wg.Wait()
+	<-done
+	got, total := mustList(t, j, journal.Query{Limit: size})
+	is.Equal(total, size) // the last size entries
+	seen := map[int64]bool{}
+	for i, e := range got {
+		is.True(!seen[e.ID]) // ids are unique
+		seen[e.ID] = true
+		is.Equal(e.ID, int64(writers*each-i)) // newest first, none missing
 	}
 }

@@ -142,8 +142,23 @@ var loops = struct {
 	m map[storage.Store][]*Service
 }{m: map[storage.Store][]*Service{}}
 
+// loopKey is the store by which loops are kept: a store that wraps
+// another (the engine's gate over the store its services use) is kept by
+// the store beneath, so that an Append through any wrapper of a store, or
+// through the store itself, wakes the loops of all of them.
+func loopKey(store storage.Store) storage.Store {
+	for {
+		w, ok := store.(interface{ Unwrap() storage.Store })
+		if !ok {
+			return store
+		}
+		store = w.Unwrap()
+	}
+}
+
 // watchAppends makes every Append on store wake s until cancel is called.
 func watchAppends(store storage.Store, s *Service) (cancel func()) {
+	store = loopKey(store)
 	if !reflect.TypeOf(store).Comparable() {
 		// Not usable as a map key: the loop finds events at its polls.
 		return func() {}
@@ -169,7 +184,10 @@ func watchAppends(store storage.Store, s *Service) (cancel func()) {
 func wakeLoops(store storage.Store) {
 	loops.RLock()
 	defer loops.RUnlock()
-	if len(loops.m) == 0 || !reflect.TypeOf(store).Comparable() {
+	if len(loops.m) == 0 {
+		return
+	}
+	if store = loopKey(store); !reflect.TypeOf(store).Comparable() {
 		return
 	}
 	for _, s := range loops.m[store] {
