@@ -26,7 +26,7 @@ var start = time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
 func ptr[T any](v T) *T { return &v }
 
 // backends runs fn on a store of the backend that MARKETPLACE_TEST_STORE
-// names (storage/teststore); CI runs the package on every backend.
+// names (internal/teststore); CI runs the package on every backend.
 func backends(t *testing.T, fn func(t *testing.T, st storage.Store)) {
 	fn(t, teststore.New(t))
 }

@@ -7,5 +7,5 @@ import (
 )
 
 // The tests run on the backend that MARKETPLACE_TEST_STORE names (see
-// storage/teststore).
+// internal/teststore).
 func TestMain(m *testing.M) { teststore.Main(m) }
