@@ -234,7 +234,7 @@ func NewContext(ctx context.Context, store storage.Store, opts Options) (*Market
 		m.stopFollow = m.ResponseTimes.FollowManual(manual, func(err error) {
 			m.Logger.Error("response time refresh", "err", err)
 		})
-		stop, err := m.shareManualClock(manual)
+		stop, err := m.shareManualClock(ctx, manual)
 		if err != nil {
 			m.stopFollow()
 			return nil, fmt.Errorf("marketplace: share the manual clock: %w", err)

@@ -81,11 +81,11 @@ func joinClockBoard(st storage.Store) (b *clockBoard, leave func()) {
 
 // shareManualClock starts sharing manual through the store; the returned
 // function stops it.
-func (m *Marketplace) shareManualClock(manual *clock.Manual) (stop func(), err error) {
+func (m *Marketplace) shareManualClock(ctx context.Context, manual *clock.Manual) (stop func(), err error) {
 	m.manual = manual
 	board, leaveBoard := joinClockBoard(m.store)
 	m.clockShare.board = board
-	if err := m.SyncClock(context.Background()); err != nil {
+	if err := m.SyncClock(ctx); err != nil {
 		leaveBoard()
 		return nil, err
 	}
@@ -94,7 +94,8 @@ func (m *Marketplace) shareManualClock(manual *clock.Manual) (stop func(), err e
 			m.Logger.Error("share the manual clock", "err", err)
 		}
 	})
-	ctx, cancel := context.WithCancel(context.Background())
+	// The follower outlives the opening: its ctx is its own.
+	follow, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -102,11 +103,11 @@ func (m *Marketplace) shareManualClock(manual *clock.Manual) (stop func(), err e
 		defer t.Stop()
 		for {
 			select {
-			case <-ctx.Done():
+			case <-follow.Done():
 				return
 			case <-t.C:
 			}
-			if err := m.SyncClock(ctx); err != nil && ctx.Err() == nil {
+			if err := m.SyncClock(follow); err != nil && follow.Err() == nil {
 				m.Logger.Error("follow the shared manual clock", "err", err)
 			}
 		}
