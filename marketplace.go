@@ -32,6 +32,7 @@ import (
 	"github.com/marketplace/marketplace/oauth"
 	"github.com/marketplace/marketplace/questions"
 	"github.com/marketplace/marketplace/responsetime"
+	"github.com/marketplace/marketplace/sales"
 	"github.com/marketplace/marketplace/stock"
 	"github.com/marketplace/marketplace/storage"
 )
@@ -87,9 +88,11 @@ type Marketplace struct {
 	Accounts  *accounts.Service
 	Stock     *stock.Service
 	Questions *questions.Service
-	Fees      *fees.Service
-	Catalog   *catalog.Service
-	Notify    *notify.Service
+	// Sales holds orders, their packs and payments, and shipments.
+	Sales   *sales.Service
+	Fees    *fees.Service
+	Catalog *catalog.Service
+	Notify  *notify.Service
 	// Faults holds the fault rules that the HTTP server applies before a
 	// request reaches any other service.
 	Faults *faults.Service
@@ -220,6 +223,7 @@ func NewContext(ctx context.Context, store storage.Store, opts Options) (*Market
 	m.Catalog = catalog.New(store, opts.Clock, m.Geo)
 	m.Stock = stock.New(store, opts.Clock, m.Geo)
 	m.Questions = questions.New(store, opts.Clock, m.Accounts, m.Stock)
+	m.Sales = sales.New(store, opts.Clock, m.Stock, m.Fees)
 	m.ResponseTimes = responsetime.New(store, opts.Clock, m.Geo, m.Questions)
 	// Several servers may share the store (PostgreSQL): the scheduled
 	// refresh and the delivery of notifications run in the one that holds

@@ -20,8 +20,20 @@ import (
 	"github.com/marketplace/marketplace/storage"
 )
 
-// TopicQuestions is the topic of question events.
-const TopicQuestions = "questions"
+// Topics of the events the domain packages write.
+const (
+	// TopicQuestions: a question asked, answered, deleted or moderated.
+	TopicQuestions = "questions"
+	// TopicOrders: an order created, paid, cancelled, or its shipment
+	// delivered or not.
+	TopicOrders = "orders_v2"
+	// TopicShipments: a shipment created or moved to another status.
+	TopicShipments = "shipments"
+	// TopicItems: an item created, or anything in its JSON changed.
+	TopicItems = "items"
+	// TopicStockLocation: a store's quantity of a user product changed.
+	TopicStockLocation = "stock-location"
+)
 
 // Event is a change that applications may be notified of.
 type Event struct {

@@ -26,13 +26,19 @@ import (
 // Title, CategoryID, Price, BasePrice, CurrencyID, ListingTypeID, Condition,
 // Status, UserProductID, Permalink, Thumbnail, DateCreated, LastUpdated |
 // channel count uvarint | each channel string | flags byte (bit 0: catalog
-// listing, bit 1: has a catalog product) | catalog product id string.
+// listing, bit 1: has a catalog product, bit 2: has a parent item) |
+// catalog product id string | sold quantity varint | sub-status count
+// uvarint | each sub-status string | parent item id string | relisted-as
+// item id string.
 // AvailableQuantity is not stored: it is read from the user product. Format
-// 1 records (without the last two fields) are rewritten in format 2 by
-// RecordsMigration (migrate.go).
+// 1 records (without the catalog fields) are rewritten in format 2 by
+// RecordsMigration (migrate.go); format 2 records (without the sale fields
+// that follow the catalog product) are read as they are, with no sales, no
+// sub-status and no parent, and written in format 3 at their next change.
 const (
 	userProductFormat = 1
-	itemFormat        = 2
+	itemFormatCatalog = 2
+	itemFormat        = 3
 )
 
 func itemStrings(it *Item) []*string {
@@ -61,14 +67,28 @@ func encodeItem(it Item) []byte {
 		flags |= 2
 		cp = *it.CatalogProductID
 	}
+	if it.ParentItemID != nil {
+		flags |= 4
+	}
 	b = append(b, flags)
-	return binrec.AppendString(b, cp)
+	b = binrec.AppendString(b, cp)
+	b = binary.AppendVarint(b, it.SoldQuantity)
+	b = binary.AppendUvarint(b, uint64(len(it.SubStatus)))
+	for _, st := range it.SubStatus {
+		b = binrec.AppendString(b, st)
+	}
+	var parent string
+	if it.ParentItemID != nil {
+		parent = *it.ParentItemID
+	}
+	b = binrec.AppendString(b, parent)
+	return binrec.AppendString(b, it.RelistedAs)
 }
 
 func decodeItem(b []byte) (Item, error) {
 	d := binrec.NewDecoder(b)
 	format := d.Byte()
-	if d.Err() == nil && format != itemFormat {
+	if d.Err() == nil && format != itemFormat && format != itemFormatCatalog {
 		return Item{}, fmt.Errorf("item record format %d unknown", format)
 	}
 	var it Item
@@ -89,6 +109,22 @@ func decodeItem(b []byte) (Item, error) {
 	it.CatalogListing = flags&1 != 0
 	if flags&2 != 0 {
 		it.CatalogProductID = &cp
+	}
+	it.SubStatus = []string{}
+	if format == itemFormat {
+		it.SoldQuantity = d.Varint()
+		n := d.Count()
+		if d.Err() != nil {
+			return Item{}, d.Err()
+		}
+		for i := 0; i < n; i++ {
+			it.SubStatus = append(it.SubStatus, d.String())
+		}
+		parent := d.String()
+		if flags&4 != 0 {
+			it.ParentItemID = &parent
+		}
+		it.RelistedAs = d.String()
 	}
 	if d.Err() != nil {
 		return Item{}, d.Err()

@@ -54,6 +54,16 @@ func TestItemCodec_RoundTripsAndRejectsCorruptRecords(t *testing.T) {
 			cp := rapid.String().Draw(t, "catalog_product_id")
 			it.CatalogProductID = &cp
 		}
+		it.SoldQuantity = rapid.Int64().Draw(t, "sold_quantity")
+		it.SubStatus = rapid.SliceOf(rapid.String()).Draw(t, "sub_status")
+		if it.SubStatus == nil {
+			it.SubStatus = []string{}
+		}
+		if rapid.Bool().Draw(t, "is_relist") {
+			parent := rapid.String().Draw(t, "parent_item_id")
+			it.ParentItemID = &parent
+		}
+		it.RelistedAs = rapid.String().Draw(t, "relisted_as")
 		b := encodeItem(it)
 		got, err := decodeItem(b)
 		if err != nil || !reflect.DeepEqual(got, it) {
@@ -94,13 +104,40 @@ func TestItemCodec_Format1IsReadOnlyThroughItsMigration(t *testing.T) {
 		CategoryID: "MLA1055", Price: "150000", BasePrice: "150000", CurrencyID: "ARS", ListingTypeID: "gold_special",
 		Condition: "new", Status: StatusActive, UserProductID: "MLAU300000001",
 		Permalink:   "https://articulo.mercadolibre.com.ar/MLA-1400000001-a-bicicleta-rodado-29-aluminio-_JM",
-		DateCreated: "2026-03-04T15:28:00.000Z", LastUpdated: "2026-03-04T15:28:00.000Z", Channels: []string{"marketplace"}}
+		DateCreated: "2026-03-04T15:28:00.000Z", LastUpdated: "2026-03-04T15:28:00.000Z", Channels: []string{"marketplace"},
+		SubStatus: []string{}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("format 1 read through the migration as\n%+v\nwant\n%+v", got, want)
 	}
 	cp := "MLA123"
 	want.CatalogProductID, want.CatalogListing = &cp, true
-	if again, err := decodeItemV1or2(encodeItem(want)); err != nil || !bytes.Equal(encodeItemV2(again), encodeItem(want)) {
+	if again, err := decodeItemV1or2(encodeItemV2(old)); err != nil || !bytes.Equal(encodeItemV2(again), encodeItemV2(old)) {
 		t.Fatalf("a format 2 record does not survive the migration's decoder and encoder: %v", err)
+	}
+	// A format 3 record reads as format 2 plus the sale fields, and the
+	// migrations' decoder reads its format 2 part.
+	sold := want
+	sold.SoldQuantity, sold.SubStatus = 3, []string{SubStatusOutOfStock}
+	if again, err := decodeItemV1or2(encodeItem(sold)); err != nil || !bytes.Equal(encodeItemV2(again), encodeItemV2(mustV2(t, encodeItem(want)))) {
+		t.Fatalf("the migrations' decoder does not read a format 3 record's format 2 part: %v", err)
+	}
+}
+
+func mustV2(t *testing.T, b []byte) itemV2 {
+	t.Helper()
+	it, err := decodeItemV1or2(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return it
+}
+
+// TestItemCodec_Format2ReadsWithNoSales: a record written before the sale
+// fields reads with no sales, no sub-status and no parent.
+func TestItemCodec_Format2ReadsWithNoSales(t *testing.T) {
+	it := Item{ID: "MLA1", SiteID: "MLA", Status: StatusActive, Channels: []string{}, SubStatus: []string{}}
+	got, err := decodeItem(encodeItemV2(mustV2(t, encodeItem(it))))
+	if err != nil || !reflect.DeepEqual(got, it) {
+		t.Fatalf("format 2 read as %+v, %v; want %+v", got, err, it)
 	}
 }

@@ -36,29 +36,44 @@ const (
 // Item is a listing. Price is kept as the exact decimal text it was given
 // (normalized: no leading zeros, no trailing fractional zeros).
 type Item struct {
-	ID                string      `json:"id"`
-	SiteID            string      `json:"site_id"`
-	SellerID          int64       `json:"seller_id"`
-	Title             string      `json:"title"`
-	CategoryID        string      `json:"category_id"`
-	Price             json.Number `json:"price"`
-	BasePrice         json.Number `json:"base_price"`
-	CurrencyID        string      `json:"currency_id"`
-	ListingTypeID     string      `json:"listing_type_id"`
-	Condition         string      `json:"condition"`
-	Channels          []string    `json:"channels"`
-	Status            string      `json:"status"`
-	UserProductID     string      `json:"user_product_id"`
-	AvailableQuantity int64       `json:"available_quantity"`
-	Permalink         string      `json:"permalink"`
-	Thumbnail         string      `json:"thumbnail"`
-	DateCreated       string      `json:"date_created"`
-	LastUpdated       string      `json:"last_updated"`
+	ID            string      `json:"id"`
+	SiteID        string      `json:"site_id"`
+	SellerID      int64       `json:"seller_id"`
+	Title         string      `json:"title"`
+	CategoryID    string      `json:"category_id"`
+	Price         json.Number `json:"price"`
+	BasePrice     json.Number `json:"base_price"`
+	CurrencyID    string      `json:"currency_id"`
+	ListingTypeID string      `json:"listing_type_id"`
+	Condition     string      `json:"condition"`
+	Channels      []string    `json:"channels"`
+	Status        string      `json:"status"`
+	// SubStatus says why an item is in its status: ["out_of_stock"] on an
+	// item that its user product's running out paused.
+	SubStatus         []string `json:"sub_status"`
+	UserProductID     string   `json:"user_product_id"`
+	AvailableQuantity int64    `json:"available_quantity"`
+	// SoldQuantity is the units of the item's paid orders that were not
+	// cancelled.
+	SoldQuantity int64  `json:"sold_quantity"`
+	Permalink    string `json:"permalink"`
+	Thumbnail    string `json:"thumbnail"`
+	DateCreated  string `json:"date_created"`
+	LastUpdated  string `json:"last_updated"`
 	// CatalogProductID is the catalog product a catalog item is published
 	// on (rule 1); null for a traditional item, as in the public API.
 	CatalogProductID *string `json:"catalog_product_id"`
 	CatalogListing   bool    `json:"catalog_listing"`
+	// ParentItemID is the closed item this one relists; null otherwise.
+	ParentItemID *string `json:"parent_item_id"`
+	// RelistedAs is the item that relisted this closed one: an item is
+	// relisted once.
+	RelistedAs string `json:"-"`
 }
+
+// SubStatusOutOfStock is the sub-status of an item paused because its user
+// product has no units left.
+const SubStatusOutOfStock = "out_of_stock"
 
 // UserProduct groups items of one seller and carries their stock. A plain
 // (single-origin) user product has no locations and keeps its quantity in

@@ -32,7 +32,7 @@ func RecordsMigration() schema.Migration {
 		Chunk: schema.Phases(schema.Phase{
 			Range: storage.Prefix(keycodec.New("stk/item")),
 			Each: func(tx storage.Tx, key, value []byte) error {
-				if len(value) > 0 && value[0] == 2 {
+				if len(value) > 0 && value[0] >= 2 {
 					return nil
 				}
 				it, err := decodeItemV1or2(value)
@@ -150,9 +150,11 @@ func (it itemV2) status() string { return it.Strings[9] }
 
 // decodeItemV1or2 reads format 1 (format byte 1, seller id varint, the 15
 // strings, the channel count and channels) and format 2 (the same with
-// format byte 2, then a flags byte and the catalog product id).
+// format byte 2, then a flags byte and the catalog product id). Of a
+// format 3 record (format 2 followed by the sale fields, which the
+// migrations do not read) it reads the format 2 part.
 func decodeItemV1or2(b []byte) (itemV2, error) {
-	if len(b) == 0 || (b[0] != 1 && b[0] != 2) {
+	if len(b) == 0 || (b[0] != 1 && b[0] != 2 && b[0] != 3) {
 		return itemV2{}, errors.New("item record of an unknown format")
 	}
 	format := b[0]
@@ -190,7 +192,7 @@ func decodeItemV1or2(b []byte) (itemV2, error) {
 			return itemV2{}, bad
 		}
 	}
-	if format == 2 {
+	if format >= 2 {
 		if len(b) == 0 {
 			return itemV2{}, bad
 		}

@@ -3,6 +3,7 @@ package stock
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strconv"
 
 	"github.com/marketplace/marketplace/accounts"
@@ -52,21 +53,32 @@ type Published struct {
 // including "Store not found: <id>" and "Store does not belong to seller:
 // <id>"), NotFound (seller).
 func (s *Service) PublishMultiOrigin(ctx context.Context, sellerID int64, in NewItem) (Published, error) {
-	return s.publish(ctx, sellerID, in, true)
+	return s.publish(ctx, sellerID, in, publishing{multiOrigin: true})
 }
 
 // Publish publishes a single-origin item with available_quantity. A seller
 // with the warehouse_management tag is refused (rule 2). Errors: Invalid,
 // NotFound (seller).
 func (s *Service) Publish(ctx context.Context, sellerID int64, in NewItem) (Published, error) {
-	return s.publish(ctx, sellerID, in, false)
+	return s.publish(ctx, sellerID, in, publishing{})
 }
 
-func (s *Service) publish(ctx context.Context, sellerID int64, in NewItem, multiOrigin bool) (Published, error) {
+// publishing is how an item is published: with stock per store or not, and
+// whether it relists a closed item.
+type publishing struct {
+	multiOrigin bool
+	// parent is the closed item being relisted; the new item names it and
+	// it is marked relisted in the same transaction.
+	parent string
+}
+
+func (s *Service) publish(ctx context.Context, sellerID int64, in NewItem, how publishing) (Published, error) {
+	multiOrigin := how.multiOrigin
 	if err := checkShape(&in, multiOrigin); err != nil {
 		return Published{}, err
 	}
-	now := s.clock.Now().UTC().Format(TimeLayout)
+	clockNow := s.clock.Now()
+	now := clockNow.UTC().Format(TimeLayout)
 	var out Published
 	itemNumber := kv.NewOnceID(s.store, itemSequence)
 	userProductNumber := kv.NewOnceID(s.store, userProductSequence)
@@ -119,6 +131,8 @@ func (s *Service) publish(ctx context.Context, sellerID int64, in NewItem, multi
 		if err != nil {
 			return err
 		}
+		joined := up
+		joined.Locations = slices.Clone(up.Locations)
 		if multiOrigin {
 			if err := applyLocations(tx, &up, sellerID, in.StockLocations); err != nil {
 				return err
@@ -141,8 +155,15 @@ func (s *Service) publish(ctx context.Context, sellerID int64, in NewItem, multi
 			ID: seller.SiteID + strconv.FormatUint(n, 10), SiteID: seller.SiteID, SellerID: sellerID,
 			Title: in.Title, CategoryID: in.CategoryID, Price: price, BasePrice: price,
 			CurrencyID: in.CurrencyID, ListingTypeID: in.ListingTypeID, Condition: in.Condition,
-			Channels: in.Channels, Status: StatusActive, UserProductID: up.ID, Thumbnail: in.Thumbnail,
+			Channels: in.Channels, Status: StatusActive, SubStatus: []string{}, UserProductID: up.ID, Thumbnail: in.Thumbnail,
 			DateCreated: now, LastUpdated: now,
+		}
+		if how.parent != "" {
+			if err := markRelisted(tx, how.parent, it.ID); err != nil {
+				return err
+			}
+			parent := how.parent
+			it.ParentItemID = &parent
 		}
 		if in.CatalogProductID != "" {
 			cp := in.CatalogProductID
@@ -164,6 +185,11 @@ func (s *Service) publish(ctx context.Context, sellerID int64, in NewItem, multi
 		it.AvailableQuantity = up.Quantity()
 		if err := s.itemChanged(ctx, tx, Item{}, it); err != nil {
 			return err
+		}
+		if in.UserProductID != "" {
+			if err := s.quantityChanged(ctx, tx, joined, up, clockNow, nil, it.ID); err != nil {
+				return err
+			}
 		}
 		out = Published{Item: it}
 		if multiOrigin {

@@ -34,8 +34,9 @@ func New(store storage.Store, clk clock.Clock, g *geo.Service) *Service {
 // OnItemChange registers a hook. Register hooks before serving requests.
 func (s *Service) OnItemChange(h ItemHook) { s.hooks = append(s.hooks, h) }
 
-// itemChanged keeps the search index in step with the item and runs the
-// hooks, in the transaction of the change.
+// itemChanged keeps the search index in step with the item, runs the
+// hooks and announces the change on the items topic, in the transaction of
+// the change.
 func (s *Service) itemChanged(ctx context.Context, tx storage.Tx, before, after Item) error {
 	if err := reindex(tx, before, after); err != nil {
 		return err
@@ -45,5 +46,5 @@ func (s *Service) itemChanged(ctx context.Context, tx storage.Tx, before, after 
 			return err
 		}
 	}
-	return nil
+	return s.announceItem(ctx, tx, before, after)
 }

@@ -2,6 +2,7 @@ package stock
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -93,6 +94,7 @@ func (s *Service) PutStock(ctx context.Context, caller int64, id string, version
 		return StockUpdate{}, err
 	}
 	var out StockUpdate
+	now := s.clock.Now()
 	err := s.store.Update(ctx, func(tx storage.Tx) error {
 		up, err := ownedUserProduct(tx, caller, id)
 		if err != nil {
@@ -104,11 +106,16 @@ func (s *Service) PutStock(ctx context.Context, caller int64, id string, version
 		if version != up.Version {
 			return errs.Conflictf("Version mismatch")
 		}
+		before := up
+		before.Locations = slices.Clone(up.Locations)
 		if err := applyLocations(tx, &up, caller, locs); err != nil {
 			return err
 		}
 		up.Version++
 		if err := putUserProduct(tx, up); err != nil {
+			return err
+		}
+		if err := s.quantityChanged(ctx, tx, before, up, now, nil, ""); err != nil {
 			return err
 		}
 		out = StockUpdate{UserID: up.UserID, ID: up.ID, Locations: locationsOf(up), Version: up.Version}

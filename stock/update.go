@@ -3,6 +3,7 @@ package stock
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -24,9 +25,14 @@ type ItemUpdate struct {
 
 // UpdateItem changes an item's status, price, title or, for a single-origin
 // item, available_quantity; only its seller may. A closed item stays
-// closed. The stock of a multi-origin item is written per store through
-// PutStock, so available_quantity is refused for it (rule 2). Errors:
-// NotFound, Forbidden, Invalid.
+// closed (it is relisted instead, Relist). The title cannot change once
+// the item has sales. An item asked to be active with no units is paused
+// as out_of_stock; a quantity change moves the status of every item of the
+// user product (an item left with none is paused as out_of_stock, one
+// paused that way is active again when units come back). The stock of a
+// multi-origin item is written per store through PutStock, so
+// available_quantity is refused for it (rule 2). Errors: NotFound,
+// Forbidden, Invalid.
 func (s *Service) UpdateItem(ctx context.Context, caller int64, id string, in ItemUpdate) (Item, error) {
 	if in.Status == nil && in.Price == nil && in.Title == nil && in.AvailableQuantity == nil {
 		return Item{}, errs.Invalidf("Nothing to update: send at least one of the fields [status, price, title, available_quantity]")
@@ -58,7 +64,8 @@ func (s *Service) UpdateItem(ctx context.Context, caller int64, id string, in It
 			return Item{}, errs.Invalidf("The field [title] must be at most %d characters; it has %d", MaxTitleLength, n)
 		}
 	}
-	now := s.clock.Now().UTC().Format(TimeLayout)
+	now := s.clock.Now()
+	stamp := now.UTC().Format(TimeLayout)
 	var out Item
 	err := s.store.Update(ctx, func(tx storage.Tx) error {
 		before, err := GetItem(tx, id)
@@ -69,11 +76,9 @@ func (s *Service) UpdateItem(ctx context.Context, caller int64, id string, in It
 			return errs.Forbiddenf("The caller is not the seller of item %s", id)
 		}
 		after := before
-		if in.Status != nil {
-			if before.Status == StatusClosed && *in.Status != StatusClosed {
-				return errs.Invalidf("Item %s is closed and cannot change status", id)
-			}
-			after.Status = *in.Status
+		after.SubStatus = slices.Clone(before.SubStatus)
+		if in.Status != nil && before.Status == StatusClosed && *in.Status != StatusClosed {
+			return errs.Invalidf("Item %s is closed and cannot change status", id)
 		}
 		if in.Price != nil {
 			if err := checkPricePlaces(tx, *in.Price, before.CurrencyID); err != nil {
@@ -83,7 +88,11 @@ func (s *Service) UpdateItem(ctx context.Context, caller int64, id string, in It
 			// in the engine it follows the price, as the public API shows.
 			after.Price, after.BasePrice = price, price
 		}
-		if in.Title != nil {
+		if in.Title != nil && title != before.Title {
+			if before.SoldQuantity > 0 {
+				return errs.WithCode(errs.Invalid, "bad_request", "The title of item "+id+" cannot change: the item has sales").
+					WithCauses(errs.Cause{Code: "item.title.not_modifiable", Message: "The title cannot be modified once the item has sales (sold_quantity > 0)"})
+			}
 			after.Title = title
 		}
 		if in.AvailableQuantity != nil {
@@ -95,15 +104,24 @@ func (s *Service) UpdateItem(ctx context.Context, caller int64, id string, in It
 				return errFieldsInvalid("available_quantity").WithCauses(errs.Cause{Code: "item.multi_origin",
 					Message: "Item " + id + " has stock per store: write it with PUT /user-products/" + up.ID + "/stock/type/seller_warehouse"})
 			}
-			// A quantity write like any other: the version moves.
+			// A quantity write like any other: the version moves, and the
+			// other items of the user product follow it.
+			prev := up
 			up.PlainQuantity = *in.AvailableQuantity
 			up.Version++
 			if err := putUserProduct(tx, up); err != nil {
 				return err
 			}
+			if err := s.quantityChanged(ctx, tx, prev, up, now, nil, id); err != nil {
+				return err
+			}
 			after.AvailableQuantity = up.Quantity()
+			followQuantity(&after, after.AvailableQuantity)
 		}
-		after.LastUpdated = now
+		if in.Status != nil {
+			setStatus(&after, *in.Status, after.AvailableQuantity)
+		}
+		after.LastUpdated = stamp
 		if err := putItem(tx, after); err != nil {
 			return err
 		}

@@ -1,0 +1,398 @@
+package sales
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/marketplace/marketplace/accounts"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/fees"
+	"github.com/marketplace/marketplace/internal/keycodec"
+	"github.com/marketplace/marketplace/internal/kv"
+	"github.com/marketplace/marketplace/money"
+	"github.com/marketplace/marketplace/stock"
+	"github.com/marketplace/marketplace/storage"
+)
+
+// NewOrder is a purchase: buyer BuyerID buys Quantity units of ItemID.
+type NewOrder struct {
+	BuyerID  int64  `json:"buyer_id"`
+	ItemID   string `json:"item_id"`
+	Quantity int64  `json:"quantity"`
+	// StoreID names the store the units leave from; empty lets the rule
+	// pick it (stock.PickSource).
+	StoreID string `json:"store_id"`
+	// Status is paid (the default) or payment_required.
+	Status string `json:"status"`
+}
+
+func checkNewOrder(in *NewOrder) error {
+	if in.BuyerID <= 0 {
+		return errs.Invalidf("The field [buyer_id] is required: the id of the user who buys")
+	}
+	if in.ItemID == "" {
+		return errs.Invalidf("The field [item_id] is required: the id of the item bought")
+	}
+	if in.Quantity < 1 || in.Quantity > stock.MaxQuantity {
+		return errs.Invalidf("Invalid quantity: %d. It must be between 1 and %d", in.Quantity, stock.MaxQuantity)
+	}
+	switch in.Status {
+	case "":
+		in.Status = StatusPaid
+	case StatusPaid, StatusPaymentRequired:
+	default:
+		return errs.Invalidf("Invalid status: %s. Valid values are: [paid, payment_required]", in.Status)
+	}
+	return nil
+}
+
+// PlaceOrder makes a sale happen: buyer in.BuyerID buys in.Quantity units
+// of active item in.ItemID, in one transaction with its pack, its shipment
+// and its notifications. A paid order takes its units from one store of
+// the item's user product at once (its date_closed); a payment_required
+// one checks that a store can serve them and takes them when paid (Pay).
+// Errors: Invalid (the body, an item that is not active, the buyer is the
+// seller, a store that is not the item's or lacks the units, no store with
+// all the units), NotFound (buyer, item).
+func (s *Service) PlaceOrder(ctx context.Context, in NewOrder) (Order, error) {
+	if err := checkNewOrder(&in); err != nil {
+		return Order{}, err
+	}
+	var (
+		item stock.Item
+		fee  json.Number
+	)
+	// The sale fee is reference data, priced before the transaction.
+	err := s.store.View(ctx, func(tx storage.Tx) error {
+		var err error
+		item, err = stock.GetItemWithoutStock(tx, in.ItemID)
+		return err
+	})
+	if err != nil {
+		return Order{}, err
+	}
+	fee = s.saleFee(ctx, item)
+	orderNo := kv.NewOnceID(s.store, orderSequence)
+	packNo := kv.NewOnceID(s.store, packSequence)
+	shipNo := kv.NewOnceID(s.store, shipmentSequence)
+	payNo := kv.NewOnceID(s.store, paymentSequence)
+	now := s.clock.Now()
+	var out Order
+	err = s.store.Update(ctx, func(tx storage.Tx) error {
+		buyer, err := accounts.GetUser(tx, in.BuyerID)
+		if err != nil {
+			return err
+		}
+		item, err := stock.GetItem(tx, in.ItemID)
+		if err != nil {
+			return err
+		}
+		if item.Status != stock.StatusActive {
+			return errs.Invalidf("Item %s is not active: its status is %s", item.ID, item.Status)
+		}
+		if item.SellerID == buyer.ID {
+			return errs.Invalidf("User %d is the seller of item %s and cannot buy it", buyer.ID, item.ID)
+		}
+		seller, err := accounts.GetUser(tx, item.SellerID)
+		if err != nil {
+			return err
+		}
+		src, err := stock.PickSource(tx, item, in.StoreID, in.Quantity)
+		if err != nil {
+			return err
+		}
+		ids := make([]int64, 4)
+		for i, o := range []*kv.OnceID{orderNo, packNo, shipNo, payNo} {
+			n, err := o.Get(ctx)
+			if err != nil {
+				return err
+			}
+			ids[i] = int64(n) - 1 + []int64{firstOrderID, firstPackID, firstShipmentID, firstPaymentID}[i]
+		}
+		stamp := s.siteTime(tx, item.SiteID, now)
+		total := money.MustParse(string(item.Price)).Mul(money.FromInt(in.Quantity))
+		shipID := ids[2]
+		o := Order{
+			ID: ids[0], Status: in.Status, DateCreated: stamp, LastUpdated: stamp, PackID: ids[1],
+			BuyingMode: "buy_equals_pay", TotalAmount: json.Number(total.String()), PaidAmount: "0",
+			CurrencyID: item.CurrencyID,
+			OrderItems: []OrderItem{{
+				Item: OrderItemItem{ID: item.ID, Title: item.Title, CategoryID: item.CategoryID,
+					VariationAttributes: []any{}, Condition: item.Condition, UserProductID: item.UserProductID,
+					ParentItemID: item.ParentItemID},
+				Quantity: in.Quantity, RequestedQuantity: RequestedQuantity{Measure: "unit", Value: in.Quantity},
+				UnitPrice: item.Price, FullUnitPrice: item.Price, CurrencyID: item.CurrencyID, SaleFee: fee,
+				ListingTypeID: item.ListingTypeID, Stock: []stock.Source{},
+			}},
+			Payments: []Payment{}, Shipping: Shipping{ID: &shipID},
+			Buyer: Party{ID: buyer.ID, Nickname: buyer.Nickname}, Seller: Party{ID: seller.ID, Nickname: seller.Nickname},
+			Tags: []string{}, Context: OrderContext{Channel: "marketplace", Site: item.SiteID, Flows: []string{}},
+			Mediations: []any{},
+		}
+		rec := orderRecord{Order: o, Store: in.StoreID, CreatedMs: now.UnixMilli(), UpdatedMs: now.UnixMilli()}
+		sh := newShipment(shipID, rec, seller, buyer, item, stamp)
+		if err := originFrom(tx, &sh, src); err != nil {
+			return err
+		}
+		if in.Status == StatusPaid {
+			if err := s.pay(ctx, tx, &rec, &sh, ids[3], now, stamp); err != nil {
+				return err
+			}
+		}
+		if err := tx.Set(packKey(o.PackID), keycodec.Raw().Int(o.ID)); err != nil {
+			return err
+		}
+		if err := putShipment(tx, sh); err != nil {
+			return err
+		}
+		if err := indexOrder(tx, nil, rec); err != nil {
+			return err
+		}
+		if err := kv.SetJSON(tx, orderKey(o.ID), rec); err != nil {
+			return err
+		}
+		if err := s.announce(ctx, tx, TopicOrders, seller.ID, orderResource(o.ID), "created", now); err != nil {
+			return err
+		}
+		if err := s.announce(ctx, tx, TopicShipments, seller.ID, shipmentResource(shipID), "created", now); err != nil {
+			return err
+		}
+		out = rec.Order
+		return nil
+	})
+	if err != nil {
+		return Order{}, err
+	}
+	return out, nil
+}
+
+func orderResource(id int64) string    { return "/orders/" + strconv.FormatInt(id, 10) }
+func shipmentResource(id int64) string { return "/shipments/" + strconv.FormatInt(id, 10) }
+
+// saleFee is the fee of selling one unit of item at its price, by the
+// site's listing prices; 0 where they have none for the item.
+func (s *Service) saleFee(ctx context.Context, item stock.Item) json.Number {
+	if s.fees == nil {
+		return "0"
+	}
+	lp, err := s.fees.ListingPrice(ctx, item.SiteID, item.ListingTypeID,
+		fees.Query{Price: string(item.Price), CategoryID: item.CategoryID, CurrencyID: item.CurrencyID})
+	if err != nil {
+		return "0"
+	}
+	return json.Number(lp.SaleFeeAmount.String())
+}
+
+// pay takes the order's units and records its approved payment, in the
+// order's transaction: the order is paid, closed (date_closed) and tagged
+// paid, and its shipment is ready to ship.
+func (s *Service) pay(ctx context.Context, tx storage.Tx, rec *orderRecord, sh *shipmentRecord, paymentID int64, now time.Time, stamp string) error {
+	o := &rec.Order
+	line := &o.OrderItems[0]
+	src, err := s.stock.TakeUnits(ctx, tx, line.Item.ID, rec.Store, line.Quantity, now)
+	if err != nil {
+		return err
+	}
+	rec.Taken = &src
+	if src.StoreID != "" {
+		line.Stock = []stock.Source{src}
+	}
+	if err := originFrom(tx, sh, src); err != nil {
+		return err
+	}
+	fee := money.MustParse(string(line.SaleFee)).Mul(money.FromInt(line.Quantity))
+	o.Payments = append(o.Payments, Payment{
+		ID: paymentID, OrderID: o.ID, PayerID: o.Buyer.ID, Collector: IDRef{ID: o.Seller.ID}, SiteID: o.Context.Site,
+		PaymentMethodID: "account_money", PaymentType: "account_money", OperationType: "regular_payment",
+		Installments: 1, Status: "approved", StatusDetail: "accredited", TransactionAmount: o.TotalAmount,
+		TransactionAmountRefunded: "0", TotalPaidAmount: o.TotalAmount, ShippingCost: "0",
+		MarketplaceFee: json.Number(fee.String()), CurrencyID: o.CurrencyID, DateApproved: &stamp,
+		DateCreated: stamp, DateLastModified: stamp,
+	})
+	o.Status, o.PaidAmount = StatusPaid, o.TotalAmount
+	if o.DateClosed == nil {
+		o.DateClosed = &stamp
+		rec.ClosedMs = now.UnixMilli()
+	}
+	if !slices.Contains(o.Tags, TagPaid) {
+		o.Tags = append(o.Tags, TagPaid)
+	}
+	touch(rec, now, stamp)
+	sh.Shipment.Destination.ShippingAddress = buyerAddress(sh)
+	if sh.Shipment.Status == ShipmentPending {
+		moveShipment(sh, ShipmentReadyToShip, "ready_to_print", stamp)
+	}
+	return nil
+}
+
+func touch(rec *orderRecord, now time.Time, stamp string) {
+	rec.Order.LastUpdated = stamp
+	rec.UpdatedMs = now.UnixMilli()
+}
+
+// PaymentInput is the payment the operator records on an order.
+type PaymentInput struct {
+	Status string `json:"status"`
+}
+
+// Pay records the approved payment of a payment_required order: its units
+// leave stock (from the store named at creation, or the one the rule picks
+// now), it becomes paid and its shipment ready to ship. Errors: Invalid (a
+// status other than approved, an order that is not payment_required, no
+// store with the units), NotFound.
+func (s *Service) Pay(ctx context.Context, orderID int64, in PaymentInput) (Order, error) {
+	if in.Status != "approved" {
+		return Order{}, errs.Invalidf("Invalid status: %s. Valid values are: [approved]", in.Status)
+	}
+	payNo := kv.NewOnceID(s.store, paymentSequence)
+	now := s.clock.Now()
+	var out Order
+	err := s.store.Update(ctx, func(tx storage.Tx) error {
+		rec, err := getOrder(tx, orderID)
+		if err != nil {
+			return err
+		}
+		if rec.Order.Status != StatusPaymentRequired {
+			return errs.Invalidf("Order %d is %s: only a payment_required order takes a payment", orderID, rec.Order.Status)
+		}
+		sh, err := getShipment(tx, *rec.Order.Shipping.ID)
+		if err != nil {
+			return err
+		}
+		n, err := payNo.Get(ctx)
+		if err != nil {
+			return err
+		}
+		before := rec
+		stamp := s.siteTime(tx, rec.Order.Context.Site, now)
+		if err := s.pay(ctx, tx, &rec, &sh, int64(n)-1+firstPaymentID, now, stamp); err != nil {
+			return err
+		}
+		if err := s.saveOrder(ctx, tx, &before, rec, "paid", now); err != nil {
+			return err
+		}
+		if err := s.saveShipment(ctx, tx, sh, rec.Order.Seller.ID, now); err != nil {
+			return err
+		}
+		out = rec.Order
+		return nil
+	})
+	if err != nil {
+		return Order{}, err
+	}
+	return out, nil
+}
+
+// Cancel cancels an order: its units go back to the store they came from
+// (a paid order's), its payment is refunded, its pack is cancelled, and its
+// shipment is cancelled unless it has already shipped. Errors: Invalid (the
+// order is already cancelled), NotFound.
+func (s *Service) Cancel(ctx context.Context, orderID int64) (Order, error) {
+	now := s.clock.Now()
+	var out Order
+	err := s.store.Update(ctx, func(tx storage.Tx) error {
+		rec, err := getOrder(tx, orderID)
+		if err != nil {
+			return err
+		}
+		if rec.Order.Status == StatusCancelled {
+			return errs.Invalidf("Order %d is already cancelled", orderID)
+		}
+		sh, err := getShipment(tx, *rec.Order.Shipping.ID)
+		if err != nil {
+			return err
+		}
+		before := rec
+		o := &rec.Order
+		stamp := s.siteTime(tx, o.Context.Site, now)
+		if rec.Taken != nil && !rec.Returned {
+			line := o.OrderItems[0]
+			if err := s.stock.ReturnUnits(ctx, tx, line.Item.ID, *rec.Taken, line.Quantity, now); err != nil {
+				return err
+			}
+			rec.Returned = true
+		}
+		o.Payments = slices.Clone(o.Payments)
+		for i := range o.Payments {
+			p := &o.Payments[i]
+			p.Status, p.StatusDetail = "refunded", "refunded"
+			p.TransactionAmountRefunded, p.DateLastModified = p.TransactionAmount, stamp
+		}
+		o.Status = StatusCancelled
+		o.CancelDetail = &CancelDetail{Group: "operator", Code: "cancelled_by_operator",
+			Description: "The order was cancelled by the marketplace's operator", RequestedBy: "operator", Date: stamp}
+		touch(&rec, now, stamp)
+		if _, next, _ := flowOf(sh.Shipment.Status); slices.Contains(next, ShipmentCancelled) {
+			moveShipment(&sh, ShipmentCancelled, "cancelled_manually", stamp)
+			if err := s.saveShipment(ctx, tx, sh, o.Seller.ID, now); err != nil {
+				return err
+			}
+		}
+		if err := s.saveOrder(ctx, tx, &before, rec, "cancelled", now); err != nil {
+			return err
+		}
+		out = rec.Order
+		return nil
+	})
+	if err != nil {
+		return Order{}, err
+	}
+	return out, nil
+}
+
+// saveOrder writes a changed order, moves its search entries and
+// announces the change.
+func (s *Service) saveOrder(ctx context.Context, tx storage.Tx, before *orderRecord, rec orderRecord, action string, now time.Time) error {
+	if err := indexOrder(tx, before, rec); err != nil {
+		return err
+	}
+	if err := kv.SetJSON(tx, orderKey(rec.Order.ID), rec); err != nil {
+		return err
+	}
+	return s.announce(ctx, tx, TopicOrders, rec.Order.Seller.ID, orderResource(rec.Order.ID), action, now)
+}
+
+func putShipment(tx storage.Tx, sh shipmentRecord) error {
+	return kv.SetJSON(tx, shipmentKey(sh.Shipment.ID), sh)
+}
+
+func (s *Service) saveShipment(ctx context.Context, tx storage.Tx, sh shipmentRecord, sellerID int64, now time.Time) error {
+	if err := putShipment(tx, sh); err != nil {
+		return err
+	}
+	return s.announce(ctx, tx, TopicShipments, sellerID, shipmentResource(sh.Shipment.ID), sh.Shipment.Status, now)
+}
+
+// indexOrder moves the order's search entries and counts from before (nil
+// for a new order) to rec.
+func indexOrder(tx storage.Tx, before *orderRecord, rec orderRecord) error {
+	parties := []struct {
+		role string
+		id   int64
+	}{{roleSeller, rec.Order.Seller.ID}, {roleBuyer, rec.Order.Buyer.ID}}
+	for _, p := range parties {
+		for _, list := range []string{"", rec.Order.Status} {
+			if before != nil && (list == "" || before.Order.Status == rec.Order.Status) {
+				continue
+			}
+			if err := tx.Set(listKey(p.role, p.id, list, rec.CreatedMs, rec.Order.ID), nil); err != nil {
+				return err
+			}
+			if err := listCounter(p.role, p.id, list).Add(tx, 1); err != nil {
+				return err
+			}
+		}
+		if before != nil && before.Order.Status != rec.Order.Status {
+			if err := tx.Delete(listKey(p.role, p.id, before.Order.Status, rec.CreatedMs, rec.Order.ID)); err != nil {
+				return err
+			}
+			if err := listCounter(p.role, p.id, before.Order.Status).Add(tx, -1); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
