@@ -10,6 +10,13 @@
 // its background work (notification delivery, scheduled refreshes) running,
 // and stops when the test ends. srv.Marketplace is the engine itself, for
 // what a test prefers to do in Go.
+//
+// The public API has no route that makes a sale: a test makes one with the
+// helpers PlaceOrder, PayOrder, MoveShipment and CancelOrder, which fail
+// the test when the marketplace refuses:
+//
+//	order := srv.PlaceOrder(t, sales.NewOrder{ItemID: itemID, Quantity: 2})
+//	srv.MoveShipment(t, *order.Shipping.ID, "shipped")
 package marketplacetest
 
 import (
@@ -34,6 +41,7 @@ import (
 	"github.com/marketplace/marketplace/fixtures"
 	"github.com/marketplace/marketplace/httpapi"
 	"github.com/marketplace/marketplace/notify"
+	"github.com/marketplace/marketplace/sales"
 	"github.com/marketplace/marketplace/storage/memory"
 )
 
@@ -238,10 +246,73 @@ func merge(a, b fixtures.Result) fixtures.Result {
 	for k, v := range b.Questions {
 		a.Questions[k] = v
 	}
+	for k, v := range b.Orders {
+		a.Orders[k] = v
+	}
 	for k, v := range b.Applications {
 		a.Applications[k] = v
 	}
 	return a
+}
+
+// PlaceOrder makes a sale through the engine (srv.Marketplace.Sales), as a
+// buyer buying on the website would: in.BuyerID buys in.Quantity units of
+// in.ItemID, paid unless in.Status says payment_required. A zero BuyerID
+// is srv.Buyer. The seller's applications hear of it (orders_v2,
+// shipments, items, stock-location) as of any sale. It fails t when the
+// sale is refused.
+func (s *Server) PlaceOrder(t testing.TB, in sales.NewOrder) sales.Order {
+	t.Helper()
+	if in.BuyerID == 0 {
+		in.BuyerID = s.Buyer.ID
+	}
+	o, err := s.Marketplace.Sales.PlaceOrder(context.Background(), in)
+	if err != nil {
+		t.Fatalf("marketplacetest: place order of %d units of item %s: %v", in.Quantity, in.ItemID, err)
+	}
+	return o
+}
+
+// PayOrder records the approved payment of a payment_required order: its
+// units leave stock and its shipment is ready to ship. It fails t when the
+// payment is refused.
+func (s *Server) PayOrder(t testing.TB, orderID int64) sales.Order {
+	t.Helper()
+	o, err := s.Marketplace.Sales.Pay(context.Background(), orderID, sales.PaymentInput{Status: "approved"})
+	if err != nil {
+		t.Fatalf("marketplacetest: pay order %d: %v", orderID, err)
+	}
+	return o
+}
+
+// MoveShipment moves a shipment one step along its flow (pending, handling,
+// ready_to_ship, shipped, then delivered or not_delivered; cancelled before
+// it ships), with an optional substatus of the new status. It fails t when
+// the move is refused.
+func (s *Server) MoveShipment(t testing.TB, shipmentID int64, status string, substatus ...string) sales.Shipment {
+	t.Helper()
+	move := sales.ShipmentMove{Status: status}
+	if len(substatus) > 0 {
+		move.Substatus = substatus[0]
+	}
+	sh, err := s.Marketplace.Sales.MoveShipment(context.Background(), shipmentID, move)
+	if err != nil {
+		t.Fatalf("marketplacetest: move shipment %d to %s: %v", shipmentID, status, err)
+	}
+	return sh
+}
+
+// CancelOrder cancels an order: the units of a paid one go back to the
+// store they left, its payment is refunded, and its shipment is cancelled
+// unless it has shipped. It fails t when the order is already cancelled or
+// does not exist.
+func (s *Server) CancelOrder(t testing.TB, orderID int64) sales.Order {
+	t.Helper()
+	o, err := s.Marketplace.Sales.Cancel(context.Background(), orderID)
+	if err != nil {
+		t.Fatalf("marketplacetest: cancel order %d: %v", orderID, err)
+	}
+	return o
 }
 
 func randomHex() string {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	"github.com/marketplace/marketplace/fixtures"
 	"github.com/marketplace/marketplace/marketplacetest"
 	"github.com/marketplace/marketplace/money"
+	"github.com/marketplace/marketplace/sales"
 )
 
 var ctx = context.Background()
@@ -392,4 +394,204 @@ func TestWithFixturesFile_LoadsTheDocumentOfMarketplacedFixtures(t *testing.T) {
 	// Reset keeps the fixtures: they are part of the starting state.
 	is.NoErr(srv.Reset())
 	is.Equal(do(t, srv.Client("APP_USR-fan-token-0000000000002"), "GET", fmt.Sprintf("/users/%d", srv.Fixtures.Users["fan"]), nil).Status, 200)
+}
+
+// mustMultiItem publishes, as the seller over HTTP, an item with quantities
+// in the seller's two stores; it returns the item's id and user product's.
+func mustMultiItem(t *testing.T, srv *marketplacetest.Server, first, second int) (string, string) {
+	t.Helper()
+	res := do(t, srv.Client(srv.Seller.Token), "POST", "/items/multiwarehouse", map[string]any{
+		"title": "Zapatillas Running", "category_id": "MLA1055", "price": 1500, "listing_type_id": "gold_special",
+		"currency_id": "ARS", "channels": []string{"marketplace"},
+		"stock_locations": []map[string]any{
+			{"store_id": srv.Seller.Stores[0].ID, "quantity": first},
+			{"store_id": srv.Seller.Stores[1].ID, "quantity": second},
+		},
+	})
+	if res.Status != http.StatusCreated {
+		t.Fatalf("publish: %d %s", res.Status, res.Body)
+	}
+	o := obj(t, res)
+	return o["id"].(string), o["user_product_id"].(string)
+}
+
+// storeQuantities reads, as the seller over HTTP, the quantity of each of
+// its stores.
+func storeQuantities(t *testing.T, srv *marketplacetest.Server, up string) map[string]float64 {
+	t.Helper()
+	res := do(t, srv.Client(srv.Seller.Token), "GET", "/user-products/"+up+"/stock", nil)
+	if res.Status != http.StatusOK {
+		t.Fatalf("stock: %d %s", res.Status, res.Body)
+	}
+	out := map[string]float64{}
+	for _, l := range obj(t, res)["locations"].([]any) {
+		l := l.(map[string]any)
+		out[l["store_id"].(string)] = l["quantity"].(float64)
+	}
+	return out
+}
+
+func TestPlaceOrder_TheBuyerBuysFromTheNamedStoreAndTheSellerSeesItOverHTTP(t *testing.T) {
+	is := is.New(t)
+	srv := marketplacetest.NewServer(t)
+	north, south := srv.Seller.Stores[0].ID, srv.Seller.Stores[1].ID
+	item, up := mustMultiItem(t, srv, 3, 4)
+
+	o := srv.PlaceOrder(t, sales.NewOrder{ItemID: item, Quantity: 2, StoreID: north})
+	is.Equal(o.Buyer.ID, srv.Buyer.ID) // no buyer named: srv.Buyer
+	is.Equal(o.Seller.ID, srv.Seller.ID)
+	is.Equal(o.Status, "paid")
+	is.Equal(o.OrderItems[0].Stock[0].StoreID, north)
+	is.Equal(storeQuantities(t, srv, up), map[string]float64{north: 1, south: 4})
+	res := do(t, srv.Client(srv.Seller.Token), "GET", "/items/"+item, nil)
+	is.Equal(obj(t, res)["available_quantity"], 5.0)
+	is.Equal(obj(t, res)["sold_quantity"], 2.0)
+
+	other, _, err := srv.Marketplace.CreateUser(ctx, accounts.NewUser{Nickname: "OTHER", SiteID: "MLA"})
+	is.NoErr(err)
+	o = srv.PlaceOrder(t, sales.NewOrder{BuyerID: other.ID, ItemID: item, Quantity: 1})
+	is.Equal(o.Buyer.ID, other.ID)                    // a buyer named is the buyer
+	is.Equal(o.OrderItems[0].Stock[0].StoreID, south) // the store with the most units
+}
+
+func TestPayOrder_APaymentRequiredOrderTakesItsUnitsWhenPaid(t *testing.T) {
+	is := is.New(t)
+	srv := marketplacetest.NewServer(t)
+	north, south := srv.Seller.Stores[0].ID, srv.Seller.Stores[1].ID
+	item, up := mustMultiItem(t, srv, 3, 4)
+
+	o := srv.PlaceOrder(t, sales.NewOrder{ItemID: item, Quantity: 3, StoreID: north, Status: "payment_required"})
+	is.Equal(o.Status, "payment_required")
+	is.Equal(storeQuantities(t, srv, up), map[string]float64{north: 3, south: 4}) // nothing taken yet
+
+	o = srv.PayOrder(t, o.ID)
+	is.Equal(o.Status, "paid")
+	is.Equal(len(o.Payments), 1)
+	is.Equal(o.Payments[0].Status, "approved")
+	is.Equal(storeQuantities(t, srv, up), map[string]float64{north: 0, south: 4})
+	sh, err := srv.Marketplace.Sales.Shipment(ctx, sales.Operator, *o.Shipping.ID)
+	is.NoErr(err)
+	is.Equal(sh.Status, "ready_to_ship")
+}
+
+func TestMoveShipment_FollowsTheFlowWithASubstatusAndDeliveryTagsTheOrder(t *testing.T) {
+	is := is.New(t)
+	srv := marketplacetest.NewServer(t)
+	item, _ := mustMultiItem(t, srv, 3, 4)
+	o := srv.PlaceOrder(t, sales.NewOrder{ItemID: item, Quantity: 1})
+	id := *o.Shipping.ID
+
+	sh := srv.MoveShipment(t, id, "shipped", "out_for_delivery")
+	is.Equal(sh.Status, "shipped")
+	is.Equal(*sh.Substatus, "out_for_delivery")
+	sh = srv.MoveShipment(t, id, "delivered")
+	is.Equal(sh.Status, "delivered")
+	is.Equal(sh.Substatus, (*string)(nil)) // none asked, none set
+
+	read, err := srv.Marketplace.Sales.Order(ctx, sales.Operator, o.ID)
+	is.NoErr(err)
+	is.True(slices.Contains(read.Tags, "delivered"))
+}
+
+func TestCancelOrder_TheUnitsGoBackToTheirStoreAndTheShipmentIsCancelled(t *testing.T) {
+	is := is.New(t)
+	srv := marketplacetest.NewServer(t)
+	north, south := srv.Seller.Stores[0].ID, srv.Seller.Stores[1].ID
+	item, up := mustMultiItem(t, srv, 3, 4)
+	o := srv.PlaceOrder(t, sales.NewOrder{ItemID: item, Quantity: 2, StoreID: south})
+	is.Equal(storeQuantities(t, srv, up), map[string]float64{north: 3, south: 2})
+
+	o = srv.CancelOrder(t, o.ID)
+	is.Equal(o.Status, "cancelled")
+	is.Equal(o.Payments[0].Status, "refunded")
+	is.Equal(storeQuantities(t, srv, up), map[string]float64{north: 3, south: 4})
+	sh, err := srv.Marketplace.Sales.Shipment(ctx, sales.Operator, *o.Shipping.ID)
+	is.NoErr(err)
+	is.Equal(sh.Status, "cancelled")
+}
+
+// fatalRecorder stands for a test: it keeps what a helper failed it with.
+type fatalRecorder struct {
+	testing.TB
+	failed string
+}
+
+func (f *fatalRecorder) Helper() {}
+
+func (f *fatalRecorder) Fatalf(format string, args ...any) { f.failed = fmt.Sprintf(format, args...) }
+
+func TestSaleHelpers_ARefusalFailsTheTestWithTheMarketplacesMessage(t *testing.T) {
+	srv := marketplacetest.NewServer(t)
+	item, _ := mustMultiItem(t, srv, 2, 0)
+	paid := srv.PlaceOrder(t, sales.NewOrder{ItemID: item, Quantity: 1})
+	cancelled := srv.CancelOrder(t, srv.PlaceOrder(t, sales.NewOrder{ItemID: item, Quantity: 1}).ID)
+	tests := []struct {
+		name string
+		call func(tb testing.TB)
+		want string
+	}{
+		{"PlaceOrder", func(tb testing.TB) { srv.PlaceOrder(tb, sales.NewOrder{ItemID: item, Quantity: 2}) },
+			fmt.Sprintf("marketplacetest: place order of 2 units of item %s: bad_request: No store of item %s has the 2 units the order needs", item, item)},
+		{"PlaceOrderBySeller", func(tb testing.TB) {
+			srv.PlaceOrder(tb, sales.NewOrder{BuyerID: srv.Seller.ID, ItemID: item, Quantity: 1})
+		}, fmt.Sprintf("marketplacetest: place order of 1 units of item %s: bad_request: User %d is the seller of item %s and cannot buy it", item, srv.Seller.ID, item)},
+		{"PayOrder", func(tb testing.TB) { srv.PayOrder(tb, paid.ID) },
+			fmt.Sprintf("marketplacetest: pay order %d: bad_request: Order %d is paid: only a payment_required order takes a payment", paid.ID, paid.ID)},
+		{"MoveShipment", func(tb testing.TB) { srv.MoveShipment(tb, *paid.Shipping.ID, "delivered") },
+			fmt.Sprintf("marketplacetest: move shipment %d to delivered: bad_request: Shipment %d cannot move from ready_to_ship to delivered", *paid.Shipping.ID, *paid.Shipping.ID)},
+		{"CancelOrder", func(tb testing.TB) { srv.CancelOrder(tb, cancelled.ID) },
+			fmt.Sprintf("marketplacetest: cancel order %d: bad_request: Order %d is already cancelled", cancelled.ID, cancelled.ID)},
+		{"CancelUnknownOrder", func(tb testing.TB) { srv.CancelOrder(tb, 1) }, "marketplacetest: cancel order 1: order_not_found: Order does not exist"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &fatalRecorder{TB: t}
+			tc.call(rec)
+			if rec.failed != tc.want {
+				t.Errorf("the test failed with %q; want %q", rec.failed, tc.want)
+			}
+		})
+	}
+}
+
+func TestPlaceOrder_TheSellersSubscribedApplicationHearsOfTheSale(t *testing.T) {
+	is := is.New(t)
+	rcv := newReceiver(t)
+	srv := marketplacetest.NewServer(t)
+	res := do(t, srv.Operator, "POST", "/operator/applications", map[string]any{
+		"name": "orders", "owner_user_id": srv.Seller.ID, "callback_url": rcv.srv.URL, "topics": []string{"orders_v2"},
+	})
+	is.Equal(res.Status, http.StatusCreated)
+	item, _ := mustMultiItem(t, srv, 3, 4)
+
+	o := srv.PlaceOrder(t, sales.NewOrder{ItemID: item, Quantity: 1})
+	rcv.wait(t, 1) // delivered by the server's background work
+	rcv.mu.Lock()
+	got := rcv.got[0]
+	rcv.mu.Unlock()
+	is.Equal(got["topic"], "orders_v2")
+	is.Equal(got["resource"], fmt.Sprintf("/orders/%d", o.ID))
+	is.Equal(got["user_id"], float64(srv.Seller.ID))
+}
+
+func TestWithFixtures_OrdersOfEveryDocumentAreInFixtures(t *testing.T) {
+	is := is.New(t)
+	first := shopDoc("https://example.com/hook")
+	second := fixtures.Document{Orders: []fixtures.Order{
+		{Name: "sale", Buyer: "fan", Item: "shoe", Quantity: 2, ShipmentStatus: "shipped"},
+	}}
+	// The second document names the first's records: they are loaded again,
+	// which creates nothing, and the order is placed.
+	second.Users, second.Items = first.Users, first.Items
+	srv := marketplacetest.NewServer(t, marketplacetest.WithFixtures(first), marketplacetest.WithFixtures(second))
+	id := srv.Fixtures.Orders["sale"]
+	is.True(id != 0)
+	o, err := srv.Marketplace.Sales.Order(ctx, sales.Operator, id)
+	is.NoErr(err)
+	is.Equal(o.Buyer.ID, srv.Fixtures.Users["fan"])
+	is.Equal(o.OrderItems[0].Item.ID, srv.Fixtures.Items["shoe"])
+	sh, err := srv.Marketplace.Sales.Shipment(ctx, sales.Operator, *o.Shipping.ID)
+	is.NoErr(err)
+	is.Equal(sh.Status, "shipped")
+	is.True(srv.Fixtures.Applications["hook"] != 0) // the first document's records stay
 }
