@@ -121,6 +121,11 @@ func (s *Service) UpdateItem(ctx context.Context, caller int64, id string, in It
 		if in.Status != nil {
 			setStatus(&after, *in.Status, after.AvailableQuantity)
 		}
+		if sameItem(before, after) {
+			// Nothing the item's JSON shows changed: no write, no event.
+			out = before
+			return nil
+		}
 		after.LastUpdated = stamp
 		if err := putItem(tx, after); err != nil {
 			return err
@@ -132,4 +137,12 @@ func (s *Service) UpdateItem(ctx context.Context, caller int64, id string, in It
 		return nil
 	})
 	return out, err
+}
+
+// sameItem reports whether an update left every field it may change as it
+// was.
+func sameItem(a, b Item) bool {
+	return a.Status == b.Status && slices.Equal(a.SubStatus, b.SubStatus) && a.Price == b.Price &&
+		a.BasePrice == b.BasePrice && a.Title == b.Title && a.AvailableQuantity == b.AvailableQuantity &&
+		a.SoldQuantity == b.SoldQuantity
 }

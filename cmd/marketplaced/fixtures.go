@@ -25,7 +25,7 @@ func loadFixturesFile(ctx context.Context, m *marketplace.Marketplace, path stri
 	if err != nil {
 		return fmt.Errorf("-fixtures %s: %w", path, err)
 	}
-	fmt.Fprintf(stdout, "fixtures %s: %d users, %d stores, %d items, %d questions, %d applications\n",
-		path, len(res.Users), len(res.Stores), len(res.Items), len(res.Questions), len(res.Applications))
+	fmt.Fprintf(stdout, "fixtures %s: %d users, %d stores, %d items, %d questions, %d orders, %d applications\n",
+		path, len(res.Users), len(res.Stores), len(res.Items), len(res.Questions), len(res.Orders), len(res.Applications))
 	return nil
 }
