@@ -817,7 +817,7 @@ func TestRelistItem_AClosedItemIsPublishedAgainOnceAsANewItem(t *testing.T) {
 		{"ErrNoQuantity", seller.Token, map[string]any{"price": 150}, 400, "bad_request", "The fields [quantity] are required for requested call"},
 		{"ErrStockLocationsOfAPlainSeller", seller.Token, map[string]any{"quantity": 1, "stock_locations": []any{map[string]any{"store_id": "1", "quantity": 1}}},
 			400, "bad_request", "The fields [stock_locations] are invalid for requested call"},
-		{"ErrNegativeQuantity", seller.Token, map[string]any{"quantity": -1}, 400, "bad_request", "Invalid available_quantity: -1. It must be between 0 and 1000000000"},
+		{"ErrNegativeQuantity", seller.Token, map[string]any{"quantity": -1}, 400, "bad_request", "Invalid quantity: -1. It must be between 0 and 1000000000"},
 		{"ErrHugeQuantity", seller.Token, `{"quantity":99999999999999999999}`, 400, "bad_request", "Invalid JSON: the field [quantity] must be of type integer"},
 		{"ErrQuantityAsString", seller.Token, map[string]any{"quantity": "one"}, 400, "bad_request", "Invalid JSON: the field [quantity] must be of type integer"},
 		{"ErrEmptyBody", seller.Token, "", 400, "bad_request", "The request body is empty; a JSON object is expected"},

@@ -30,8 +30,11 @@ type NewOrder struct {
 }
 
 func checkNewOrder(in *NewOrder) error {
-	if in.BuyerID <= 0 {
+	if in.BuyerID == 0 {
 		return errs.Invalidf("The field [buyer_id] is required: the id of the user who buys")
+	}
+	if in.BuyerID < 0 {
+		return errs.Invalidf("Invalid buyer_id: %d. It must be a user id", in.BuyerID)
 	}
 	if in.ItemID == "" {
 		return errs.Invalidf("The field [item_id] is required: the id of the item bought")
@@ -244,6 +247,9 @@ type PaymentInput struct {
 // status other than approved, an order that is not payment_required, no
 // store with the units), NotFound.
 func (s *Service) Pay(ctx context.Context, orderID int64, in PaymentInput) (Order, error) {
+	if in.Status == "" {
+		return Order{}, errs.Invalidf("The field [status] is required: approved")
+	}
 	if in.Status != "approved" {
 		return Order{}, errs.Invalidf("Invalid status: %s. Valid values are: [approved]", in.Status)
 	}

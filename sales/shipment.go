@@ -254,16 +254,22 @@ func originFrom(tx storage.Tx, sh *shipmentRecord, src stock.Source) error {
 		return err
 	}
 	loc := st.Location
-	addr := ShippingAddress{AddressLine: loc.AddressLine, StreetName: loc.StreetName,
-		StreetNumber: strconv.FormatInt(loc.StreetNumber, 10), ZipCode: loc.ZipCode,
+	addr := ShippingAddress{AddressLine: loc.AddressLine, StreetName: loc.StreetName, ZipCode: loc.ZipCode,
 		City: Named{Name: loc.City}, State: Named{Name: loc.State}, Country: Named{Name: loc.Country},
 		Node: &Node{NodeID: src.NetworkNodeID}}
+	if loc.StreetNumber != 0 {
+		addr.StreetNumber = strconv.FormatInt(loc.StreetNumber, 10)
+	}
 	if loc.AddressID != 0 {
 		id := loc.AddressID
 		addr.AddressID = &id
 	}
-	lat, lng := loc.Latitude, loc.Longitude
-	addr.Latitude, addr.Longitude = &lat, &lng
+	// A store created without a position has 0, 0: unknown, not the Gulf
+	// of Guinea.
+	if loc.Latitude != 0 || loc.Longitude != 0 {
+		lat, lng := loc.Latitude, loc.Longitude
+		addr.Latitude, addr.Longitude = &lat, &lng
+	}
 	sh.Shipment.Origin.Type = "seller_warehouse"
 	sh.Shipment.Origin.ShippingAddress = addr
 	return nil
@@ -301,6 +307,9 @@ type ShipmentMove struct {
 // the flow does not allow: the cause names the allowed next statuses),
 // NotFound.
 func (s *Service) MoveShipment(ctx context.Context, id int64, in ShipmentMove) (Shipment, error) {
+	if in.Status == "" {
+		return Shipment{}, errs.Invalidf("The field [status] is required: the status to move the shipment to")
+	}
 	subs, _, ok := flowOf(in.Status)
 	if !ok {
 		return Shipment{}, errs.Invalidf("Invalid status: %s. Valid values are: %s", in.Status, statusNames())

@@ -57,6 +57,8 @@ func (s *Service) Relist(ctx context.Context, caller int64, id string, in Relist
 		return Published{}, errFieldsInvalid("stock_locations")
 	case !tagged && in.Quantity == nil:
 		return Published{}, errFieldsRequired("quantity")
+	case in.Quantity != nil && (*in.Quantity < 0 || *in.Quantity > MaxQuantity):
+		return Published{}, errs.Invalidf("Invalid quantity: %d. It must be between 0 and %d", *in.Quantity, MaxQuantity)
 	}
 	next := NewItem{Title: parent.Title, CategoryID: parent.CategoryID, ListingTypeID: parent.ListingTypeID,
 		CurrencyID: parent.CurrencyID, Condition: parent.Condition, Channels: parent.Channels,
