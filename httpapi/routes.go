@@ -175,14 +175,31 @@ func (s *Server) routeTable() []route {
 		post("/operator/users/:user_id/stores", byOperator(s.handleOperatorCreateStore)),
 		put("/operator/reference", byOperator(s.handleOperatorImportReference)),
 
-		// Stock.
+		// Stock. POST /items/multiwarehouse shares its position with POST
+		// /items/:item_id/relist.
 		post("/items", byUser(s.handlePublishItem)),
-		post("/items/multiwarehouse", byUser(s.handlePublishMultiOrigin)),
+		post("/items/:item_id", byUser(s.handlePostItemName)).serves("/items/multiwarehouse"),
 		get("/items/:item_id", withToken(s.handleGetItem)),
 		put("/items/:item_id", byUser(s.handleUpdateItem)),
+		post("/items/:item_id/relist", byUser(s.handleRelistItem)),
 		get("/user-products/:user_product_id/stock", byUser(s.handleGetStock)),
 		put("/user-products/:user_product_id/stock/type/seller_warehouse", byUser(s.handlePutStock)),
 		get("/sites/:site_id/search", withToken(s.handleSiteSearch)),
+
+		// Sales: orders, packs and shipments are read by their seller and
+		// their buyer; the statuses are a public read. The operator makes
+		// the sales (no public route does) and reads any of them.
+		get("/orders/:order_id", byUser(s.handleOrderOrSearch)).serves("/orders/search"),
+		get("/packs/:pack_id", byUser(s.handleGetPack)),
+		get("/shipments/:shipment_id", byUser(s.handleGetShipment)),
+		get("/shipments/:shipment_id/history", byUser(s.handleShipmentHistory)),
+		get("/shipment_statuses", withToken(s.handleShipmentStatuses)),
+		post("/operator/orders", byOperator(s.handleOperatorPlaceOrder)),
+		get("/operator/orders", byOperator(s.handleOperatorSearchOrders)),
+		get("/operator/orders/:order_id", byOperator(s.handleOperatorGetOrder)),
+		post("/operator/orders/:order_id/payments", byOperator(s.handleOperatorPayOrder)),
+		post("/operator/orders/:order_id/cancel", byOperator(s.handleOperatorCancelOrder)),
+		put("/operator/shipments/:shipment_id/status", byOperator(s.handleOperatorMoveShipment)),
 
 		// Questions, answers, moderation and blacklists.
 		get("/questions/:question_id", withToken(s.handleQuestionOrSearch)).serves("/questions/search"),

@@ -47,6 +47,33 @@ func (s *Server) handlePublishMultiOrigin(w http.ResponseWriter, r *http.Request
 	return nil
 }
 
+// handlePostItemName answers POST /items/multiwarehouse, which the router
+// serves through POST /items/:item_id: httprouter cannot hold the name
+// beside the parameter of POST /items/:item_id/relist. Any other name is
+// no route.
+func (s *Server) handlePostItemName(w http.ResponseWriter, r *http.Request, p httprouter.Params, caller int64) error {
+	if p.ByName("item_id") != "multiwarehouse" {
+		return &httpError{status: http.StatusNotFound, code: "not_found",
+			message: "Resource " + r.Method + " " + r.URL.Path + " not found"}
+	}
+	return s.handlePublishMultiOrigin(w, r, p, caller)
+}
+
+// handleRelistItem answers POST /items/:item_id/relist {price, quantity,
+// listing_type_id, stock_locations} with the new item (201).
+func (s *Server) handleRelistItem(w http.ResponseWriter, r *http.Request, p httprouter.Params, caller int64) error {
+	var in stock.RelistInput
+	if err := decodeObject(r, &in); err != nil {
+		return err
+	}
+	out, err := s.m.Stock.Relist(r.Context(), caller, p.ByName("item_id"), in)
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusCreated, out)
+	return nil
+}
+
 // handleGetItem answers GET /items/:item_id.
 func (s *Server) handleGetItem(w http.ResponseWriter, r *http.Request, p httprouter.Params, _ int64) error {
 	it, err := s.m.Stock.Item(r.Context(), p.ByName("item_id"))
