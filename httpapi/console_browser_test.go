@@ -7,7 +7,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,14 +18,17 @@ import (
 
 	"github.com/marketplace/marketplace/accounts"
 	"github.com/marketplace/marketplace/marketplacetest"
+	"github.com/marketplace/marketplace/sales"
 	"github.com/marketplace/marketplace/stock"
 )
 
 // TestConsole_InChromium drives the operator console in a real headless
 // browser through an operator's day: sign in, create a seller with a store,
 // register the seller's application, publish an item, change its stock, see
-// a stale edit refused with 409, ask, answer and moderate a question, and move the
-// clock to see a failed notification retried and acknowledged.
+// a stale edit refused with 409, ask, answer and moderate a question, move the
+// clock to see a failed notification retried and acknowledged, then sell the
+// item's units through the orders screen (pay, cancel, ship) and see it
+// paused for lack of stock.
 //
 // With CONSOLE_SCREENSHOTS=dir it also saves a PNG of each main screen in
 // dir (docs/console holds the ones the documentation shows).
@@ -237,6 +242,178 @@ func TestConsole_InChromium(t *testing.T) {
 		chromedp.Click(".moderate-send"),
 		until(`document.querySelector("#questions-table .question-status")?.textContent === "UNDER_REVIEW"`),
 	)
+
+	// Orders: sell the item's three units through the purchase form, pay,
+	// cancel and ship, and see the item paused once its last unit sells.
+	// choose picks a value of a select as a person would, change event and
+	// all, once the page offers it.
+	choose := func(sel, value string) chromedp.Action[chromedp.Void] {
+		return until(fmt.Sprintf(`(() => {
+			const s = document.querySelector(%q);
+			if (!s || ![...s.options].some(o => o.value === %q)) return false;
+			s.value = %q;
+			s.dispatchEvent(new Event("change"));
+			return true;
+		})()`, sel, value, value))
+	}
+	orderIDs := func() []string {
+		t.Helper()
+		ids, err := chromedp.Run(b, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#orders-table tbody tr[data-order-id]")].map(tr => tr.dataset.orderId)`))
+		if err != nil {
+			t.Fatalf("browser: order ids: %v", err)
+		}
+		return ids
+	}
+	// buy fills the purchase form, sends it and answers the new order's id.
+	buy := func(quantity, storeID, status string) int64 {
+		t.Helper()
+		before := len(orderIDs())
+		step("buy "+quantity+" as "+status,
+			choose("#purchase-buyer", strconv.FormatInt(srv.Buyer.ID, 10)),
+			choose("#purchase-item", itemID),
+			settled,
+			choose("#purchase-store", storeID),
+			chromedp.SetValue("#purchase-quantity", quantity),
+			choose("#purchase-status", status),
+			chromedp.Click("#purchase-create"),
+			until(fmt.Sprintf(`document.querySelectorAll("#orders-table tbody tr[data-order-id]").length === %d`, before+1)),
+			settled,
+		)
+		msg := text("#message")
+		var id int64
+		if _, err := fmt.Sscanf(msg, "Order %d placed", &id); err != nil {
+			t.Fatalf("after the purchase the page says %q", msg)
+		}
+		return id
+	}
+	row := func(id int64, sel string) string {
+		return fmt.Sprintf(`#orders-table tr[data-order-id="%d"] %s`, id, sel)
+	}
+	rowText := func(id int64, sel string) string { t.Helper(); return text(row(id, sel)) }
+	order := func(id int64) sales.Order {
+		t.Helper()
+		o, err := srv.Marketplace.Sales.Order(ctx, sales.Operator, id)
+		if err != nil {
+			t.Fatalf("order %d: %v", id, err)
+		}
+		return o
+	}
+	storeID := stores[0].ID
+
+	step("open the seller's orders",
+		nav("orders"),
+		choose("#orders-seller", strconv.FormatInt(sellerID, 10)),
+		settled,
+		chromedp.WaitVisible("#orders-table"),
+	)
+	paid := buy("1", storeID, "paid")
+	if got := rowText(paid, ".order-status"); got != "paid" {
+		t.Fatalf("the paid order shows status %q", got)
+	}
+	if got := rowText(paid, ".order-store"); got != storeID {
+		t.Fatalf("the paid order shows store %q, want %q", got, storeID)
+	}
+	if got := rowText(paid, ".order-buyer"); got != fmt.Sprintf("%s (%d)", srv.Buyer.Nickname, srv.Buyer.ID) {
+		t.Fatalf("the paid order shows buyer %q", got)
+	}
+	if o := order(paid); o.Status != sales.StatusPaid || o.Buyer.ID != srv.Buyer.ID || o.OrderItems[0].Quantity != 1 ||
+		len(o.OrderItems[0].Stock) != 1 || o.OrderItems[0].Stock[0].StoreID != storeID {
+		t.Fatalf("the paid order in the engine: %+v", o)
+	}
+
+	unpaid := buy("1", "", "payment_required")
+	if got := rowText(unpaid, ".order-status"); got != "payment_required" {
+		t.Fatalf("the unpaid order shows status %q", got)
+	}
+	step("cancel the unpaid order",
+		chromedp.Click(row(unpaid, ".order-cancel")),
+		until(fmt.Sprintf(`document.querySelector(%q)?.textContent === "cancelled"`, row(unpaid, ".order-status"))),
+		settled,
+	)
+	if o := order(unpaid); o.Status != sales.StatusCancelled {
+		t.Fatalf("the cancelled order in the engine is %s", o.Status)
+	}
+	if n, err := chromedp.Run(b, chromedp.Evaluate[int](fmt.Sprintf(`document.querySelectorAll(%q).length`, row(unpaid, "button")))); err != nil || n != 0 {
+		t.Fatalf("a cancelled order offers %d buttons (%v)", n, err)
+	}
+
+	last := buy("2", storeID, "payment_required")
+	if got := rowText(last, ".order-store"); got != "" {
+		t.Fatalf("an unpaid order shows store %q before its units are taken", got)
+	}
+	step("pay the order of the last units",
+		chromedp.Click(row(last, ".order-pay")),
+		until(fmt.Sprintf(`document.querySelector(%q)?.textContent === "paid"`, row(last, ".order-status"))),
+		settled,
+	)
+	if got := rowText(last, ".order-store"); got != storeID {
+		t.Fatalf("the paid order shows store %q, want %q", got, storeID)
+	}
+	if item, _ = srv.Marketplace.Stock.Item(ctx, itemID); item.Status != "paused" || !slices.Equal(item.SubStatus, []string{"out_of_stock"}) || item.SoldQuantity != 3 {
+		t.Fatalf("the item after its last unit sold: %s %v, sold %d", item.Status, item.SubStatus, item.SoldQuantity)
+	}
+	if offered, _ := chromedp.Run(b, chromedp.Evaluate[bool](fmt.Sprintf(`!!document.querySelector('#purchase-item option[value=%q]')`, itemID))); offered {
+		t.Fatalf("the purchase form still offers the paused item")
+	}
+
+	// The paid order's shipment goes ready_to_ship -> shipped -> delivered,
+	// each move picked from the statuses its current one allows.
+	ship := order(paid).Shipping.ID
+	if ship == nil {
+		t.Fatal("the paid order has no shipment")
+	}
+	if got := rowText(paid, ".shipment-status"); !strings.HasPrefix(got, "ready_to_ship") {
+		t.Fatalf("the paid order's shipment shows %q", got)
+	}
+	for _, next := range []string{"shipped", "delivered"} {
+		step("move the shipment to "+next,
+			choose(row(paid, ".shipment-next"), next),
+			chromedp.Click(row(paid, ".shipment-move")),
+			until(fmt.Sprintf(`document.querySelector(%q)?.textContent.startsWith(%q)`, row(paid, ".shipment-status"), next)),
+			settled,
+		)
+	}
+	if n, err := chromedp.Run(b, chromedp.Evaluate[int](fmt.Sprintf(`document.querySelectorAll(%q).length`, row(paid, ".shipment-move")))); err != nil || n != 0 {
+		t.Fatalf("a delivered shipment offers %d moves (%v)", n, err)
+	}
+	if sh, err := srv.Marketplace.Sales.Shipment(ctx, sales.Operator, *ship); err != nil || sh.Status != "delivered" {
+		t.Fatalf("the shipment in the engine: %v, %+v", err, sh)
+	}
+
+	// Another client ships the last order behind the page: the move the
+	// page still offers is refused, the refusal is shown with the allowed
+	// next statuses, and those are what the page offers next.
+	lastShip := order(last).Shipping.ID
+	if lastShip == nil {
+		t.Fatal("the last order has no shipment")
+	}
+	if _, err := srv.Marketplace.Sales.MoveShipment(ctx, *lastShip, sales.ShipmentMove{Status: "shipped"}); err != nil {
+		t.Fatalf("ship behind the page: %v", err)
+	}
+	step("a stale shipment move is refused",
+		choose(row(last, ".shipment-next"), "cancelled"),
+		chromedp.Click(row(last, ".shipment-move")),
+		until(`document.querySelector("#message").textContent.includes("cannot move")`),
+		settled,
+	)
+	if got, want := text("#message"), fmt.Sprintf("400 bad_request: Shipment %d cannot move from shipped to cancelled (allowed_next_status: delivered, not_delivered)", *lastShip); got != want {
+		t.Fatalf("the refused move says %q, want %q", got, want)
+	}
+	offered, err := chromedp.Run(b, chromedp.Evaluate[[]string](fmt.Sprintf(`[...document.querySelector(%q).options].map(o => o.value)`, row(last, ".shipment-next"))))
+	if err != nil || !slices.Equal(offered, []string{"delivered", "not_delivered"}) {
+		t.Fatalf("after the refusal the page offers %v (%v)", offered, err)
+	}
+	shot("orders")
+
+	step("see the item paused for lack of stock",
+		nav("items"),
+		chromedp.Click("#items-load"),
+		until(fmt.Sprintf(`document.querySelector('#items-table tr[data-item-id=%q] td.item-status')?.textContent === "paused (out_of_stock)"`, itemID)),
+		settled,
+	)
+	if got := text(fmt.Sprintf(`#items-table tr[data-item-id=%q] td.sold`, itemID)); got != "3" {
+		t.Fatalf("the items screen shows %q sold", got)
+	}
 
 	if shots != "" {
 		step("deliveries", nav("apps"), chromedp.Click(".app-open"),

@@ -32,6 +32,37 @@ func TestConsole_PageAndAssetsAreServedWithoutATokenAndWithoutExternalSources(t 
 	}
 }
 
+func TestConsole_OrdersScreenAndItemStatusAreInTheServedAssets(t *testing.T) {
+	ts := newTestServer(t)
+	for _, c := range []struct {
+		path     string
+		contains []string
+	}{
+		// The page: the tab, the seller's pick list, the purchase form
+		// with its pick lists, the orders table and the items' sold column.
+		{"/console/index.html", []string{`data-screen="orders"`, `id="screen-orders"`, `<select id="orders-seller"`,
+			`id="purchase-form"`, `<select id="purchase-buyer"`, `<select id="purchase-item"`, `id="purchase-quantity"`,
+			`<select id="purchase-store"`, `<option>payment_required</option>`, `id="orders-table"`, `<th>Sold</th>`}},
+		// The script: the routes it calls and the item fields it shows.
+		{"/console/console.js", []string{"screens.orders", `"/operator/orders?"`, `"/operator/orders"`, "/payments`",
+			"/cancel`", "/operator/shipments/${id}/status`", `"/shipment_statuses"`, `"allowed_next_status"`,
+			"it.sold_quantity", "it.sub_status"}},
+	} {
+		t.Run(c.path, func(t *testing.T) {
+			res := ts.page(c.path)
+			if res.Code != http.StatusOK {
+				t.Fatalf("status %d", res.Code)
+			}
+			body := res.Body.String()
+			for _, want := range c.contains {
+				if !strings.Contains(body, want) {
+					t.Errorf("%s lacks %s", c.path, want)
+				}
+			}
+		})
+	}
+}
+
 func TestConsole_UnknownAssetGetsTheErrorBody(t *testing.T) {
 	ts := newTestServer(t)
 	wantError(t, ts.do("GET", "/console/nope.js", "", nil), http.StatusNotFound, "Resource GET /console/nope.js not found")

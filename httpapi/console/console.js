@@ -38,10 +38,30 @@ function say(text, kind) {
   m.className = kind || "";
 }
 
-// describe is the one line an error answer gets: its status, code and message.
+// describe is the one line an error answer gets: its status, code and
+// message, then its causes (the allowed next statuses of a refused move,
+// say), if it has any.
 function describe(res) {
   const b = res.body || {};
-  return `${res.status} ${b.error || ""}: ${b.message || res.text || ""}`.trim();
+  const line = `${res.status} ${b.error || ""}: ${b.message || res.text || ""}`.trim();
+  const causes = Array.isArray(b.cause) ? causesText(b.cause) : "";
+  return causes ? `${line} (${causes})` : line;
+}
+
+// causesText writes causes as "code: message", the messages of
+// consecutive causes of one code together ("allowed_next_status: delivered,
+// not_delivered").
+function causesText(list) {
+  const groups = [];
+  for (const c of list) {
+    if (c === null || c === undefined) continue;
+    const code = typeof c === "object" ? c.code || "" : "";
+    const message = typeof c === "object" ? c.message || "" : String(c);
+    const last = groups[groups.length - 1];
+    if (last && code && last.code === code) last.messages.push(message);
+    else groups.push({ code, messages: [message] });
+  }
+  return groups.map((g) => [g.code, g.messages.filter(Boolean).join(", ")].filter(Boolean).join(": ")).join("; ");
 }
 
 class APIError extends Error {
@@ -319,10 +339,18 @@ async function loadItems(offset) {
   $("#item-stock-fields").replaceChildren(...fields);
   fill($("#items-table tbody"), items.body.results.map((it) =>
     el("tr", { dataset: { itemId: it.id } }, el("td", {}, it.id), el("td", {}, it.title),
-      el("td", {}, `${it.price} ${it.currency_id}`), el("td", {}, it.status),
-      el("td", { class: "available" }, it.available_quantity), el("td", {}, it.user_product_id),
+      el("td", {}, `${it.price} ${it.currency_id}`), el("td", { class: "item-status" }, itemStatus(it)),
+      el("td", { class: "available" }, it.available_quantity), el("td", { class: "sold" }, it.sold_quantity),
+      el("td", {}, it.user_product_id),
       el("td", {}, el("button", { type: "button", class: "stock-open", onclick: guarded(() => openStock(it.user_product_id)) }, "Stock")))));
   pager($("#items-pager"), items.body.paging, guarded((o) => loadItems(o)));
+}
+
+// itemStatus is an item's status with its sub-status, if any: "paused
+// (out_of_stock)" for an item that sold its last unit.
+function itemStatus(it) {
+  const sub = it.sub_status || [];
+  return sub.length ? `${it.status} (${sub.join(", ")})` : it.status;
 }
 
 on("#publish-form", "submit", async () => {
@@ -377,6 +405,221 @@ on("#stock-form", "submit", async () => {
   stockOpen.version = res.headers.get("x-version");
   $("#stock-version").textContent = stockOpen.version;
   await loadItems(0);
+});
+
+// ---- orders --------------------------------------------------------------
+
+// PICK is how many entries a pick list (users, items) holds: the most a
+// page of the operator lists gives.
+const PICK = 1000;
+
+let ordersSeller = 0;
+let ordersOffset = 0;
+// flow is GET /shipment_statuses by status id: the statuses a shipment in
+// each may move to, and their substatuses. It never changes, so it is read
+// once.
+let flow = null;
+// shipments is what the page knows of each shipment by id: {status,
+// substatus} as last read or moved, and next when a refused move said which
+// statuses are allowed.
+const shipments = new Map();
+
+screens.orders = {
+  async enter() {
+    await loadParties();
+    if (ordersSeller) await loadOrders(ordersOffset);
+  },
+};
+
+// loadParties fills the seller and buyer pick lists from the users list,
+// keeping what was picked.
+async function loadParties() {
+  const res = await api("GET", `/operator/users?limit=${PICK}`);
+  const users = res.body.results;
+  const options = () => users.map((u) => el("option", { value: u.id }, `${u.nickname} (${u.id})`));
+  const seller = $("#orders-seller");
+  seller.replaceChildren(...options());
+  const want = ordersSeller || itemsSeller || selectedUser;
+  if (users.some((u) => u.id === want)) seller.value = want;
+  ordersSeller = Number(seller.value) || 0;
+  const buyer = $("#purchase-buyer");
+  const keep = Number(buyer.value);
+  buyer.replaceChildren(...options());
+  const other = users.find((u) => u.id === keep) || users.find((u) => u.id !== ordersSeller);
+  if (other) buyer.value = other.id;
+}
+
+on("#orders-form", "submit", async () => {
+  ordersSeller = positive($("#orders-seller").value, "seller id");
+  await loadOrders(0);
+});
+
+on("#orders-seller", "change", async () => {
+  ordersSeller = positive($("#orders-seller").value, "seller id");
+  await loadOrders(0);
+});
+
+on("#orders-status", "change", async () => { if (ordersSeller) await loadOrders(0); });
+
+async function shipmentFlow() {
+  if (!flow) {
+    // A public read: it needs no token.
+    const res = await api("GET", "/shipment_statuses", undefined, { token: null });
+    flow = new Map(res.body.map((s) => [s.id, s]));
+  }
+  return flow;
+}
+
+// loadOrders shows a page of the seller's orders, newest first, with each
+// order's shipment as its seller reads it, and refreshes the purchase
+// form's items (a sale or a cancellation changes what they have).
+async function loadOrders(offset) {
+  const seller = ordersSeller;
+  const q = new URLSearchParams({ seller, sort: "date_desc", offset, limit: PAGE });
+  if ($("#orders-status").value) q.set("order.status", $("#orders-status").value);
+  const [res] = await Promise.all([api("GET", "/operator/orders?" + q), shipmentFlow(), loadPurchaseItems(seller)]);
+  const list = res.body.results;
+  await Promise.all(list.map(readShipment));
+  ordersOffset = offset;
+  $("#orders-body").hidden = false;
+  fill($("#orders-table tbody"), list.map(orderRow));
+  pager($("#orders-pager"), res.body.paging, guarded((o) => loadOrders(o)));
+}
+
+// readShipment reads an order's shipment as the order's seller (the
+// operator routes have no shipment read). When the read fails, the page
+// keeps what it learned last and says it could not read it.
+async function readShipment(o) {
+  const id = o.shipping && o.shipping.id;
+  if (!id) return;
+  try {
+    const res = await asUser(o.seller.id, "GET", `/shipments/${id}`, undefined, { headers: { "x-format-new": "true" } });
+    shipments.set(id, { status: res.body.status, substatus: res.body.substatus });
+  } catch (e) {
+    shipments.set(id, Object.assign({}, shipments.get(id), { readError: e.message }));
+  }
+}
+
+function orderRow(o) {
+  const line = (o.order_items || [])[0] || { item: {}, stock: [] };
+  const store = (line.stock || []).map((s) => s.store_id).join(", ");
+  const actions = [];
+  if (o.status === "payment_required") {
+    actions.push(el("button", { type: "button", class: "order-pay", onclick: guarded(() => payOrder(o.id)) }, "Pay"));
+  }
+  if (o.status !== "cancelled") {
+    actions.push(el("button", { type: "button", class: "order-cancel", onclick: guarded(() => cancelOrder(o.id)) }, "Cancel"));
+  }
+  return el("tr", { dataset: { orderId: o.id } },
+    el("td", {}, o.id), el("td", {}, o.date_created), el("td", { class: "order-status" }, o.status),
+    el("td", { class: "order-item", dataset: { itemId: line.item.id } }, `${line.item.id} ${line.item.title || ""}`),
+    el("td", { class: "order-quantity" }, line.quantity), el("td", { class: "order-store" }, store),
+    el("td", { class: "order-buyer", dataset: { buyerId: o.buyer.id } }, `${o.buyer.nickname} (${o.buyer.id})`),
+    el("td", {}, `${o.total_amount} ${o.currency_id}`), el("td", { class: "actions" }, actions),
+    ...shipmentCells(o.shipping && o.shipping.id));
+}
+
+// shipmentCells are the shipment's status and the controls that move it to
+// one of the statuses allowed after it.
+function shipmentCells(id) {
+  if (!id) return [el("td", { class: "shipment-status" }, "none"), el("td", {})];
+  const sh = shipments.get(id) || {};
+  const known = sh.status ? sh.status + (sh.substatus ? " / " + sh.substatus : "") : "unknown";
+  const status = el("td", { class: "shipment-status", dataset: { shipmentId: id }, title: sh.readError || `shipment ${id}` },
+    known, sh.readError ? el("span", { class: "hint" }, " (not read: " + sh.readError + ")") : null);
+  const next = sh.next || (flow && flow.get(sh.status) ? flow.get(sh.status).next_statuses : []);
+  if (next.length === 0) return [status, el("td", { class: "hint" }, sh.status ? "final" : "")];
+  const subs = el("select", { class: "shipment-sub" });
+  const pick = el("select", { class: "shipment-next", onchange: () => fillSubstatuses(subs, pick.value) },
+    next.map((n) => el("option", { value: n }, n)));
+  fillSubstatuses(subs, next[0]);
+  return [status, el("td", { class: "wide" }, pick, subs,
+    el("button", { type: "button", class: "shipment-move", onclick: guarded((ev) => moveShipment(id, ev)) }, "Move"))];
+}
+
+function fillSubstatuses(select, status) {
+  const st = flow && flow.get(status);
+  select.replaceChildren(el("option", { value: "" }, "no substatus"),
+    ...(st ? st.substatuses : []).map((s) => el("option", { value: s.id }, s.id)));
+}
+
+async function moveShipment(id, ev) {
+  const td = ev.target.closest("td");
+  const body = { status: $(".shipment-next", td).value };
+  if ($(".shipment-sub", td).value) body.substatus = $(".shipment-sub", td).value;
+  const res = await api("PUT", `/operator/shipments/${id}/status`, body, { raw: true });
+  if (res.status >= 400) {
+    // A refused move lists the statuses the shipment may move to: offer
+    // those, whatever the page thought its status was.
+    const allowed = ((res.body && res.body.cause) || []).filter((c) => c && c.code === "allowed_next_status").map((c) => c.message);
+    if (allowed.length) {
+      shipments.set(id, Object.assign({}, shipments.get(id), { next: allowed }));
+      await loadOrders(ordersOffset);
+    }
+    throw new APIError(res);
+  }
+  shipments.set(id, { status: res.body.status, substatus: res.body.substatus });
+  say(`Shipment ${id} is ${res.body.status}${res.body.substatus ? " / " + res.body.substatus : ""}.`, "ok");
+  await loadOrders(ordersOffset);
+}
+
+async function payOrder(id) {
+  const res = await api("POST", `/operator/orders/${id}/payments`, { status: "approved" });
+  say(`Order ${id} is ${res.body.status}.`, "ok");
+  await loadOrders(ordersOffset);
+}
+
+async function cancelOrder(id) {
+  const res = await api("POST", `/operator/orders/${id}/cancel`);
+  say(`Order ${id} is ${res.body.status}.`, "ok");
+  await loadOrders(ordersOffset);
+}
+
+// loadPurchaseItems fills the purchase form's items with the seller's
+// active ones (only they can be bought), keeping the one picked.
+async function loadPurchaseItems(seller) {
+  const res = await api("GET", `/operator/items?seller_id=${seller}&limit=${PICK}`);
+  const select = $("#purchase-item");
+  const keep = select.value;
+  const active = res.body.results.filter((it) => it.status === "active");
+  select.replaceChildren(...active.map((it) => el("option", { value: it.id, dataset: { up: it.user_product_id, seller: it.seller_id } },
+    `${it.id} ${it.title} (${it.available_quantity} available)`)));
+  if (active.length === 0) select.append(el("option", { value: "" }, "no active item"));
+  if (active.some((it) => it.id === keep)) select.value = keep;
+  await loadPurchaseStores();
+}
+
+on("#purchase-item", "change", () => loadPurchaseStores());
+
+// loadPurchaseStores offers the stores that hold the picked item's stock
+// (GET /user-products/{id}/stock as the seller); a single-origin item has
+// none, and "any" lets the server pick the store.
+async function loadPurchaseStores() {
+  const select = $("#purchase-store");
+  const keep = select.value;
+  const options = [el("option", { value: "" }, "any (the server picks)")];
+  const item = $("#purchase-item").selectedOptions[0];
+  if (item && item.value) {
+    const res = await asUser(Number(item.dataset.seller), "GET", `/user-products/${item.dataset.up}/stock`);
+    for (const l of res.body.locations || []) {
+      if (l.store_id) options.push(el("option", { value: l.store_id }, `${l.store_id} (${l.quantity} units)`));
+    }
+  }
+  select.replaceChildren(...options);
+  if (options.some((o) => o.value === keep)) select.value = keep;
+}
+
+on("#purchase-form", "submit", async () => {
+  const item = $("#purchase-item").value;
+  if (!item) throw new Error("The seller has no active item to buy.");
+  const body = {
+    buyer_id: positive($("#purchase-buyer").value, "buyer id"), item_id: item,
+    quantity: positive($("#purchase-quantity").value, "quantity"), status: $("#purchase-status").value,
+  };
+  if ($("#purchase-store").value) body.store_id = $("#purchase-store").value;
+  const res = await api("POST", "/operator/orders", body);
+  say(`Order ${res.body.id} placed: ${res.body.status}.`, "ok");
+  await loadOrders(0);
 });
 
 // ---- questions -----------------------------------------------------------
@@ -635,7 +878,8 @@ on("#snapshot-form", "submit", async () => {
 on("#reset-button", "click", async () => {
   await api("POST", "/operator/reset" + ($("#reset-demo").checked ? "?demo=true" : ""));
   forgetUserTokens();
-  selectedUser = itemsSeller = questionsSeller = 0;
+  selectedUser = itemsSeller = questionsSeller = ordersSeller = 0;
+  shipments.clear();
   openApp = null;
   say("The server is reset.", "ok");
 });
