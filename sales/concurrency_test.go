@@ -11,39 +11,23 @@ import (
 	"github.com/marketplace/marketplace/stock"
 )
 
-// race runs n purchases at once, in(i) the i-th, and
-// returns the orders made; every refused purchase must be Invalid.
+// race runs n purchases at once, in(i) the i-th, and returns the orders
+// made; every refused purchase must be Invalid.
 func race(t *testing.T, e *env, n int, in func(i int) sales.NewOrder) []sales.Order {
 	t.Helper()
 	var (
-		wg     sync.WaitGroup
 		mu     sync.Mutex
 		orders []sales.Order
-		errc   = make(chan error, n)
-		start  = make(chan struct{})
 	)
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			o, err := e.sales.PlaceOrder(ctx, in(i))
-			switch {
-			case err == nil:
-				mu.Lock()
-				orders = append(orders, o)
-				mu.Unlock()
-			case !errs.Is(err, errs.Invalid):
-				errc <- fmt.Errorf("buyer %d: %v; want success or Invalid", i, err)
-			}
-		}()
-	}
-	close(start)
-	wg.Wait()
-	close(errc)
-	for err := range errc {
-		t.Fatal(err)
-	}
+	together(t, n, func(i int) error {
+		o, err := e.sales.PlaceOrder(ctx, in(i))
+		if err == nil {
+			mu.Lock()
+			orders = append(orders, o)
+			mu.Unlock()
+		}
+		return err
+	})
 	return orders
 }
 
@@ -129,37 +113,12 @@ func TestPlaceOrder_ConcurrentBuyersSellEachUnitOnce(t *testing.T) {
 			unpaid = append(unpaid, e.mustOrder(sales.NewOrder{BuyerID: e.mustUser("BUYER"), ItemID: item.ID, Quantity: 1,
 				Status: sales.StatusPaymentRequired}).ID)
 		}
-		var (
-			wg    sync.WaitGroup
-			mu    sync.Mutex
-			paid  []sales.Order
-			start = make(chan struct{})
-			errc  = make(chan error, buyersN)
-		)
-		for _, id := range unpaid {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				o, err := e.sales.Pay(ctx, id, sales.PaymentInput{Status: "approved"})
-				switch {
-				case err == nil:
-					mu.Lock()
-					paid = append(paid, o)
-					mu.Unlock()
-				case !errs.Is(err, errs.Invalid):
-					errc <- fmt.Errorf("pay %d: %v; want success or Invalid", id, err)
-				}
-			}()
-		}
-		close(start)
-		wg.Wait()
-		close(errc)
-		for err := range errc {
-			t.Fatal(err)
-		}
-		if len(paid) != 3 {
-			t.Fatalf("%d payments succeeded, want 3", len(paid))
+		paid := together(t, buyersN, func(i int) error {
+			_, err := e.sales.Pay(ctx, unpaid[i], sales.PaymentInput{Status: "approved"})
+			return err
+		})
+		if paid != 3 {
+			t.Fatalf("%d payments succeeded, want 3", paid)
 		}
 		it := e.mustItem(item.ID)
 		if it.AvailableQuantity != 0 || it.SoldQuantity != 3 || it.Status != stock.StatusPaused {
@@ -169,4 +128,81 @@ func TestPlaceOrder_ConcurrentBuyersSellEachUnitOnce(t *testing.T) {
 			t.Fatalf("stock version %d, want 4", st.Version)
 		}
 	})
+}
+
+// together runs fn(i) for i in [0, n) at once and returns how many calls
+// succeeded; a refused call must be Invalid.
+func together(t *testing.T, n int, fn func(i int) error) int {
+	t.Helper()
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		ok    int
+		errc  = make(chan error, n)
+		start = make(chan struct{})
+	)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			err := fn(i)
+			switch {
+			case err == nil:
+				mu.Lock()
+				ok++
+				mu.Unlock()
+			case !errs.Is(err, errs.Invalid):
+				errc <- fmt.Errorf("call %d: %v; want success or Invalid", i, err)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		t.Fatal(err)
+	}
+	return ok
+}
+
+func TestCancel_ConcurrentCancellationsGiveTheUnitsBackOnce(t *testing.T) {
+	e := newEnv(t)
+	seller, stores, item := e.mustMultiItem(3, 1)
+	o := e.mustOrder(sales.NewOrder{BuyerID: e.mustUser("BUYER"), ItemID: item.ID, Quantity: 2})
+	if n := together(t, 8, func(int) error { _, err := e.sales.Cancel(ctx, o.ID); return err }); n != 1 {
+		t.Fatalf("%d cancellations succeeded, want 1", n)
+	}
+	st := e.mustStock(seller, item.UserProductID)
+	if q := quantities(st); q[stores[0]] != 3 || q[stores[1]] != 1 || st.Version != 3 {
+		t.Fatalf("stock %v version %d, want the units back once (version 3)", q, st.Version)
+	}
+	if it := e.mustItem(item.ID); it.SoldQuantity != 0 || it.AvailableQuantity != 4 {
+		t.Fatalf("item sold %d available %d", it.SoldQuantity, it.AvailableQuantity)
+	}
+	hist, _ := e.sales.ShipmentHistory(ctx, seller, *o.Shipping.ID)
+	if len(hist) != 3 {
+		t.Fatalf("shipment history %+v, want one cancellation", hist)
+	}
+}
+
+func TestPay_ConcurrentPaymentsOfOneOrderTakeTheUnitsOnce(t *testing.T) {
+	e := newEnv(t)
+	seller, item := e.mustPlainItem(5)
+	o := e.mustOrder(sales.NewOrder{BuyerID: e.mustUser("BUYER"), ItemID: item.ID, Quantity: 2, Status: sales.StatusPaymentRequired})
+	if n := together(t, 8, func(int) error {
+		_, err := e.sales.Pay(ctx, o.ID, sales.PaymentInput{Status: "approved"})
+		return err
+	}); n != 1 {
+		t.Fatalf("%d payments succeeded, want 1", n)
+	}
+	if got := e.mustReadOrder(o.ID); len(got.Payments) != 1 || got.Status != sales.StatusPaid {
+		t.Fatalf("order %s with %d payments", got.Status, len(got.Payments))
+	}
+	if it := e.mustItem(item.ID); it.SoldQuantity != 2 || it.AvailableQuantity != 3 {
+		t.Fatalf("item sold %d available %d", it.SoldQuantity, it.AvailableQuantity)
+	}
+	if st := e.mustStock(seller, item.UserProductID); st.Version != 2 {
+		t.Fatalf("stock version %d, want 2", st.Version)
+	}
 }

@@ -2,10 +2,12 @@ package stock_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -354,12 +356,50 @@ func TestRelist_AClosedItemIsRelistedOnceAsANewItemNamingItsParent(t *testing.T)
 	// The defaults are the closed item's price and listing type; the
 	// relisted item is relisted in turn once closed.
 	e.mustClose(seller, p.ID)
-	again, err := e.svc.Relist(ctx, seller, p.ID, stock.RelistInput{Quantity: ptr(int64(0))})
+	again, err := e.svc.Relist(ctx, seller, p.ID, stock.RelistInput{Quantity: ptr(int64(1))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if again.Price != "120" || again.ListingTypeID != "gold_pro" || *again.ParentItemID != p.ID || again.Status != stock.StatusActive {
 		t.Fatalf("second generation %+v", again)
+	}
+	// An order of a relisted item names its parent.
+	o := e.mustSell(again.ID, 1)
+	if got := o.OrderItems[0].Item.ParentItemID; got == nil || *got != p.ID {
+		t.Fatalf("order's parent_item_id %v, want %s", got, p.ID)
+	}
+}
+
+func TestItemJSON_SubStatusSoldQuantityAndParentAreAlwaysThere(t *testing.T) {
+	e := newEnv(t)
+	seller := e.mustUser("MLA")
+	item := e.mustPublish(seller, plainItem("Mesa", "10", 1))
+	e.mustClose(seller, item.ID)
+	p, err := e.svc.Relist(ctx, seller, item.ID, stock.RelistInput{Quantity: ptr(int64(1))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.mustSell(p.ID, 1)
+	for _, c := range []struct {
+		id   string
+		want []string
+	}{
+		{item.ID, []string{`"sub_status":[]`, `"sold_quantity":0`, `"parent_item_id":null`}},
+		{p.ID, []string{`"sub_status":["out_of_stock"]`, `"sold_quantity":1`, `"parent_item_id":"` + item.ID + `"`}},
+	} {
+		b, err := json.Marshal(e.mustItem(c.id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(string(b), w) {
+				t.Fatalf("item %s JSON %s lacks %s", c.id, b, w)
+			}
+		}
+		// The mark of a relisted item is the engine's, not the API's.
+		if strings.Contains(string(b), p.ID) && c.id == item.ID {
+			t.Fatalf("the closed item's JSON names its relisting: %s", b)
+		}
 	}
 }
 
