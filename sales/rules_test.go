@@ -217,6 +217,28 @@ func TestPlaceOrder_ATieGoesToTheLowestStoreIdAsANumber(t *testing.T) {
 	}
 }
 
+func TestPlaceOrder_ATieGoesToTheLowestStoreIdAsANumberWhateverItsLeadingZeros(t *testing.T) {
+	e := newEnv(t)
+	seller := e.mustUser("SELLER", "warehouse_management")
+	// Store ids are strings of digits: 0099 is the number 99, lower than
+	// 100 though its text is longer.
+	for _, id := range []string{"100", "0099"} {
+		if _, err := e.acc.CreateStore(ctx, seller, accounts.NewStore{ID: id, Description: "warehouse", Tags: []string{"stock_location"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	item, err := e.stock.PublishMultiOrigin(ctx, seller, stock.NewItem{Title: "Bicicleta", CategoryID: "MLA1055",
+		Price: money.MustParse("10"), ListingTypeID: "gold_special", CurrencyID: "ARS",
+		StockLocations: []stock.StockLocation{{StoreID: "100", Quantity: 2}, {StoreID: "0099", Quantity: 2}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := e.mustOrder(sales.NewOrder{BuyerID: e.mustUser("BUYER"), ItemID: item.ID, Quantity: 1})
+	if got := o.OrderItems[0].Stock[0].StoreID; got != "0099" {
+		t.Fatalf("a tie served from store %s, want 0099 (the number 99)", got)
+	}
+}
+
 func TestPlaceOrder_AllTheUnitsOfAnOrderComeFromOneStore(t *testing.T) {
 	e := newEnv(t)
 	seller, _, item := e.mustMultiItem(2, 2)
