@@ -382,7 +382,7 @@ func TestPay_OnlyAnApprovedPaymentOfAPaymentRequiredOrder(t *testing.T) {
 		msg    string
 	}{
 		{unpaid.ID, "rejected", "Invalid status: rejected. Valid values are: [approved]"},
-		{unpaid.ID, "", "Invalid status: . Valid values are: [approved]"},
+		{unpaid.ID, "", "The field [status] is required: approved"},
 		{paid.ID, "approved", fmt.Sprintf("Order %d is paid: only a payment_required order takes a payment", paid.ID)},
 		{cancelled.ID, "approved", fmt.Sprintf("Order %d is cancelled: only a payment_required order takes a payment", cancelled.ID)},
 	} {
@@ -569,19 +569,42 @@ func TestMoveShipment_EveryMoveTheFlowAllowsFromAPaidOrder(t *testing.T) {
 	}
 }
 
-func TestMoveShipment_AnUnpaidOrdersShipmentOnlyMovesToCancelled(t *testing.T) {
+func TestMoveShipment_AnUnpaidOrdersShipmentWaitsForThePaymentAndIsCancelledWithItsOrder(t *testing.T) {
 	e := newEnv(t)
 	_, item := e.mustPlainItem(1)
 	o := e.mustOrder(sales.NewOrder{BuyerID: e.mustUser("BUYER"), ItemID: item.ID, Quantity: 1, Status: sales.StatusPaymentRequired})
 	id := *o.Shipping.ID
 	before := e.dump()
-	for _, to := range []string{sales.ShipmentHandling, sales.ShipmentReadyToShip} {
+	for _, to := range []string{sales.ShipmentHandling, sales.ShipmentReadyToShip, sales.ShipmentCancelled} {
 		_, err := e.sales.MoveShipment(ctx, id, sales.ShipmentMove{Status: to})
 		wantErr(t, err, errs.Invalid, fmt.Sprintf("Shipment %d waits for the payment of order %d", id, o.ID))
 	}
 	e.unchanged(before, "moves before the payment")
-	if sh, err := e.sales.MoveShipment(ctx, id, sales.ShipmentMove{Status: sales.ShipmentCancelled, Substatus: "time_expired"}); err != nil || sh.Status != sales.ShipmentCancelled {
-		t.Fatalf("cancel the shipment: %+v %v", sh, err)
+	if _, err := e.sales.Cancel(ctx, o.ID); err != nil {
+		t.Fatal(err)
+	}
+	if sh, err := e.sales.Shipment(ctx, sales.Operator, id); err != nil || sh.Status != sales.ShipmentCancelled {
+		t.Fatalf("the cancelled order's shipment: %+v %v", sh, err)
+	}
+}
+
+func TestMoveShipment_ANewSubstatusWithinAStatusIsAMove(t *testing.T) {
+	e := newEnv(t)
+	_, item := e.mustPlainItem(1)
+	o := e.mustOrder(sales.NewOrder{BuyerID: e.mustUser("BUYER"), ItemID: item.ID, Quantity: 1})
+	id := *o.Shipping.ID
+	sh, err := e.sales.MoveShipment(ctx, id, sales.ShipmentMove{Status: sales.ShipmentReadyToShip, Substatus: "printed"})
+	if err != nil || sh.Status != sales.ShipmentReadyToShip || sh.Substatus == nil || *sh.Substatus != "printed" {
+		t.Fatalf("ready_to_print -> printed: %+v %v", sh, err)
+	}
+	// The same substatus again, or none, is no move.
+	for _, sub := range []string{"printed", ""} {
+		_, err := e.sales.MoveShipment(ctx, id, sales.ShipmentMove{Status: sales.ShipmentReadyToShip, Substatus: sub})
+		wantErr(t, err, errs.Invalid, fmt.Sprintf("Shipment %d cannot move from ready_to_ship to ready_to_ship", id))
+	}
+	hist, err := e.sales.ShipmentHistory(ctx, sales.Operator, id)
+	if err != nil || len(hist) != 3 || hist[2].Substatus == nil || *hist[2].Substatus != "printed" {
+		t.Fatalf("history %+v %v", hist, err)
 	}
 }
 

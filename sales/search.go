@@ -296,7 +296,7 @@ func (s *Service) searchIn(tx storage.Tx, role string, party int64, q SearchQuer
 		if q.Status != "" && r.Order.Status != q.Status {
 			continue
 		}
-		if matched >= q.Offset && len(page) < q.Limit {
+		if matched >= q.Offset && len(res.Results) < q.Limit {
 			res.Results = append(res.Results, r.Order)
 		}
 		matched++

@@ -328,16 +328,21 @@ func (s *Service) MoveShipment(ctx context.Context, id int64, in ShipmentMove) (
 		if err != nil {
 			return err
 		}
+		if rec.Order.Status == StatusPaymentRequired {
+			// Its order is cancelled instead, which cancels it.
+			return errs.Invalidf("Shipment %d waits for the payment of order %d", id, rec.Order.ID)
+		}
 		_, next, _ := flowOf(sh.Shipment.Status)
-		if !slices.Contains(next, in.Status) {
+		// A new substatus within the status is a move too (ready_to_print
+		// to printed), except in a final status.
+		within := in.Status == sh.Shipment.Status && len(next) > 0 && in.Substatus != "" &&
+			(sh.Shipment.Substatus == nil || *sh.Shipment.Substatus != in.Substatus)
+		if !within && !slices.Contains(next, in.Status) {
 			causes := make([]errs.Cause, 0, len(next))
 			for _, n := range next {
 				causes = append(causes, errs.Cause{Code: "allowed_next_status", Message: n})
 			}
 			return errs.Invalidf("Shipment %d cannot move from %s to %s", id, sh.Shipment.Status, in.Status).WithCauses(causes...)
-		}
-		if rec.Order.Status == StatusPaymentRequired && in.Status != ShipmentCancelled {
-			return errs.Invalidf("Shipment %d waits for the payment of order %d", id, rec.Order.ID)
 		}
 		stamp := s.siteTime(tx, sh.Shipment.Source.SiteID, now)
 		moveShipment(&sh, in.Status, in.Substatus, stamp)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/marketplace/marketplace/errs"
@@ -184,10 +185,15 @@ func pickSource(up UserProduct, itemID, storeID string, q int64) (Source, error)
 	return Source{StoreID: l.StoreID, NetworkNodeID: l.NetworkNodeID}, nil
 }
 
-// lessStoreID orders store ids (strings of digits) by their number.
+// lessStoreID orders store ids (strings of digits, leading zeros allowed)
+// by their number, and ids of one number ("099", "99") by their text.
 func lessStoreID(a, b string) bool {
-	if len(a) != len(b) {
-		return len(a) < len(b)
+	na, nb := strings.TrimLeft(a, "0"), strings.TrimLeft(b, "0")
+	if len(na) != len(nb) {
+		return len(na) < len(nb)
+	}
+	if na != nb {
+		return na < nb
 	}
 	return a < b
 }

@@ -269,7 +269,14 @@ func TestUpdateItem_AClosedItemStaysClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantStatus(t, e.mustItem(multi.ID), stock.StatusClosed)
-	wantStatus(t, e.mustUpdate(plainSeller, plain.ID, stock.ItemUpdate{AvailableQuantity: ptr(int64(4))}), stock.StatusClosed)
+	// Closed is final: no edit of its quantity, price or title either.
+	for _, up := range []stock.ItemUpdate{{AvailableQuantity: ptr(int64(4))}, {Title: ptr("Mesa nueva")}} {
+		before := e.state()
+		_, err := e.svc.UpdateItem(ctx, plainSeller, plain.ID, up)
+		mustErr(t, err, errs.Invalid, "Item "+plain.ID+" is closed and cannot change: relist it with POST /items/"+plain.ID+"/relist")
+		e.unchanged(before, "an edit of a closed item")
+	}
+	wantStatus(t, e.mustItem(plain.ID), stock.StatusClosed)
 
 	for _, c := range []struct {
 		seller int64

@@ -80,10 +80,6 @@ func (s *Service) UpdateItem(ctx context.Context, caller int64, id string, in It
 		if in.Status != nil && before.Status == StatusClosed && *in.Status != StatusClosed {
 			return errs.Invalidf("Item %s is closed and cannot change status", id)
 		}
-		if before.Status == StatusClosed && (in.Price != nil || in.Title != nil || in.AvailableQuantity != nil) {
-			// Closed is final: a closed item is relisted, not edited.
-			return errs.Invalidf("Item %s is closed and cannot change: relist it with POST /items/%s/relist", id, id)
-		}
 		if in.Price != nil {
 			if err := checkPricePlaces(tx, *in.Price, before.CurrencyID); err != nil {
 				return err
@@ -121,6 +117,10 @@ func (s *Service) UpdateItem(ctx context.Context, caller int64, id string, in It
 			}
 			after.AvailableQuantity = up.Quantity()
 			followQuantity(&after, after.AvailableQuantity)
+		}
+		if before.Status == StatusClosed && (in.Price != nil || in.Title != nil || in.AvailableQuantity != nil) {
+			// Closed is final: a closed item is relisted, not edited.
+			return errs.Invalidf("Item %s is closed and cannot change: relist it with POST /items/%s/relist", id, id)
 		}
 		if in.Status != nil {
 			setStatus(&after, *in.Status, after.AvailableQuantity)
