@@ -107,8 +107,14 @@ func (s *Service) PlaceOrder(ctx context.Context, in NewOrder) (Order, error) {
 		if err != nil {
 			return err
 		}
+		// A payment_required order has no payment yet: its payment's id is
+		// drawn when it is paid.
+		numbers := []*kv.OnceID{orderNo, packNo, shipNo}
+		if in.Status == StatusPaid {
+			numbers = append(numbers, payNo)
+		}
 		ids := make([]int64, 4)
-		for i, o := range []*kv.OnceID{orderNo, packNo, shipNo, payNo} {
+		for i, o := range numbers {
 			n, err := o.Get(ctx)
 			if err != nil {
 				return err
