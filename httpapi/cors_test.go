@@ -46,7 +46,7 @@ func TestCORS_OffByDefaultOptionsAnswersTheMethodsAsJSON(t *testing.T) {
 	h := newCORSServer(t)
 	rec := preflight(h, "/items/MLA1", app, "PUT")
 	is.Equal(rec.Code, http.StatusOK)
-	is.Equal(rec.Body.String(), "{\"allow\":[\"GET\",\"OPTIONS\",\"PUT\"]}\n")
+	is.Equal(rec.Body.String(), "{\"allow\":[\"GET\",\"OPTIONS\",\"POST\",\"PUT\"]}\n")
 	is.Equal(rec.Header().Get("Access-Control-Allow-Origin"), "")
 	rec = serveCORS(h, "GET", "/currencies", "Origin", app)
 	is.Equal(rec.Code, http.StatusOK)
@@ -61,7 +61,7 @@ func TestCORS_PreflightFromAnAllowedOriginGetsThePathsMethodsAndTheAskedHeaders(
 	is.Equal(rec.Code, http.StatusNoContent)
 	is.Equal(rec.Body.Len(), 0)
 	is.Equal(rec.Header().Get("Access-Control-Allow-Origin"), app)
-	is.Equal(rec.Header().Get("Access-Control-Allow-Methods"), "GET, OPTIONS, PUT")
+	is.Equal(rec.Header().Get("Access-Control-Allow-Methods"), "GET, OPTIONS, POST, PUT")
 	is.Equal(rec.Header().Get("Access-Control-Allow-Headers"), "authorization, content-type")
 	is.Equal(rec.Header().Get("Access-Control-Max-Age"), "600")
 	is.Equal(rec.Header().Get("Access-Control-Allow-Credentials"), "") // tokens, not cookies
@@ -78,13 +78,13 @@ func TestCORS_PreflightFromAnotherOriginOrWithoutARequestMethodIsThePlainOptions
 	h := newCORSServer(t, app)
 	rec := preflight(h, "/items/MLA1", "https://evil.example", "PUT")
 	is.Equal(rec.Code, http.StatusOK)
-	is.Equal(rec.Body.String(), "{\"allow\":[\"GET\",\"OPTIONS\",\"PUT\"]}\n")
+	is.Equal(rec.Body.String(), "{\"allow\":[\"GET\",\"OPTIONS\",\"POST\",\"PUT\"]}\n")
 	is.Equal(rec.Header().Get("Access-Control-Allow-Origin"), "")
 	is.Equal(rec.Header().Get("Access-Control-Allow-Methods"), "")
 
 	rec = serveCORS(h, http.MethodOptions, "/items/MLA1", "Origin", app)
 	is.Equal(rec.Code, http.StatusOK) // not a preflight: no Access-Control-Request-Method
-	is.Equal(rec.Body.String(), "{\"allow\":[\"GET\",\"OPTIONS\",\"PUT\"]}\n")
+	is.Equal(rec.Body.String(), "{\"allow\":[\"GET\",\"OPTIONS\",\"POST\",\"PUT\"]}\n")
 	is.Equal(rec.Header().Get("Access-Control-Allow-Origin"), app)
 }
 
