@@ -143,8 +143,12 @@ func (s *Service) PlaceOrder(ctx context.Context, in NewOrder) (Order, error) {
 		}
 		rec := orderRecord{Order: o, Store: in.StoreID, CreatedMs: now.UnixMilli(), UpdatedMs: now.UnixMilli()}
 		sh := newShipment(shipID, rec, seller, buyer, item, stamp)
-		if err := originFrom(tx, &sh, src); err != nil {
-			return err
+		if in.Status != StatusPaid {
+			// The store the units will leave from when paid; pay names
+			// the store they do leave from.
+			if err := originFrom(tx, &sh, src); err != nil {
+				return err
+			}
 		}
 		if in.Status == StatusPaid {
 			if err := s.pay(ctx, tx, &rec, &sh, ids[3], now, stamp); err != nil {
