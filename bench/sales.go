@@ -178,7 +178,8 @@ func (b *writeBench) startSalesBadger(name string) *engine {
 	})
 }
 
-// buyBadger is the buy phase.
+// buyBadger is the buy phase. With one load in -buy-loads it prints that
+// load's rate and CPU only, and returns no row.
 func (b *writeBench) buyBadger() row {
 	ctx := context.Background()
 	e := b.startSalesBadger("buy")
@@ -194,12 +195,28 @@ func (b *writeBench) buyBadger() row {
 	hc.CloseIdleConnections()
 	buy := &turnLoad{name: "buy, Badger", run: b.buyLoad(e.srv.URL, buys)}
 	ask := &turnLoad{name: "ask, Badger (in turns with buy)", run: b.askTurns(e.srv.URL, asks)}
-	fmt.Printf("buy: %d clients buy and %d ask on one Badger server, in turns of %s, %s each\n",
-		b.cfg.clients, b.cfg.clients, buyTurn, b.cfg.duration)
-	inTurns(e, b.cfg.clients, b.cfg.duration, buyTurn, buy, ask)
-	checked(buy.name, buy.sum)
-	checked(ask.name, ask.sum)
+	var loads []*turnLoad
+	for _, l := range strings.Split(b.cfg.buyLoads, ",") {
+		switch strings.TrimSpace(l) {
+		case "buy":
+			loads = append(loads, buy)
+		case "ask":
+			loads = append(loads, ask)
+		default:
+			fatalf("-buy-loads: unknown load %q (buy, ask)", l)
+		}
+	}
+	fmt.Printf("buy: %d clients each of %s on one Badger server, in turns of %s, %s each\n",
+		b.cfg.clients, b.cfg.buyLoads, buyTurn, b.cfg.duration)
+	inTurns(e, b.cfg.clients, b.cfg.duration, buyTurn, loads...)
+	for _, l := range loads {
+		checked(l.name, l.sum)
+	}
 	b.printStats("buy, Badger", e)
+	if len(loads) < 2 {
+		// One load alone, for its profile: there is no ratio.
+		return row{}
+	}
 	return row{name: "POST /operator/orders / POST /questions (Badger)", full: buy.sum.rate, base: ask.sum.rate, target: 0.50,
 		conflicts: fmt.Sprintf("%d, %d", buy.conflicts, ask.conflicts),
 		note: fmt.Sprintf("CPU per request %s per purchase, %s per ask (%.2fx); conflicts: purchases', asks'",

@@ -81,6 +81,7 @@ type writeConfig struct {
 	postgres         string
 	pgConns          int
 	readClients      int // the read benchmark's -concurrency, for pgread
+	buyLoads         string
 }
 
 func (c *writeConfig) flags() {
@@ -96,6 +97,7 @@ func (c *writeConfig) flags() {
 	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "-write: write a CPU profile of the whole run to this file")
 	flag.StringVar(&c.blockProfile, "blockprofile", "", "-write: write a blocking profile of the whole run to this file")
 	flag.StringVar(&c.postgres, "postgres", "", "-write: URL of the PostgreSQL database of the pg and pgread phases, which they fill (the backend's tables; pgbench -i drops and creates pgbench's); default: a throwaway server in a temporary folder")
+	flag.StringVar(&c.buyLoads, "buy-loads", "buy,ask", "-write: the loads of the buy phase, in turns; buy or ask alone gives a -cpuprofile of that load only")
 	flag.IntVar(&c.pgConns, "pg-conns", 4, "-write: connections in the pool of each server on PostgreSQL (0: pool_max_conns of the URL, else pgx's default)")
 }
 
@@ -220,7 +222,9 @@ func runWrite(c writeConfig) {
 		rows = append(rows, b.askMemory())
 	}
 	if phases["buy"] {
-		rows = append(rows, b.buyBadger())
+		if r := b.buyBadger(); r.name != "" {
+			rows = append(rows, r)
+		}
 	}
 	if phases["pg"] {
 		rows = append(rows, b.askPostgres()...)

@@ -6,23 +6,29 @@ package sales_test
 //
 //	go test -run '^$' -bench 'BenchmarkSearch' -benchtime 200x ./sales
 //	MARKETPLACE_BENCH_ORDERS=1000000 go test -run '^$' -bench 'BenchmarkSearch' -benchtime 200x -timeout 4h ./sales
+//	MARKETPLACE_BENCH_ORDERS=1000000 MARKETPLACE_BENCH_DIR=~/.cache/marketplace-sales go test -run '^$' -bench 'BenchmarkSearch/badger' -benchtime 200x -timeout 2h ./sales
 //	go test -run '^$' -bench 'BenchmarkPlaceOrder' -benchtime 5000x -cpuprofile cpu.out ./sales
 //
 // BenchmarkSearch measures a seller's first page of orders with 1,000
 // orders and, when MARKETPLACE_BENCH_ORDERS names a larger number, with that
 // many, on Badger and on PostgreSQL: a page should cost the same at both
 // sizes. The environment picks the size so that an ordinary -bench run stays
-// small; plain `go test` runs no benchmark.
+// small; plain `go test` runs no benchmark. With MARKETPLACE_BENCH_DIR the
+// Badger stores are kept there and reused by later runs.
 
 import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/marketplace/marketplace/accounts"
 	"github.com/marketplace/marketplace/clock"
@@ -42,6 +48,16 @@ const benchOrdersVar = "MARKETPLACE_BENCH_ORDERS"
 
 // benchSmallOrders is the size every run of BenchmarkSearch measures.
 const benchSmallOrders = 1000
+
+// benchDirVar names a folder that keeps BenchmarkSearch's Badger stores
+// from one run to the next: each size's store is built there on first use
+// and only read afterwards, so that a run at a million orders need not
+// place them again. Without it the stores are temporary.
+const benchDirVar = "MARKETPLACE_BENCH_DIR"
+
+// benchRoundsVar names how many times BenchmarkSearch measures each size
+// (3 by default).
+const benchRoundsVar = "MARKETPLACE_BENCH_ROUNDS"
 
 // benchWorkers is how many goroutines place the orders: enough for the
 // stores to group their commits, each with items and a buyer of its own so
@@ -83,20 +99,53 @@ var benchBackends = []struct {
 		return st
 	}},
 	{"postgres", func(b *testing.B) storage.Store {
-		// The pool marketplaced has on a machine of up to 4 cores: 16
-		// connections place orders no faster here and run 1.1 of them
-		// again per order after a serialization failure, against 0.15.
 		// The load's commits do not wait for the disk (what they write
 		// is the same; a search only reads), which makes it about 15%
 		// faster.
-		url := pgtest.NewDatabase(b) + "&synchronous_commit=off"
-		st, err := postgres.Open(context.Background(), url, postgres.Options{MaxConns: 4})
+		cfg, err := pgxpool.ParseConfig(pgtest.NewDatabase(b) + "&synchronous_commit=off")
+		if err != nil {
+			b.Fatal(err)
+		}
+		cfg.ConnConfig.Tracer = &benchRoundTrips
+		// The pool marketplaced has on a machine of up to 4 cores: 16
+		// connections place orders no faster here and run 1.1 of them
+		// again per order after a serialization failure, against 0.15.
+		st, err := postgres.OpenConfig(context.Background(), cfg, postgres.Options{MaxConns: 4})
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { _ = st.Close() })
 		return st
 	}},
+}
+
+// benchRoundTrips counts the statements and batches that the PostgreSQL
+// stores of the benchmarks send, each a round trip to the server.
+var benchRoundTrips roundTrips
+
+type roundTrips struct{ n atomic.Int64 }
+
+func (r *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	r.n.Add(1)
+	return ctx
+}
+
+func (r *roundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func (r *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	r.n.Add(1)
+	return ctx
+}
+
+func (r *roundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+func (r *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
+
+// reportRoundTrips reports the round trips per operation to PostgreSQL
+// since n0, on the PostgreSQL benchmarks.
+func reportRoundTrips(b *testing.B, backend string, n0 int64, ops int) {
+	if backend == "postgres" && ops > 0 {
+		b.ReportMetric(float64(benchRoundTrips.n.Load()-n0)/float64(ops), "round-trips/op")
+	}
 }
 
 // benchSales is the sales service with the services below it on one store.
@@ -249,15 +298,69 @@ func benchParallel(n int, fn func(i int) error) error {
 	return first
 }
 
-// benchRounds is how many times BenchmarkSearch measures each size.
-const benchRounds = 3
+func benchRounds(b *testing.B) int {
+	raw := os.Getenv(benchRoundsVar)
+	if raw == "" {
+		return 3
+	}
+	n, err := strconv.Atoi(raw)
+	if err != nil || n < 1 {
+		b.Fatalf("%s=%q: want a number of rounds", benchRoundsVar, raw)
+	}
+	return n
+}
+
+// searchStore returns the services on a store of backend holding a seller
+// with n orders, and the seller.
+func searchStore(b *testing.B, backend string, open func(*testing.B) storage.Store, n int) (*benchSales, int64) {
+	b.Helper()
+	if dir := os.Getenv(benchDirVar); dir != "" && backend == "badger" {
+		return keptBadger(b, dir, n)
+	}
+	s := newBenchSales(b, open(b))
+	return s, s.sellerWithOrders(b, n)
+}
+
+// keptBadger is searchStore on a Badger store kept in dir. The seller's
+// id is written beside the store once its orders are all placed: a build
+// cut short has none, and starts over.
+func keptBadger(b *testing.B, dir string, n int) (*benchSales, int64) {
+	b.Helper()
+	path := filepath.Join(dir, fmt.Sprintf("badger-orders-%d", n))
+	marker := path + ".seller"
+	raw, err := os.ReadFile(marker)
+	if err != nil {
+		if err := os.RemoveAll(path); err != nil {
+			b.Fatal(err)
+		}
+	}
+	st, err := badger.Open(path, badger.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = st.Close() })
+	s := newBenchSales(b, st)
+	if raw != nil {
+		seller, err := strconv.ParseInt(string(raw), 10, 64)
+		if err != nil {
+			b.Fatalf("%s: %v", marker, err)
+		}
+		b.Logf("%d orders kept in %s", n, path)
+		return s, seller
+	}
+	seller := s.sellerWithOrders(b, n)
+	if err := os.WriteFile(marker, []byte(strconv.FormatInt(seller, 10)), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return s, seller
+}
 
 // BenchmarkSearch: a seller's first page of 50 orders, oldest first and
 // newest first, reads its total from the counts and its page from the
 // list, so it costs the same at 1,000 orders as at a million. Every size's
 // store is built first, largest first, and the sizes are then measured in
-// turns, benchRounds times (the names of the later rounds end in #01,
-// #02), so that the machine's other work and the stores' own (Badger's
+// turns, 3 times or MARKETPLACE_BENCH_ROUNDS (the names of the later
+// rounds end in #01, #02, ...), so that the machine's other work and the stores' own (Badger's
 // compactions after a large load) fall on every size alike.
 func BenchmarkSearch(b *testing.B) {
 	for _, backend := range benchBackends {
@@ -270,16 +373,18 @@ func BenchmarkSearch(b *testing.B) {
 			sizes := benchSizes(b)
 			stores := make([]built, len(sizes))
 			for i := len(sizes) - 1; i >= 0; i-- {
-				s := newBenchSales(b, backend.open(b))
-				stores[i] = built{n: sizes[i], s: s, seller: s.sellerWithOrders(b, sizes[i])}
+				s, seller := searchStore(b, backend.name, backend.open, sizes[i])
+				stores[i] = built{n: sizes[i], s: s, seller: seller}
 			}
-			for range benchRounds {
+			for range benchRounds(b) {
 				for _, st := range stores {
 					for _, sort := range []string{sales.SortDateAsc, sales.SortDateDesc} {
 						b.Run(fmt.Sprintf("orders=%d/%s", st.n, sort), func(b *testing.B) {
 							q := sales.SearchQuery{Seller: st.seller, Limit: 50, Sort: sort}
 							ctx := context.Background()
+							n0, ops := benchRoundTrips.n.Load(), 0
 							for b.Loop() {
+								ops++
 								res, err := st.s.sales.Search(ctx, st.seller, q)
 								if err != nil {
 									b.Fatal(err)
@@ -288,6 +393,7 @@ func BenchmarkSearch(b *testing.B) {
 									b.Fatalf("total %d and %d results, want %d and 50", res.Paging.Total, len(res.Results), st.n)
 								}
 							}
+							reportRoundTrips(b, backend.name, n0, ops)
 						})
 					}
 				}
@@ -306,11 +412,12 @@ func BenchmarkPlaceOrder(b *testing.B) {
 		b.Run(backend.name, func(b *testing.B) {
 			s := newBenchSales(b, backend.open(b))
 			w := s.newBenchSeller(b, int64(b.N))
-			c0 := s.conflicts()
+			c0, n0 := s.conflicts(), benchRoundTrips.n.Load()
 			b.ResetTimer()
 			took := s.placeOrders(b, w, b.N)
 			b.ReportMetric(float64(b.N)/took.Seconds(), "orders/s")
 			b.ReportMetric(float64(s.conflicts()-c0)/float64(b.N), "retries/order")
+			reportRoundTrips(b, backend.name, n0, b.N)
 		})
 	}
 }
