@@ -13,10 +13,11 @@
 //	go run ./bench -duration 3s -metrics
 //
 // With -write it measures durable writes instead (see write.go and
-// docs/benchmarks.md), and with -phases pg,pgread the PostgreSQL backend
-// (postgres.go):
+// docs/benchmarks.md), with -phases buy purchases against asks (sales.go),
+// and with -phases pg,pgread the PostgreSQL backend (postgres.go):
 //
 //	go run ./bench -write -duration 5s -preload-dir ~/.cache/marketplace-bench
+//	go run ./bench -write -duration 5s -phases buy
 //	go run ./bench -write -duration 5s -phases pg,pgread
 package main
 

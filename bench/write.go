@@ -9,6 +9,8 @@ package main
 //   - PUT stock on Badger: the same, each client on its own user products;
 //   - ask on memory: beside a bare httprouter handler that decodes the same
 //     body and writes a fixed answer;
+//   - buy: purchases (POST /operator/orders) on Badger, in turns with asks
+//     on the same server (sales.go);
 //   - ask on a preloaded store (1,000,000 questions, 100,000 items) beside
 //     the ask on an empty one, and likewise publish, PUT stock and answer,
 //     each on an empty store and on a fresh copy of the preloaded one;
@@ -79,12 +81,13 @@ type writeConfig struct {
 	postgres         string
 	pgConns          int
 	readClients      int // the read benchmark's -concurrency, for pgread
+	buyLoads         string
 }
 
 func (c *writeConfig) flags() {
 	flag.IntVar(&c.clients, "clients", 64, "-write: concurrent HTTP clients, and goroutines of the Badger baseline")
 	flag.StringVar(&c.dir, "dir", "", "-write: where the temporary Badger folders go (default: the system's temporary folder); the baseline's and the server's share this disk")
-	flag.StringVar(&c.phases, "phases", "ask,stock,memory,preload,grow", "-write: the phases to run, comma-separated; pg and pgread (PostgreSQL, see -postgres) are not in the default")
+	flag.StringVar(&c.phases, "phases", "ask,stock,memory,buy,preload,grow", "-write: the phases to run, comma-separated; pg and pgread (PostgreSQL, see -postgres) are not in the default")
 	flag.StringVar(&c.preloadDir, "preload-dir", "", "-write: folder that caches the preloaded store of the preload phase, built on first use (without it the phase is skipped)")
 	flag.IntVar(&c.preloadQuestions, "preload-questions", 1_000_000, "-write: questions in the preloaded store")
 	flag.IntVar(&c.preloadItems, "preload-items", 100_000, "-write: items in the preloaded store")
@@ -94,6 +97,7 @@ func (c *writeConfig) flags() {
 	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "-write: write a CPU profile of the whole run to this file")
 	flag.StringVar(&c.blockProfile, "blockprofile", "", "-write: write a blocking profile of the whole run to this file")
 	flag.StringVar(&c.postgres, "postgres", "", "-write: URL of the PostgreSQL database of the pg and pgread phases, which they fill (the backend's tables; pgbench -i drops and creates pgbench's); default: a throwaway server in a temporary folder")
+	flag.StringVar(&c.buyLoads, "buy-loads", "buy,ask", "-write: the loads of the buy phase, in turns; buy or ask alone gives a -cpuprofile of that load only")
 	flag.IntVar(&c.pgConns, "pg-conns", 4, "-write: connections in the pool of each server on PostgreSQL (0: pool_max_conns of the URL, else pgx's default)")
 }
 
@@ -178,7 +182,7 @@ func runWrite(c writeConfig) {
 	phases := map[string]bool{}
 	for _, p := range strings.Split(c.phases, ",") {
 		switch p = strings.TrimSpace(p); p {
-		case "ask", "stock", "memory", "preload", "grow", "pg", "pgread":
+		case "ask", "stock", "memory", "buy", "preload", "grow", "pg", "pgread":
 			phases[p] = true
 		case "":
 		default:
@@ -216,6 +220,11 @@ func runWrite(c writeConfig) {
 	}
 	if phases["memory"] {
 		rows = append(rows, b.askMemory())
+	}
+	if phases["buy"] {
+		if r := b.buyBadger(); r.name != "" {
+			rows = append(rows, r)
+		}
 	}
 	if phases["pg"] {
 		rows = append(rows, b.askPostgres()...)
@@ -513,11 +522,12 @@ func newAskWorld(ctx context.Context, m *marketplace.Marketplace, clients int) a
 
 // result is what a load measured.
 type result struct {
-	rate   float64
-	ok     int64
-	failed int64
-	first  string        // the first failure
-	cpu    time.Duration // CPU time of the process (clients, server, engine) per success
+	rate    float64
+	ok      int64
+	failed  int64
+	first   string        // the first failure
+	cpu     time.Duration // CPU time of the process (clients, server, engine) per success
+	elapsed time.Duration
 }
 
 func (r result) String() string {
@@ -528,11 +538,38 @@ func (r result) String() string {
 	return s
 }
 
+// plus adds the requests of o, a load of the same kind measured at another
+// time, to r: its rate is then over both loads' time.
+func (r result) plus(o result) result {
+	sum := result{ok: r.ok + o.ok, failed: r.failed + o.failed, first: r.first, elapsed: r.elapsed + o.elapsed}
+	if sum.first == "" {
+		sum.first = o.first
+	}
+	if sum.elapsed > 0 {
+		sum.rate = float64(sum.ok) / sum.elapsed.Seconds()
+	}
+	if sum.ok > 0 {
+		sum.cpu = (r.cpu*time.Duration(r.ok) + o.cpu*time.Duration(o.ok)) / time.Duration(sum.ok)
+	}
+	return sum
+}
+
 // load runs n clients for d; each calls do in a loop with its own number.
 // do returns nil for an answer with the expected status.
 func load(n int, d time.Duration, do func(c int, hc *http.Client) error) result {
-	hc := &http.Client{Timeout: requestTimeout, Transport: &http.Transport{MaxIdleConnsPerHost: n}}
+	hc := newLoadClient(n)
 	defer hc.CloseIdleConnections()
+	return loadWith(hc, n, d, do)
+}
+
+// newLoadClient returns an HTTP client that keeps n connections open.
+func newLoadClient(n int) *http.Client {
+	return &http.Client{Timeout: requestTimeout, Transport: &http.Transport{MaxIdleConnsPerHost: n}}
+}
+
+// loadWith is load through hc, whose connections loads that take turns
+// keep from one turn to the next.
+func loadWith(hc *http.Client, n int, d time.Duration, do func(c int, hc *http.Client) error) result {
 	var ok, failed atomic.Int64
 	var first sync.Once
 	var firstErr string
@@ -555,7 +592,8 @@ func load(n int, d time.Duration, do func(c int, hc *http.Client) error) result 
 		}()
 	}
 	wg.Wait()
-	r := result{rate: float64(ok.Load()) / time.Since(start).Seconds(), ok: ok.Load(), failed: failed.Load(), first: firstErr}
+	elapsed := time.Since(start)
+	r := result{rate: float64(ok.Load()) / elapsed.Seconds(), ok: ok.Load(), failed: failed.Load(), first: firstErr, elapsed: elapsed}
 	if r.ok > 0 {
 		r.cpu = (cpuTime() - cpu0) / time.Duration(r.ok)
 	}
