@@ -1,0 +1,178 @@
+package sales
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/internal/kv"
+	"github.com/marketplace/marketplace/storage"
+)
+
+// PaymentInput is the payment the operator records on an order.
+type PaymentInput struct {
+	Status string `json:"status"`
+}
+
+// Pay records the approved payment of a payment_required order: its units
+// leave stock (from the store named at creation, or the one the rule picks
+// now), it becomes paid and its shipment ready to ship. Errors: Invalid (a
+// status other than approved, an order that is not payment_required, no
+// store with the units), NotFound.
+func (s *Service) Pay(ctx context.Context, orderID int64, in PaymentInput) (Order, error) {
+	if in.Status == "" {
+		return Order{}, errs.Invalidf("The field [status] is required: approved")
+	}
+	if in.Status != "approved" {
+		return Order{}, errs.Invalidf("Invalid status: %s. Valid values are: [approved]", in.Status)
+	}
+	payNo := kv.NewOnceID(s.store, paymentSequence)
+	now := s.clock.Now()
+	var out Order
+	err := s.store.Update(ctx, func(tx storage.Tx) error {
+		rec, err := getOrder(tx, orderID)
+		if err != nil {
+			return err
+		}
+		if rec.Order.Status != StatusPaymentRequired {
+			return errs.Invalidf("Order %d is %s: only a payment_required order takes a payment", orderID, rec.Order.Status)
+		}
+		sh, err := getShipment(tx, *rec.Order.Shipping.ID)
+		if err != nil {
+			return err
+		}
+		n, err := payNo.Get(ctx)
+		if err != nil {
+			return err
+		}
+		before := rec
+		stamp := s.siteTime(tx, rec.Order.Context.Site, now)
+		if err := s.pay(ctx, tx, &rec, &sh, int64(n)-1+firstPaymentID, now, stamp); err != nil {
+			return err
+		}
+		if err := s.saveOrder(ctx, tx, &before, rec, "paid", now); err != nil {
+			return err
+		}
+		if err := s.saveShipment(ctx, tx, sh, rec.Order.Seller.ID, now); err != nil {
+			return err
+		}
+		out = rec.Order
+		return nil
+	})
+	if err != nil {
+		return Order{}, err
+	}
+	return out, nil
+}
+
+// Cancel cancels an order: its units go back to the store they came from
+// (a paid order's), its payment is refunded, its pack is cancelled, and its
+// shipment is cancelled unless it has already shipped. Errors: Invalid (the
+// order is already cancelled), NotFound.
+func (s *Service) Cancel(ctx context.Context, orderID int64) (Order, error) {
+	now := s.clock.Now()
+	var out Order
+	err := s.store.Update(ctx, func(tx storage.Tx) error {
+		rec, err := getOrder(tx, orderID)
+		if err != nil {
+			return err
+		}
+		if rec.Order.Status == StatusCancelled {
+			return errs.Invalidf("Order %d is already cancelled", orderID)
+		}
+		sh, err := getShipment(tx, *rec.Order.Shipping.ID)
+		if err != nil {
+			return err
+		}
+		before := rec
+		o := &rec.Order
+		stamp := s.siteTime(tx, o.Context.Site, now)
+		if rec.Taken != nil && !rec.Returned {
+			line := o.OrderItems[0]
+			if err := s.stock.ReturnUnits(ctx, tx, line.Item.ID, *rec.Taken, line.Quantity, now); err != nil {
+				return err
+			}
+			rec.Returned = true
+		}
+		o.Payments = slices.Clone(o.Payments)
+		for i := range o.Payments {
+			p := &o.Payments[i]
+			p.Status, p.StatusDetail = "refunded", "refunded"
+			p.TransactionAmountRefunded, p.DateLastModified = p.TransactionAmount, stamp
+		}
+		o.Status = StatusCancelled
+		o.CancelDetail = &CancelDetail{Group: "operator", Code: "cancelled_by_operator",
+			Description: "The order was cancelled by the marketplace's operator", RequestedBy: "operator", Date: stamp}
+		touch(&rec, now, stamp)
+		if _, next, _ := flowOf(sh.Shipment.Status); slices.Contains(next, ShipmentCancelled) {
+			moveShipment(&sh, ShipmentCancelled, "cancelled_manually", stamp)
+			if err := s.saveShipment(ctx, tx, sh, o.Seller.ID, now); err != nil {
+				return err
+			}
+		}
+		if err := s.saveOrder(ctx, tx, &before, rec, "cancelled", now); err != nil {
+			return err
+		}
+		out = rec.Order
+		return nil
+	})
+	if err != nil {
+		return Order{}, err
+	}
+	return out, nil
+}
+
+// saveOrder writes a changed order, moves its search entries and
+// announces the change.
+func (s *Service) saveOrder(ctx context.Context, tx storage.Tx, before *orderRecord, rec orderRecord, action string, now time.Time) error {
+	if err := indexOrder(tx, before, rec); err != nil {
+		return err
+	}
+	if err := kv.SetJSON(tx, orderKey(rec.Order.ID), rec); err != nil {
+		return err
+	}
+	return s.announce(ctx, tx, TopicOrders, rec.Order.Seller.ID, orderResource(rec.Order.ID), action, now)
+}
+
+func putShipment(tx storage.Tx, sh shipmentRecord) error {
+	return kv.SetJSON(tx, shipmentKey(sh.Shipment.ID), sh)
+}
+
+func (s *Service) saveShipment(ctx context.Context, tx storage.Tx, sh shipmentRecord, sellerID int64, now time.Time) error {
+	if err := putShipment(tx, sh); err != nil {
+		return err
+	}
+	return s.announce(ctx, tx, TopicShipments, sellerID, shipmentResource(sh.Shipment.ID), sh.Shipment.Status, now)
+}
+
+// indexOrder moves the order's search entries and counts from before (nil
+// for a new order) to rec.
+func indexOrder(tx storage.Tx, before *orderRecord, rec orderRecord) error {
+	parties := []struct {
+		role string
+		id   int64
+	}{{roleSeller, rec.Order.Seller.ID}, {roleBuyer, rec.Order.Buyer.ID}}
+	for _, p := range parties {
+		for _, list := range []string{"", rec.Order.Status} {
+			if before != nil && (list == "" || before.Order.Status == rec.Order.Status) {
+				continue
+			}
+			if err := tx.Set(listKey(p.role, p.id, list, rec.CreatedMs, rec.Order.ID), nil); err != nil {
+				return err
+			}
+			if err := listCounter(p.role, p.id, list).Add(tx, 1); err != nil {
+				return err
+			}
+		}
+		if before != nil && before.Order.Status != rec.Order.Status {
+			if err := tx.Delete(listKey(p.role, p.id, before.Order.Status, rec.CreatedMs, rec.Order.ID)); err != nil {
+				return err
+			}
+			if err := listCounter(p.role, p.id, before.Order.Status).Add(tx, -1); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
