@@ -29,6 +29,7 @@ func Migrations() []schema.Migration {
 		notify.OutboxMigration(),                // 7
 		stock.SearchFoldMigration(),             // 8
 		questions.StatusOrderIndexesMigration(), // 9
+		questions.ClassIndexesMigration(),       // 10
 	}
 }
 

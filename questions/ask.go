@@ -85,10 +85,11 @@ func (s *Service) Ask(ctx context.Context, buyer int64, in AskInput) (Question, 
 		if item.SellerID == buyer {
 			return errs.Forbiddenf("A seller cannot ask questions on its own item %s", item.ID)
 		}
+		r := record{ID: id, SellerID: item.SellerID, BuyerID: buyer, ItemID: item.ID, SiteID: item.SiteID,
+			Text: text, Status: StatusUnanswered, Created: now, Updated: now}
 		// With the id known, so is every key the rest reads: one round
 		// trip reads them all where the store can (storage.Prefetch).
-		if err := storage.Prefetch(tx, blacklistKey(item.SellerID, buyer), answeredCounter(buyer).ShardKey(0),
-			sellerCounter(item.SellerID).ShardKey(uint64(id)), sellerStatusCounter(item.SellerID, StatusUnanswered).ShardKey(uint64(id))); err != nil {
+		if err := storage.Prefetch(tx, append(writtenKeys(r), blacklistKey(item.SellerID, buyer))...); err != nil {
 			return err
 		}
 		if _, err := tx.Get(blacklistKey(item.SellerID, buyer)); err == nil {
@@ -96,8 +97,6 @@ func (s *Service) Ask(ctx context.Context, buyer int64, in AskInput) (Question, 
 		} else if !errors.Is(err, storage.ErrNotFound) {
 			return err
 		}
-		r := record{ID: id, SellerID: item.SellerID, BuyerID: buyer, ItemID: item.ID, SiteID: item.SiteID,
-			Text: text, Status: StatusUnanswered, Created: now, Updated: now}
 		if err := put(tx, nil, r); err != nil {
 			return err
 		}

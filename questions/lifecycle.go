@@ -215,13 +215,16 @@ func (s *Service) onItemChange(ctx context.Context, tx storage.Tx, before, after
 		return nil
 	}
 	var ids []int64
-	func() {
-		it := tx.Iterate(storage.Prefix(itemDatePrefix(after.ID)))
-		defer it.Close()
-		for ; it.Valid(); it.Next() {
-			ids = append(ids, readTrailingID(it.Key()))
-		}
-	}()
+	for _, hidden := range []bool{false, true} {
+		base := itemByDate.classPrefix(partition{item: after.ID}, classCode(StatusUnanswered, hidden))
+		func() {
+			it := tx.Iterate(storage.Prefix(base))
+			defer it.Close()
+			for ; it.Valid(); it.Next() {
+				ids = append(ids, readTrailingID(it.Key()))
+			}
+		}()
+	}
 	now := s.clock.Now()
 	for _, id := range ids {
 		r, err := getRecord(tx, id)

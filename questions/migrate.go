@@ -199,8 +199,9 @@ func decodeQuestionAny(b []byte) (questionV1, error) {
 	if len(b) == 0 {
 		return questionV1{}, bad
 	}
-	b = b[1:] // flags
 	var r questionV1
+	r.DeletedFromListing = b[0]&v2DeletedFromListing != 0
+	b = b[1:]
 	ok := true
 	varint := func() int64 {
 		v, k := binary.Varint(b)

@@ -1,6 +1,7 @@
 package questions
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strconv"
@@ -32,57 +33,61 @@ func errNotFound(id int64) error {
 	return errs.NotFoundf("Question with id %d not found", id)
 }
 
-// put writes r and keeps every index and counter in step with the change
+// put writes r and keeps every index and tally in step with the change
 // from before (nil for a new question). It is the one place that writes a
 // question, so the indexes cannot drift from the records.
 func put(tx storage.Tx, before *record, r record) error {
 	if before == nil {
-		if err := tx.Set(sellerDateKey(r.SellerID, r.Created, r.ID), nil); err != nil {
-			return err
-		}
-		if err := tx.Set(itemDateKey(r.ItemID, r.Created, r.ID), nil); err != nil {
-			return err
-		}
-		if err := tx.Set(sellerItemKey(r.SellerID, r.ItemID, r.Created, r.ID), nil); err != nil {
-			return err
-		}
-		if err := tx.Set(sellerFromKey(r.SellerID, r.BuyerID, r.Created, r.ID), nil); err != nil {
-			return err
-		}
-		if err := tx.Set(dateKey(r.Created, r.ID), keycodec.Raw().Int(r.SellerID)); err != nil {
-			return err
-		}
-		if err := sellerCounter(r.SellerID).AddAt(tx, 1, uint64(r.ID)); err != nil {
+		if err := tx.Set(dateKey(r), keycodec.Raw().Int(r.SellerID)); err != nil {
 			return err
 		}
 	}
-	if before == nil || before.Status != r.Status {
+	for _, ix := range indexes {
+		k := ix.key(r)
 		if before != nil {
-			if err := tx.Delete(sellerStatusKey(r.SellerID, before.Status, r.Created, r.ID)); err != nil {
-				return err
+			old := ix.key(*before)
+			if bytes.Equal(old, k) {
+				continue
 			}
-			if err := sellerStatusCounter(r.SellerID, before.Status).AddAt(tx, -1, uint64(r.ID)); err != nil {
+			if err := tx.Delete(old); err != nil {
 				return err
-			}
-			if before.Status == StatusAnswered {
-				if err := answeredCounter(r.BuyerID).AddAt(tx, -1, uint64(r.ID)); err != nil {
-					return err
-				}
 			}
 		}
-		if err := tx.Set(sellerStatusKey(r.SellerID, r.Status, r.Created, r.ID), nil); err != nil {
+		if err := tx.Set(k, nil); err != nil {
 			return err
 		}
-		if err := sellerStatusCounter(r.SellerID, r.Status).AddAt(tx, 1, uint64(r.ID)); err != nil {
+	}
+	for _, f := range tallies {
+		from := byte(noClass)
+		if before != nil {
+			if from = f.classOf(*before); from == f.classOf(r) {
+				continue
+			}
+		}
+		if err := moveInTally(tx, f.keyOf(r), r.ID, from, f.classOf(r)); err != nil {
 			return err
 		}
-		if r.Status == StatusAnswered {
-			if err := answeredCounter(r.BuyerID).AddAt(tx, 1, uint64(r.ID)); err != nil {
-				return err
-			}
+	}
+	if wasAnswered, isAnswered := before != nil && before.Status == StatusAnswered, r.Status == StatusAnswered; wasAnswered != isAnswered {
+		delta := int64(1)
+		if wasAnswered {
+			delta = -1
+		}
+		if err := answeredCounter(r.BuyerID).AddAt(tx, delta, uint64(r.ID)); err != nil {
+			return err
 		}
 	}
 	return tx.Set(questionKey(r.ID), encodeRecord(r))
+}
+
+// writtenKeys are the keys put reads for r: its tallies and its asker's
+// answered count, for storage.Prefetch.
+func writtenKeys(r record) [][]byte {
+	keys := [][]byte{answeredCounter(r.BuyerID).ShardKey(0)}
+	for _, f := range tallies {
+		keys = append(keys, f.keyOf(r))
+	}
+	return keys
 }
 
 func (s *Service) appendEvent(ctx context.Context, tx storage.Tx, r record, action string, now time.Time) error {

@@ -1,6 +1,7 @@
 package questions
 
 import (
+	"bytes"
 	"context"
 	"slices"
 	"time"
@@ -48,16 +49,20 @@ func (s *Service) SellersWithQuestionsSince(ctx context.Context, since time.Time
 func (s *Service) SellerSamplesSince(ctx context.Context, sellerID int64, since time.Time) ([]Sample, error) {
 	var out []Sample
 	err := s.store.View(ctx, func(tx storage.Tx) error {
-		p := sellerDatePrefix(sellerID)
-		start := keycodec.Key(append([]byte(nil), p...)).Int(since.UnixNano())
+		// The seller's questions by date are split by status: each status's
+		// part from since on, the ids sorted into the order of asking.
 		var ids []int64
-		func() {
-			it := tx.Iterate(storage.Range{Start: start, End: storage.PrefixEnd(p)})
-			defer it.Close()
-			for ; it.Valid(); it.Next() {
-				ids = append(ids, readTrailingID(it.Key()))
-			}
-		}()
+		for _, class := range sellerClasses("") {
+			p := sellerByDate.classPrefix(partition{seller: sellerID}, class)
+			start := append(bytes.Clone(p), keycodec.Raw().Int(since.UnixNano())...)
+			func() {
+				it := tx.Iterate(storage.Range{Start: start, End: storage.PrefixEnd(p)})
+				defer it.Close()
+				for ; it.Valid(); it.Next() {
+					ids = append(ids, readTrailingID(it.Key()))
+				}
+			}()
+		}
 		for _, id := range ids {
 			r, err := getRecord(tx, id)
 			if err != nil {
@@ -70,6 +75,12 @@ func (s *Service) SellerSamplesSince(ctx context.Context, sellerID int64, since 
 			}
 			out = append(out, sm)
 		}
+		slices.SortFunc(out, func(a, b Sample) int {
+			if c := a.Asked.Compare(b.Asked); c != 0 {
+				return c
+			}
+			return cmpInt(a.QuestionID, b.QuestionID)
+		})
 		return nil
 	})
 	if err != nil {

@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"github.com/marketplace/marketplace/errs"
-	"github.com/marketplace/marketplace/internal/keycodec"
-	"github.com/marketplace/marketplace/internal/kv"
 	"github.com/marketplace/marketplace/paging"
 	"github.com/marketplace/marketplace/storage"
 )
@@ -101,197 +99,102 @@ type SearchResult struct {
 	Questions []Question
 }
 
-var defaultSort = []Sort{{Field: SortDateCreated, Type: "DESC"}}
-
-// publicStatuses are the statuses that anyone may see in a listing.
-var publicStatuses = []string{StatusUnanswered, StatusAnswered, StatusClosedUnanswered}
-
-// visible reports whether caller (0 when anonymous) sees r in a listing: the
-// seller sees every question on its items; the asker its own, unless deleted
-// or banned; anyone else only public, not hidden questions.
-func visible(r record, caller int64) bool {
-	if caller != 0 && caller == r.SellerID {
-		return true
-	}
-	if caller != 0 && caller == r.BuyerID && r.Status != StatusDeleted && r.Status != StatusBanned {
-		return true
-	}
-	return !r.DeletedFromListing && slices.Contains(publicStatuses, r.Status)
-}
-
-// Search lists questions by seller, by item, or by item and asker. Searching
-// by seller_id is for that seller only. A seller's search in any order the
-// seller indexes hold (date_created, item_id then date_created, from_id then
-// date_created, all in one direction; seller_id is the same for every
-// question and adds nothing), with or without a status filter, reads only
-// the index keys up to the page's end; narrowed by from and ordered by date,
-// it reads only that asker's keys. Errors: Invalid, Forbidden.
+// Search lists questions by seller, by item, or by item and asker.
+// Searching by seller_id is for that seller only. Every order and filter
+// the search offers is read from an index (keys.go): a page reads the index
+// keys up to its end and the records of its own questions, and the total
+// is a sum of tallies, whatever the number of questions. The one exception
+// is a totalDivisions above divisionMax, whose total counts the matching
+// keys (docs/questions.md). Errors: Invalid, Forbidden.
 func (s *Service) Search(ctx context.Context, caller int64, q SearchQuery) (SearchResult, error) {
-	return s.search(ctx, caller, q, true)
-}
-
-func (s *Service) search(ctx context.Context, caller int64, q SearchQuery, useIndex bool) (SearchResult, error) {
-	if err := paging.Check(q.Offset, q.Limit); err != nil {
+	if err := checkSearch(caller, q); err != nil {
 		return SearchResult{}, err
-	}
-	if q.SellerID == 0 && q.ItemID == "" {
-		return SearchResult{}, errs.Invalidf("The parameters [seller_id] or [item] are required for requested call")
-	}
-	if q.SellerID != 0 && q.SellerID != caller {
-		return SearchResult{}, errs.Forbiddenf("Only user %d can search the questions it received", q.SellerID)
-	}
-	if q.ItemID != "" {
-		if err := checkItemID(q.ItemID); err != nil {
-			return SearchResult{}, err
-		}
-	}
-	if q.Status != "" {
-		if err := CheckStatus(q.Status); err != nil {
-			return SearchResult{}, err
-		}
-	}
-	if q.TotalDivisions < 0 || q.Division < 0 || (q.TotalDivisions == 0 && q.Division != 0) ||
-		(q.TotalDivisions > 0 && q.Division >= q.TotalDivisions) {
-		return SearchResult{}, errs.Invalidf("Invalid division: it must be at least 0 and below totalDivisions")
-	}
-	sorts := q.Sorts
-	if len(sorts) == 0 {
-		sorts = defaultSort
 	}
 	var res SearchResult
 	err := s.store.View(ctx, func(tx storage.Tx) error {
-		var err error
-		prefix, countKey, filter, desc, ok := sellerIndexFor(q, sorts)
-		if ok && useIndex {
-			res, err = s.searchSellerIndex(tx, q, prefix, countKey, filter, desc)
-		} else {
-			res, err = s.searchScan(tx, caller, q, sorts)
+		p, err := planSearch(tx, caller, q)
+		if err != nil {
+			return err
 		}
+		res, err = s.runSearch(ctx, tx, q, p)
 		return err
 	})
 	return res, wrap(err, "search questions")
 }
 
-// sellerIndexFor picks the seller index whose key order is exactly the
-// order compare gives for sorts, if there is one. compare breaks ties by date
-// and id in the last sort's direction, so every sort must share one
-// direction; seller_id sorts are dropped because a seller search holds one
-// seller only, and from_id sorts too when from fixes the asker. With from,
-// the index is the asker's part of the by-asker index and countKey is nil:
-// the total is counted from those keys, one asker's questions. filter is
-// the status the index's questions must also have, where the index holds
-// every status (by item or by asker).
-func sellerIndexFor(q SearchQuery, sorts []Sort) (prefix []byte, countKey *kv.Counter, filter string, desc, ok bool) {
-	if q.SellerID == 0 || q.ItemID != "" || q.TotalDivisions != 0 {
-		return nil, nil, "", false, false
+func checkSearch(caller int64, q SearchQuery) error {
+	if err := paging.Check(q.Offset, q.Limit); err != nil {
+		return err
 	}
-	dir := sorts[0].Type
-	var fields []string
-	for _, srt := range sorts {
-		if srt.Type != dir {
-			return nil, nil, "", false, false
-		}
-		if srt.Field != SortSellerID && (q.From == 0 || srt.Field != SortFromID) {
-			fields = append(fields, srt.Field)
+	if q.SellerID == 0 && q.ItemID == "" {
+		return errs.Invalidf("The parameters [seller_id] or [item] are required for requested call")
+	}
+	if q.SellerID != 0 && q.SellerID != caller {
+		return errs.Forbiddenf("Only user %d can search the questions it received", q.SellerID)
+	}
+	if q.ItemID != "" {
+		if err := checkItemID(q.ItemID); err != nil {
+			return err
 		}
 	}
-	if len(fields) == 2 && fields[1] == SortDateCreated {
-		fields = fields[:1] // by item or asker, then date: the index's own order
-	}
-	first := SortDateCreated
-	if len(fields) == 1 {
-		first = fields[0]
-	} else if len(fields) > 1 {
-		return nil, nil, "", false, false
-	}
-	if q.From != 0 {
-		if first != SortDateCreated {
-			return nil, nil, "", false, false
-		}
-		return keycodec.Key(sellerFromPrefix(q.SellerID)).Int(q.From), nil, q.Status, dir == "DESC", true
-	}
-	c := sellerCounter(q.SellerID)
 	if q.Status != "" {
-		c = sellerStatusCounter(q.SellerID, q.Status)
+		if err := CheckStatus(q.Status); err != nil {
+			return err
+		}
 	}
-	countKey = &c
-	switch {
-	case first == SortDateCreated && q.Status == "":
-		prefix = sellerDatePrefix(q.SellerID)
-	case first == SortDateCreated:
-		prefix = sellerStatusPrefix(q.SellerID, q.Status)
-	case first == SortItemID:
-		prefix, filter = sellerItemPrefix(q.SellerID), q.Status
-	default:
-		prefix, filter = sellerFromPrefix(q.SellerID), q.Status
+	if q.TotalDivisions < 0 || q.Division < 0 || (q.TotalDivisions == 0 && q.Division != 0) ||
+		(q.TotalDivisions > 0 && q.Division >= q.TotalDivisions) {
+		return errs.Invalidf("Invalid division: it must be at least 0 and below totalDivisions")
 	}
-	return prefix, countKey, filter, dir == "DESC", true
+	return nil
 }
 
-// searchSellerIndex pages one of the seller's indexes. With a counter for
-// the total only the keys up to the page's end are read; without one
-// (countKey nil) every key of the prefix is counted and the page taken on
-// the way. With a filter, only the questions of that status count, and the
-// record of each key read tells.
-func (s *Service) searchSellerIndex(tx storage.Tx, q SearchQuery, prefix []byte, countKey *kv.Counter, filter string, desc bool) (SearchResult, error) {
-	var total int64
-	if countKey != nil {
-		var err error
-		if total, err = countKey.Read(tx); err != nil {
-			return SearchResult{}, err
+// runSearch reads the page and the total that p plans.
+func (s *Service) runSearch(ctx context.Context, tx storage.Tx, q SearchQuery, p searchPlan) (SearchResult, error) {
+	out := SearchResult{Questions: []Question{}}
+	if len(p.streams) == 0 {
+		return out, nil
+	}
+	total, err := p.total(ctx, tx, q.TotalDivisions, q.Division)
+	if err != nil {
+		return SearchResult{}, err
+	}
+	out.Total = int(total)
+	if q.Limit == 0 || int64(q.Offset) >= total {
+		return out, nil
+	}
+	m := p.merge(tx, q.TotalDivisions, q.Division)
+	defer m.close()
+	ids := make([]int64, 0, min(q.Limit, 1000))
+	for n := 0; len(ids) < q.Limit; n++ {
+		if n%1024 == 1023 {
+			if err := ctx.Err(); err != nil {
+				return SearchResult{}, err
+			}
+		}
+		e, ok := m.next()
+		if !ok {
+			break
+		}
+		if n >= q.Offset {
+			ids = append(ids, e.id)
 		}
 	}
-	var page []record
-	if countKey == nil || (q.Limit > 0 && int64(q.Offset) < total) {
-		var seen int64
-		var err error
-		if page, seen, err = readIndexPage(tx, prefix, desc, filter, q.Offset, q.Limit, countKey == nil); err != nil {
+	keys := make([][]byte, len(ids))
+	for i, id := range ids {
+		keys[i] = questionKey(id)
+	}
+	if err := storage.Prefetch(tx, keys...); err != nil {
+		return SearchResult{}, err
+	}
+	for _, id := range ids {
+		r, err := getRecord(tx, id)
+		if err != nil {
 			return SearchResult{}, err
 		}
-		if countKey == nil {
-			total = seen
-		}
-	}
-	out := SearchResult{Total: int(total), Questions: make([]Question, 0, len(page))}
-	for _, r := range page {
 		out.Questions = append(out.Questions, s.searchView(tx, r, q.V4))
 	}
 	return out, nil
-}
-
-// readIndexPage reads the records of the index keys under prefix from
-// offset on, at most limit, counting only those of status filter (any,
-// when empty). It stops at the page's end unless countAll, and returns how
-// many it counted.
-func readIndexPage(tx storage.Tx, prefix []byte, desc bool, filter string, offset, limit int, countAll bool) ([]record, int64, error) {
-	r := storage.Prefix(prefix)
-	r.Reverse = desc
-	it := tx.Iterate(r)
-	defer it.Close()
-	page := make([]record, 0, min(limit, 1000))
-	var seen int64
-	for ; it.Valid(); it.Next() {
-		if !countAll && len(page) >= limit {
-			break
-		}
-		inPage := seen >= int64(offset) && len(page) < limit
-		if filter == "" && !inPage {
-			seen++
-			continue
-		}
-		rec, err := getRecord(tx, readTrailingID(it.Key()))
-		if err != nil {
-			return nil, 0, err
-		}
-		if filter != "" && rec.Status != filter {
-			continue
-		}
-		if inPage {
-			page = append(page, rec)
-		}
-		seen++
-	}
-	return page, seen, nil
 }
 
 func (s *Service) searchView(tx storage.Tx, r record, v4 bool) Question {
@@ -301,88 +204,6 @@ func (s *Service) searchView(tx storage.Tx, r record, v4 bool) Question {
 		v.SuspectedSpam = &spam
 	}
 	return v
-}
-
-// searchScan loads every question of the item (or of the seller), filters
-// and sorts them: used for item searches, which are small, and for sorts the
-// indexes do not hold.
-func (s *Service) searchScan(tx storage.Tx, caller int64, q SearchQuery, sorts []Sort) (SearchResult, error) {
-	prefix := sellerDatePrefix(q.SellerID)
-	if q.ItemID != "" {
-		prefix = itemDatePrefix(q.ItemID)
-	}
-	var ids []int64
-	func() {
-		it := tx.Iterate(storage.Prefix(prefix))
-		defer it.Close()
-		for ; it.Valid(); it.Next() {
-			ids = append(ids, readTrailingID(it.Key()))
-		}
-	}()
-	var recs []record
-	for _, id := range ids {
-		r, err := getRecord(tx, id)
-		if err != nil {
-			return SearchResult{}, err
-		}
-		switch {
-		case q.SellerID != 0 && r.SellerID != q.SellerID,
-			q.From != 0 && r.BuyerID != q.From,
-			q.Status != "" && r.Status != q.Status,
-			q.TotalDivisions > 0 && r.ID%q.TotalDivisions != q.Division,
-			!visible(r, caller):
-			continue
-		}
-		recs = append(recs, r)
-	}
-	slices.SortStableFunc(recs, func(a, b record) int { return compare(a, b, sorts) })
-	out := SearchResult{Total: len(recs), Questions: []Question{}}
-	for i := q.Offset; i < len(recs) && len(out.Questions) < q.Limit; i++ {
-		out.Questions = append(out.Questions, s.searchView(tx, recs[i], q.V4))
-	}
-	return out, nil
-}
-
-// compare orders two questions by sorts, then by date and id in the
-// direction of the last sort, so that every order is total and stable.
-func compare(a, b record, sorts []Sort) int {
-	for _, srt := range sorts {
-		c := 0
-		switch srt.Field {
-		case SortItemID:
-			c = strings.Compare(a.ItemID, b.ItemID)
-		case SortSellerID:
-			c = cmpInt(a.SellerID, b.SellerID)
-		case SortFromID:
-			c = cmpInt(a.BuyerID, b.BuyerID)
-		case SortDateCreated:
-			c = a.Created.Compare(b.Created)
-		}
-		if srt.Type == "DESC" {
-			c = -c
-		}
-		if c != 0 {
-			return c
-		}
-	}
-	c := a.Created.Compare(b.Created)
-	if c == 0 {
-		c = cmpInt(a.ID, b.ID)
-	}
-	if sorts[len(sorts)-1].Type == "DESC" {
-		c = -c
-	}
-	return c
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Filter describes one filter of the search, as the envelope's

@@ -1,8 +1,10 @@
 package questions_test
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,17 +16,21 @@ import (
 	"github.com/marketplace/marketplace/storage/schema"
 )
 
-// TestSearch_SellerIndexPagesEqualTheSortedScan checks every sort a seller
-// may ask for, with and without a status filter and an asker, against the reference that
-// loads and sorts every question: the index-backed pages must be the same
-// questions in the same order with the same total, ties on the date included.
-func TestSearch_SellerIndexPagesEqualTheSortedScan(t *testing.T) {
+// TestSearch_EveryOrderAndFilterEqualsTheSortedScan checks the searches of
+// sellers and of items, by every caller (the seller, an asker, a stranger,
+// nobody), in every order of up to four sort fields with their own
+// directions, with the status, asker and division filters, against the
+// reference that loads, filters and sorts every question: the index-backed
+// pages must be the same questions in the same order with the same total,
+// ties on the date and hidden questions included.
+func TestSearch_EveryOrderAndFilterEqualsTheSortedScan(t *testing.T) {
 	owner := t
 	rapid.Check(t, func(t *rapid.T) {
 		e, done := newPropertyEnv(t, owner)
 		defer done()
 		seller := e.mustUser(t)
 		buyers := []int64{e.mustUser(t), e.mustUser(t), e.mustUser(t)}
+		stranger := e.mustUser(t)
 		items := []string{e.mustItem(t, seller), e.mustItem(t, seller), e.mustItem(t, seller)}
 		var asked []int64
 		for i := range rapid.IntRange(0, 25).Draw(t, "questions") {
@@ -36,73 +42,152 @@ func TestSearch_SellerIndexPagesEqualTheSortedScan(t *testing.T) {
 			asked = append(asked, e.mustAsk(t, b, it, fmt.Sprintf("q%d", i)).ID)
 		}
 		for _, id := range asked {
-			switch rapid.IntRange(0, 3).Draw(t, "change") {
+			switch rapid.IntRange(0, 6).Draw(t, "change") {
 			case 1:
 				e.mustAnswer(t, seller, id, "yes")
 			case 2:
 				if err := e.q.Delete(e.ctx, seller, id); err != nil {
 					t.Fatalf("delete: %v", err)
 				}
-			case 3:
-				banned := questions.StatusBanned
-				if _, err := e.q.Moderate(e.ctx, id, questions.Moderation{Status: &banned}); err != nil {
+			case 3, 4:
+				status := rapid.SampledFrom([]string{questions.StatusBanned, questions.StatusUnderReview, questions.StatusDisabled}).Draw(t, "moderation")
+				if _, err := e.q.Moderate(e.ctx, id, questions.Moderation{Status: &status}); err != nil {
 					t.Fatalf("moderate: %v", err)
+				}
+			case 5:
+				if _, err := e.q.Hide(e.ctx, seller, questions.HideInput{QuestionIDs: []int64{id}}); err != nil {
+					t.Fatalf("hide: %v", err)
 				}
 			}
 		}
+		if rapid.Bool().Draw(t, "close an item") {
+			e.closeItem(t, seller, items[0])
+		}
 		fields := []string{questions.SortItemID, questions.SortSellerID, questions.SortFromID, questions.SortDateCreated}
-		for range 8 {
+		statuses := append([]string{""}, questions.Statuses...)
+		for range 10 {
 			var sorts []questions.Sort
-			for _, f := range rapid.SliceOfNDistinct(rapid.SampledFrom(fields), 0, 3, rapid.ID[string]).Draw(t, "fields") {
+			for _, f := range rapid.SliceOfNDistinct(rapid.SampledFrom(fields), 0, 4, rapid.ID[string]).Draw(t, "fields") {
 				sorts = append(sorts, questions.Sort{Field: f, Type: rapid.SampledFrom([]string{"ASC", "DESC"}).Draw(t, "type")})
 			}
 			q := questions.SearchQuery{
-				SellerID: seller,
-				Status:   rapid.SampledFrom([]string{"", questions.StatusUnanswered, questions.StatusAnswered, questions.StatusDeleted}).Draw(t, "status"),
-				From:     rapid.SampledFrom(append([]int64{0}, buyers...)).Draw(t, "from"),
-				Sorts:    sorts,
-				Offset:   rapid.IntRange(0, 30).Draw(t, "offset"),
-				Limit:    rapid.IntRange(0, 30).Draw(t, "limit"),
+				Status: rapid.SampledFrom(statuses).Draw(t, "status"),
+				From:   rapid.SampledFrom(append([]int64{0, 0}, buyers...)).Draw(t, "from"),
+				Sorts:  sorts,
+				Offset: rapid.IntRange(0, 30).Draw(t, "offset"),
+				Limit:  rapid.IntRange(0, 30).Draw(t, "limit"),
 			}
-			got, err := e.q.Search(e.ctx, seller, q)
+			if div := rapid.IntRange(0, 13).Draw(t, "totalDivisions"); div > 0 && rapid.Bool().Draw(t, "divided") {
+				q.TotalDivisions = int64(div)
+				q.Division = int64(rapid.IntRange(0, div-1).Draw(t, "division"))
+			}
+			caller := seller
+			if rapid.Bool().Draw(t, "by item") {
+				q.ItemID = rapid.SampledFrom(items).Draw(t, "item")
+				caller = rapid.SampledFrom(append([]int64{0, seller, stranger}, buyers...)).Draw(t, "caller")
+				if caller == seller && rapid.Bool().Draw(t, "and seller") {
+					q.SellerID = seller
+				}
+			} else {
+				q.SellerID = seller
+			}
+			got, err := e.q.Search(e.ctx, caller, q)
 			if err != nil {
-				t.Fatalf("search: %v", err)
+				t.Fatalf("search %+v by %d: %v", q, caller, err)
 			}
-			want, err := e.q.SearchByScan(e.ctx, seller, q)
+			want, err := e.q.SearchByScan(e.ctx, caller, q)
 			if err != nil {
 				t.Fatalf("scan: %v", err)
 			}
 			if got.Total != want.Total || !slices.Equal(ids(got), ids(want)) {
-				t.Fatalf("%+v: index total %d %v, scan total %d %v", q, got.Total, ids(got), want.Total, ids(want))
+				t.Fatalf("%+v by %d: index total %d %v, scan total %d %v", q, caller, got.Total, ids(got), want.Total, ids(want))
 			}
 		}
 	})
 }
 
-// TestSearch_StoreFilledBeforeTheItemAndAskerIndexesGetsThemByMigration
-// simulates a store whose questions were written before the item and asker
-// indexes existed (and without the mark of a store that had them): its
-// migration builds them, and those orders then read them.
-func TestSearch_StoreFilledBeforeTheItemAndAskerIndexesGetsThemByMigration(t *testing.T) {
+// TestSearch_ItemOfAnotherSellerIsEmptyForTheSellerFilter: a search by
+// seller and item finds nothing when the item is not the seller's.
+func TestSearch_ItemOfAnotherSellerIsEmptyForTheSellerFilter(t *testing.T) {
 	e := newEnv(t)
-	seller, buyer := e.mustUser(t), e.mustUser(t)
-	items := []string{e.mustItem(t, seller), e.mustItem(t, seller)}
-	for i := range 6 {
-		e.clock.Advance(time.Minute)
-		e.mustAsk(t, buyer, items[i%2], fmt.Sprintf("q%d", i))
+	seller, other, buyer := e.mustUser(t), e.mustUser(t), e.mustUser(t)
+	item := e.mustItem(t, other)
+	e.mustAsk(t, buyer, item, "is it new?")
+	got, err := e.q.Search(e.ctx, seller, questions.SearchQuery{SellerID: seller, ItemID: item, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
 	}
-	err := e.store.Update(e.ctx, func(tx storage.Tx) error {
-		var keys [][]byte
-		for _, ns := range []string{"q/si", "q/ssi", "q/sf", "q/ssf"} {
-			it := tx.Iterate(storage.Prefix(keycodec.New(ns)))
-			for ; it.Valid(); it.Next() {
-				keys = append(keys, slices.Clone(it.Key()))
+	if got.Total != 0 || len(got.Questions) != 0 {
+		t.Fatalf("got total %d, %d questions; want none", got.Total, len(got.Questions))
+	}
+}
+
+// indexNamespaces are the namespaces of the indexes and tallies that
+// migration 10 writes.
+var indexNamespaces = []string{"q/s/d", "q/s/i", "q/s/f", "q/s/if", "q/s/fi", "q/i/d", "q/i/f", "q/t/s", "q/t/i", "q/t/sf", "q/t/if"}
+
+// TestSearch_OlderStoreGetsClassIndexesAndTalliesByMigration gives a store
+// the keys of the layout before migration 10 (the seller's indexes by date,
+// by status and date, by item and by asker, the item's by date, the
+// counters) in place of today's: migration 10, in chunks, deletes them and
+// writes exactly the keys and tallies that asks and answers write.
+func TestSearch_OlderStoreGetsClassIndexesAndTalliesByMigration(t *testing.T) {
+	e := newEnv(t)
+	seller, buyer, other := e.mustUser(t), e.mustUser(t), e.mustUser(t)
+	items := []string{e.mustItem(t, seller), e.mustItem(t, seller)}
+	for i := range 9 {
+		e.clock.Advance(time.Minute)
+		q := e.mustAsk(t, []int64{buyer, other}[i%2], items[i%2], fmt.Sprintf("q%d", i))
+		switch i % 3 {
+		case 0:
+			e.mustAnswer(t, seller, q.ID, "yes")
+		case 1:
+			if _, err := e.q.Hide(e.ctx, seller, questions.HideInput{QuestionIDs: []int64{q.ID}}); err != nil {
+				t.Fatal(err)
 			}
-			it.Close()
 		}
-		keys = append(keys, keycodec.New("q/ix/order"))
-		for _, k := range keys {
-			if err := tx.Delete(k); err != nil {
+	}
+	dump := func() map[string][]byte {
+		out := map[string][]byte{}
+		err := e.store.View(e.ctx, func(tx storage.Tx) error {
+			for _, ns := range append(indexNamespaces, "q/sd", "q/ssd", "q/si", "q/sf", "q/id", "q/n/s", "q/n/ss") {
+				it := tx.Iterate(storage.Prefix(keycodec.New(ns)))
+				for ; it.Valid(); it.Next() {
+					v, err := it.Value()
+					if err != nil {
+						it.Close()
+						return err
+					}
+					out[string(it.Key())] = v
+				}
+				it.Close()
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	want := dump()
+	// The older store: today's keys replaced by the old layout's.
+	err := e.store.Update(e.ctx, func(tx storage.Tx) error {
+		for k := range want {
+			if err := tx.Delete([]byte(k)); err != nil {
+				return err
+			}
+		}
+		old := [][]byte{
+			keycodec.New("q/sd").Int(seller).Int(1).Int(12000000001),
+			keycodec.New("q/ssd").Int(seller).Str("ANSWERED").Int(1).Int(12000000001),
+			keycodec.New("q/si").Int(seller).Str(items[0]).Int(1).Int(12000000001),
+			keycodec.New("q/sf").Int(seller).Int(buyer).Int(1).Int(12000000001),
+			keycodec.New("q/id").Str(items[0]).Int(1).Int(12000000001),
+			keycodec.New("q/n/s").Int(seller),
+			keycodec.New("q/n/ss").Int(seller).Str("ANSWERED"),
+		}
+		for _, k := range old {
+			if err := tx.Set(k, []byte{0, 0, 0, 0, 0, 0, 0, 1}); err != nil {
 				return err
 			}
 		}
@@ -111,105 +196,22 @@ func TestSearch_StoreFilledBeforeTheItemAndAskerIndexesGetsThemByMigration(t *te
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := schema.Migrate(e.ctx, e.store, []schema.Migration{questions.OrderIndexesMigration()}, schema.Options{ChunkSize: 4}); err != nil {
+	if _, err := schema.Migrate(e.ctx, e.store, []schema.Migration{questions.ClassIndexesMigration()}, schema.Options{ChunkSize: 3}); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{questions.SortItemID, questions.SortFromID} {
-		q := questions.SearchQuery{SellerID: seller, Sorts: []questions.Sort{{Field: f, Type: "DESC"}}, Limit: 50}
-		got, err := e.q.Search(e.ctx, seller, q)
-		if err != nil {
-			t.Fatal(err)
+	got := dump()
+	for k, v := range want {
+		if len(v) == 0 && strings.HasPrefix(k, "q/t/") {
+			delete(want, k) // a tally counted down to nothing: the same as none
+			continue
 		}
-		want, err := e.q.SearchByScan(e.ctx, seller, q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got.Total != 6 || !slices.Equal(ids(got), ids(want)) {
-			t.Fatalf("%s: got total %d %v, want %v", f, got.Total, ids(got), ids(want))
+		if g, ok := got[k]; !ok || !bytes.Equal(g, v) {
+			t.Errorf("key %q: got %v (present %v), want %v", k, g, ok, v)
 		}
 	}
-}
-
-// TestSearch_StatusOrderIndexesOfAnOlderStoreAreDeletedByMigration gives a
-// store the status-then-item and status-then-asker indexes that asks wrote
-// before (migration 4 builds them on a store without the item and asker
-// indexes): migration 9 deletes them, in chunks, and leaves every other
-// index, and the searches they served still equal the scan.
-func TestSearch_StatusOrderIndexesOfAnOlderStoreAreDeletedByMigration(t *testing.T) {
-	e := newEnv(t)
-	seller, buyer := e.mustUser(t), e.mustUser(t)
-	items := []string{e.mustItem(t, seller), e.mustItem(t, seller)}
-	for i := range 7 {
-		e.clock.Advance(time.Minute)
-		q := e.mustAsk(t, buyer, items[i%2], fmt.Sprintf("q%d", i))
-		if i%3 == 0 {
-			e.mustAnswer(t, seller, q.ID, "yes")
-		}
-	}
-	count := func(ns string) int {
-		n := 0
-		err := e.store.View(e.ctx, func(tx storage.Tx) error {
-			it := tx.Iterate(storage.Prefix(keycodec.New(ns)))
-			defer it.Close()
-			for ; it.Valid(); it.Next() {
-				n++
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-	// The older store: its item and asker indexes deleted with the marker,
-	// so that migration 4 builds all four again.
-	err := e.store.Update(e.ctx, func(tx storage.Tx) error {
-		for _, ns := range []string{"q/si", "q/sf"} {
-			var keys [][]byte
-			it := tx.Iterate(storage.Prefix(keycodec.New(ns)))
-			for ; it.Valid(); it.Next() {
-				keys = append(keys, slices.Clone(it.Key()))
-			}
-			it.Close()
-			for _, k := range keys {
-				if err := tx.Delete(k); err != nil {
-					return err
-				}
-			}
-		}
-		return tx.Delete(keycodec.New("q/ix/order"))
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := schema.Migrate(e.ctx, e.store, []schema.Migration{questions.OrderIndexesMigration()}, schema.Options{ChunkSize: 4}); err != nil {
-		t.Fatal(err)
-	}
-	if count("q/ssi") != 7 || count("q/ssf") != 7 {
-		t.Fatalf("before: q/ssi %d, q/ssf %d keys, want 7 each", count("q/ssi"), count("q/ssf"))
-	}
-	if _, err := schema.Migrate(e.ctx, e.store, []schema.Migration{questions.OrderIndexesMigration(), questions.StatusOrderIndexesMigration()}, schema.Options{ChunkSize: 3}); err != nil {
-		t.Fatal(err)
-	}
-	for ns, want := range map[string]int{"q/ssi": 0, "q/ssf": 0, "q/si": 7, "q/sf": 7, "q/sd": 7, "q/ssd": 7} {
-		if got := count(ns); got != want {
-			t.Errorf("after: %s holds %d keys, want %d", ns, got, want)
-		}
-	}
-	for _, status := range []string{questions.StatusUnanswered, questions.StatusAnswered} {
-		for _, f := range []string{questions.SortItemID, questions.SortFromID} {
-			q := questions.SearchQuery{SellerID: seller, Status: status, Sorts: []questions.Sort{{Field: f, Type: "ASC"}}, Offset: 1, Limit: 2}
-			got, err := e.q.Search(e.ctx, seller, q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := e.q.SearchByScan(e.ctx, seller, q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got.Total != want.Total || !slices.Equal(ids(got), ids(want)) {
-				t.Errorf("%s by %s: got total %d %v, want total %d %v", status, f, got.Total, ids(got), want.Total, ids(want))
-			}
+	for k := range got {
+		if _, ok := want[k]; !ok {
+			t.Errorf("key %q left or written by the migration, not by asks", k)
 		}
 	}
 }

@@ -1,0 +1,188 @@
+package questions
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/marketplace/marketplace/internal/keycodec"
+	"github.com/marketplace/marketplace/storage"
+)
+
+// A tally counts the questions of a partition by class, and for every
+// totalDivisions up to divisionMax, how many of each class fall in each
+// division (id mod totalDivisions): so the total of a search, with or
+// without divisions, is a sum of tallies, never a count of keys. Its value
+// holds, for each class it has counted, the class byte and tallySlots
+// varints: the count, then for t = 2..divisionMax the counts of the
+// remainders 0..t-1.
+//
+// A partition's tally is split over shards keys by question id, so that
+// the asks of one seller, which draw consecutive ids, change different
+// keys; a change of class changes one key. The tally of one asker in a
+// partition is one key, which only that asker's questions change.
+const (
+	divisionMax       = 10
+	tallySlots        = 1 + (divisionMax*(divisionMax+1))/2 - 1
+	sellerTallyShards = 64
+	itemTallyShards   = 8
+)
+
+// tallySlot is the slot of division d of t (t <= 1: the count).
+func tallySlot(t, d int64) int {
+	if t <= 1 {
+		return 0
+	}
+	return int(t*(t-1)/2 + d)
+}
+
+type tallyFamily struct {
+	ns     string
+	shards int
+}
+
+var (
+	sellerTally     = tallyFamily{ns: "q/t/s", shards: sellerTallyShards}
+	itemTally       = tallyFamily{ns: "q/t/i", shards: itemTallyShards}
+	sellerFromTally = tallyFamily{ns: "q/t/sf", shards: 1}
+	itemFromTally   = tallyFamily{ns: "q/t/if", shards: 1}
+
+	tallies = []tallyFamily{sellerTally, itemTally, sellerFromTally, itemFromTally}
+)
+
+func (f tallyFamily) byItem() bool { return f == itemTally || f == itemFromTally }
+
+// prefix is the tally's key before its shard byte; from is the asker of the
+// families that count one asker's questions.
+func (f tallyFamily) prefix(p partition, from int64) keycodec.Key {
+	k := keycodec.New(f.ns)
+	if f.byItem() {
+		k = k.Str(p.item)
+	} else {
+		k = k.Int(p.seller)
+	}
+	if f == sellerFromTally || f == itemFromTally {
+		k = k.Int(from)
+	}
+	return k
+}
+
+// keyOf is the key of the tally shard that counts r, and classOf its class
+// there.
+func (f tallyFamily) keyOf(r record) []byte {
+	k := f.prefix(partition{seller: r.SellerID, item: r.ItemID}, r.BuyerID)
+	return append(k, byte(uint64(r.ID)%uint64(f.shards)))
+}
+
+func (f tallyFamily) classOf(r record) byte {
+	if f.byItem() {
+		return r.class()
+	}
+	return statusCode(r.Status)
+}
+
+// shardKeys are the keys of every shard of one tally.
+func (f tallyFamily) shardKeys(p partition, from int64) [][]byte {
+	base := f.prefix(p, from)
+	out := make([][]byte, f.shards)
+	for i := range out {
+		out[i] = append(append(make([]byte, 0, len(base)+1), base...), byte(i))
+	}
+	return out
+}
+
+// tallyValue is a tally's counts by class.
+type tallyValue map[byte][]int64
+
+// moveInTally counts question id delta times more in class at key, and
+// -delta times in class from unless from is noClass: a change of class is
+// one write.
+func moveInTally(tx storage.Tx, key []byte, id int64, from, to byte) error {
+	v, err := readTally(tx, key)
+	if err != nil {
+		return err
+	}
+	if from != noClass {
+		v.add(from, id, -1)
+	}
+	v.add(to, id, 1)
+	return tx.Set(key, v.encode())
+}
+
+// noClass stands for "none" where a class is expected.
+const noClass = 0xff
+
+func (v tallyValue) add(class byte, id, delta int64) {
+	slots := v[class]
+	if slots == nil {
+		slots = make([]int64, tallySlots)
+		v[class] = slots
+	}
+	slots[0] += delta
+	for t := int64(2); t <= divisionMax; t++ {
+		slots[tallySlot(t, id%t)] += delta
+	}
+	if slots[0] == 0 {
+		delete(v, class)
+	}
+}
+
+func (v tallyValue) encode() []byte {
+	out := make([]byte, 0, len(v)*(1+tallySlots*2))
+	for class := range 256 {
+		slots, ok := v[byte(class)]
+		if !ok {
+			continue
+		}
+		out = append(out, byte(class))
+		for _, n := range slots {
+			out = binary.AppendVarint(out, n)
+		}
+	}
+	return out
+}
+
+func readTally(tx storage.Tx, key []byte) (tallyValue, error) {
+	v := tallyValue{}
+	b, err := tx.Get(key)
+	if errors.Is(err, storage.ErrNotFound) {
+		return v, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	for len(b) > 0 {
+		class, slots := b[0], make([]int64, tallySlots)
+		b = b[1:]
+		for i := range slots {
+			n, k := binary.Varint(b)
+			if k <= 0 {
+				return nil, fmt.Errorf("questions: corrupt tally %q", key)
+			}
+			slots[i], b = n, b[k:]
+		}
+		v[class] = slots
+	}
+	return v, nil
+}
+
+// sumTallies adds slot of classes in the tallies at keys, read in one
+// round trip where the store can.
+func sumTallies(tx storage.Tx, keys [][]byte, classes []byte, slot int) (int64, error) {
+	if err := storage.Prefetch(tx, keys...); err != nil {
+		return 0, err
+	}
+	var total int64
+	for _, k := range keys {
+		v, err := readTally(tx, k)
+		if err != nil {
+			return 0, err
+		}
+		for _, c := range classes {
+			if slots, ok := v[c]; ok {
+				total += slots[slot]
+			}
+		}
+	}
+	return total, nil
+}
