@@ -55,6 +55,9 @@ func (s *Service) Block(ctx context.Context, caller, seller, user int64) (added 
 			return err
 		}
 		added = true
+		if err := blacklistCounter(seller).Add(tx, 1); err != nil {
+			return err
+		}
 		return kv.SetJSON(tx, blacklistKey(seller, user), blacklistRecord{UserID: user, Created: now})
 	})
 	return added, wrap(err, "block user")
@@ -76,13 +79,17 @@ func (s *Service) Unblock(ctx context.Context, caller, seller, user int64) error
 		} else if err != nil {
 			return err
 		}
+		if err := blacklistCounter(seller).Add(tx, -1); err != nil {
+			return err
+		}
 		return tx.Delete(blacklistKey(seller, user))
 	})
 	return wrap(err, "unblock user")
 }
 
 // Blacklist lists a page of seller's blocked users, by user id, and their
-// total. Errors: Forbidden.
+// total, kept in a count beside the entries: the page reads the keys up to
+// its end. Errors: Forbidden.
 func (s *Service) Blacklist(ctx context.Context, caller, seller int64, offset, limit int) ([]BlacklistEntry, int, error) {
 	if err := paging.Check(offset, limit); err != nil {
 		return nil, 0, err
@@ -93,14 +100,21 @@ func (s *Service) Blacklist(ctx context.Context, caller, seller int64, offset, l
 	page := []BlacklistEntry{}
 	total := 0
 	err := s.store.View(ctx, func(tx storage.Tx) error {
-		p := blacklistPrefix(seller)
-		it := tx.Iterate(storage.Prefix(p))
+		n, err := blacklistCounter(seller).Read(tx)
+		if err != nil {
+			return err
+		}
+		total = int(n)
+		if limit == 0 || offset >= total {
+			return nil
+		}
+		it := tx.Iterate(storage.Prefix(blacklistPrefix(seller)))
 		defer it.Close()
-		for ; it.Valid(); it.Next() {
-			if total >= offset && len(page) < limit {
+		for seen := 0; it.Valid() && len(page) < limit; it.Next() {
+			if seen >= offset {
 				page = append(page, BlacklistEntry{UserID: readTrailingID(it.Key())})
 			}
-			total++
+			seen++
 		}
 		return nil
 	})

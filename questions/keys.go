@@ -26,6 +26,7 @@ import (
 //	q/t/if/<item>/<from>/<cls>                     -> tally of one asker's questions on the item
 //	q/fa/<buyer>                                   -> number of the buyer's questions that are ANSWERED (kv.Counter, 1 shard)
 //	q/blk/<seller>/<user>                          -> blacklist entry (JSON)
+//	q/n/blk/<seller>                               -> number of the seller's blacklist entries (kv.Counter, 1 shard)
 //
 // Every order a search offers is the order of one index's keys, read group
 // by group where the directions are mixed (cursor.go), and every filter the
@@ -60,6 +61,11 @@ func answeredCounter(buyer int64) kv.Counter {
 }
 
 func blacklistPrefix(seller int64) []byte { return keycodec.New("q/blk").Int(seller) }
+
+// Only the seller changes its blacklist: one key is enough.
+func blacklistCounter(seller int64) kv.Counter {
+	return kv.NewCounter(keycodec.New("q/n/blk").Int(seller), 1)
+}
 
 func blacklistKey(seller, user int64) []byte {
 	return keycodec.Key(blacklistPrefix(seller)).Int(user)

@@ -12,7 +12,8 @@ import (
 // ClassIndexesMigration replaces the indexes of migrations 4 and 9 (q/sd,
 // q/ssd, q/si, q/sf, q/id) and the counters q/n/s and q/n/ss by the
 // indexes split by class and the tallies of keys.go: the old keys are
-// deleted, then every question's keys are written. Frozen: its key names,
+// deleted, then every question's keys are written; and it counts each
+// seller's blacklist entries (q/n/blk). Frozen: its key names,
 // status codes and tally form are its own copies.
 func ClassIndexesMigration() schema.Migration {
 	var phases []schema.Phase
@@ -40,8 +41,23 @@ func ClassIndexesMigration() schema.Migration {
 			return nil
 		},
 	})
+	// The blacklists' counts, from their entries.
+	phases = append(phases, schema.Phase{
+		Range: storage.Prefix(keycodec.New("q/blk")),
+		Each: func(tx storage.Tx, key, _ []byte) error {
+			seller := keycodec.Read(key[len(keycodec.New("q/blk")):]).Int()
+			k := keycodec.New("q/n/blk").Int(seller)
+			var n uint64
+			if v, err := tx.Get(k); err == nil && len(v) == 8 {
+				n = binary.BigEndian.Uint64(v)
+			} else if err != nil && !errors.Is(err, storage.ErrNotFound) {
+				return err
+			}
+			return tx.Set(k, binary.BigEndian.AppendUint64(nil, n+1))
+		},
+	})
 	return schema.Migration{
-		Name:  "questions: indexes split by status class, tallies for totals and divisions",
+		Name:  "questions: indexes split by status class, tallies for totals and divisions, blacklist counts",
 		Chunk: schema.Phases(phases...),
 	}
 }

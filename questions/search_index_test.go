@@ -124,13 +124,14 @@ func TestSearch_ItemOfAnotherSellerIsEmptyForTheSellerFilter(t *testing.T) {
 
 // indexNamespaces are the namespaces of the indexes and tallies that
 // migration 10 writes.
-var indexNamespaces = []string{"q/s/d", "q/s/i", "q/s/f", "q/s/if", "q/s/fi", "q/i/d", "q/i/f", "q/t/s", "q/t/i", "q/t/sf", "q/t/if"}
+var indexNamespaces = []string{"q/s/d", "q/s/i", "q/s/f", "q/s/if", "q/s/fi", "q/i/d", "q/i/f", "q/t/s", "q/t/i", "q/t/sf", "q/t/if", "q/n/blk"}
 
 // TestSearch_OlderStoreGetsClassIndexesAndTalliesByMigration gives a store
 // the keys of the layout before migration 10 (the seller's indexes by date,
 // by status and date, by item and by asker, the item's by date, the
-// counters) in place of today's: migration 10, in chunks, deletes them and
-// writes exactly the keys and tallies that asks and answers write.
+// counters, no blacklist count) in place of today's: migration 10, in
+// chunks, deletes them and writes exactly the keys, tallies and counts that
+// asks, answers and blocks write.
 func TestSearch_OlderStoreGetsClassIndexesAndTalliesByMigration(t *testing.T) {
 	e := newEnv(t)
 	seller, buyer, other := e.mustUser(t), e.mustUser(t), e.mustUser(t)
@@ -145,6 +146,11 @@ func TestSearch_OlderStoreGetsClassIndexesAndTalliesByMigration(t *testing.T) {
 			if _, err := e.q.Hide(e.ctx, seller, questions.HideInput{QuestionIDs: []int64{q.ID}}); err != nil {
 				t.Fatal(err)
 			}
+		}
+	}
+	for _, u := range []int64{buyer, other} {
+		if _, err := e.q.Block(e.ctx, seller, seller, u); err != nil {
+			t.Fatal(err)
 		}
 	}
 	dump := func() map[string][]byte {
