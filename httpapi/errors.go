@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -28,6 +29,11 @@ var errNoSpace = errs.WithCode(errs.InsufficientStorage, "insufficient_storage",
 // errUnavailable answers a request that the store could not serve because
 // it cannot be reached right now.
 var errUnavailable = errs.WithCode(errs.Unavailable, "service_unavailable", "The service is temporarily unavailable, try again later")
+
+// errRequestTimeout answers a request that ran out of its time
+// (Config.RequestTimeout), or whose read the database stopped at its own
+// bound: like an outage, it is worth trying again later.
+var errRequestTimeout = errs.WithCode(errs.Unavailable, "request_timeout", "The request took longer than the server allows, try again later")
 
 // errorBody is the spec's error body shape.
 type errorBody struct {
@@ -71,6 +77,9 @@ func (s *Server) errorBodyOf(r *http.Request, err error) errorBody {
 	case errors.Is(err, storage.ErrUnavailable):
 		s.logger.Warn("storage unavailable", "method", r.Method, "path", r.URL.Path, "err", err)
 		err = errUnavailable
+	case errors.Is(err, context.DeadlineExceeded):
+		s.logger.Warn("request timed out", "method", r.Method, "path", r.URL.Path, "err", err)
+		err = errRequestTimeout
 	}
 	body := errorBody{Cause: []any{}}
 	var he *httpError

@@ -5,6 +5,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -47,12 +48,24 @@ type Config struct {
 	// ValidateRequests refuses, with 400 bad_request, a request that breaks
 	// the OpenAPI document (docs/openapi.md).
 	ValidateRequests bool
+	// RequestTimeout bounds the work of each request of the API (0: the
+	// DefaultRequestTimeout; negative: no bound). A request that runs out
+	// of it stops where it is, its transaction committing nothing, and is
+	// answered 503 request_timeout. The operator's routes are not bound:
+	// a fixture load or a restore may take longer, and only the operator
+	// can start one.
+	RequestTimeout time.Duration
 	// CheckResponse, when set, is told of every answer that breaks the
 	// OpenAPI document, with the route, the status and the validator's
 	// findings: tests set it to t.Error. Answers of fault rules, whose
 	// bodies the operator writes, are not checked.
 	CheckResponse func(problem string)
 }
+
+// DefaultRequestTimeout is the default of Config.RequestTimeout: every page
+// of the API is read in milliseconds, so only a request that has gone wrong
+// (a database that stalls, a read that should have been bounded) meets it.
+const DefaultRequestTimeout = 10 * time.Second
 
 // ManualClock is the part of clock.Manual the operator routes use.
 type ManualClock interface {
@@ -74,6 +87,8 @@ type Server struct {
 	// may name, its parameter names dropped (faults.TemplateKey).
 	routeKeys map[string]bool
 	cors      *corsPolicy
+	// requestTimeout is Config.RequestTimeout resolved: 0 is no bound.
+	requestTimeout time.Duration
 	// validator checks requests (ValidateRequests) and answers
 	// (CheckResponse) against the OpenAPI document; nil when neither is on.
 	validator *openapi.Validator
@@ -92,6 +107,12 @@ func New(m *marketplace.Marketplace, cfg Config) *Server {
 		cors: newCORSPolicy(cfg.CORSOrigins)}
 	if s.journal == nil {
 		s.journal = journal.New(journal.DefaultSize)
+	}
+	switch {
+	case cfg.RequestTimeout == 0:
+		s.requestTimeout = DefaultRequestTimeout
+	case cfg.RequestTimeout > 0:
+		s.requestTimeout = cfg.RequestTimeout
 	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
@@ -179,6 +200,7 @@ func (s *Server) handle(rt route) {
 	h := s.authorize(rt.endpoint)
 	rm := s.cfg.Metrics.Route(rt.method, rt.metric)
 	gated, faulted, journaled := rt.gated, rt.faulted, rt.journaled
+	bounded := s.requestTimeout > 0 && rt.who != theOperator
 	s.router.Handle(rt.method, path, func(w http.ResponseWriter, r *http.Request, p httprouter.Params) {
 		s.logged(w, r, path, journaled, rm, func(w http.ResponseWriter) {
 			rec := w.(*statusRecorder)
@@ -194,6 +216,13 @@ func (s *Server) handle(rt route) {
 			}
 			if faulted && s.m.Faults.Active() && s.fault(rec, r) {
 				return
+			}
+			// The bound starts after a fault rule's latency, which
+			// stands for a slow network, not for the server's work.
+			if bounded {
+				ctx, cancel := context.WithTimeout(r.Context(), s.requestTimeout)
+				defer cancel()
+				r = r.WithContext(ctx)
 			}
 			if err := h(w, r, p); err != nil {
 				s.writeError(w, r, err)

@@ -63,6 +63,14 @@ var ErrNoSpace = errors.New("storage: not enough disk space")
 // same request may succeed once the backend is back, with no restart.
 var ErrUnavailable = errors.New("storage: backend unavailable")
 
+// IterationCheckEvery bounds how many keys a range walk reads after its
+// transaction's context has ended: a backend looks at the context at least
+// once per that many keys (and at every round trip it makes), ends the
+// walk there, and the View or Update returns the context's error whatever
+// fn returns, committing nothing. A request's deadline thereby bounds its
+// reads on every backend, not only where a database enforces it.
+const IterationCheckEvery = 1024
+
 // Store is a transactional, ordered key-value store.
 type Store interface {
 	// View runs fn in a read-only transaction over a consistent snapshot.

@@ -27,8 +27,10 @@ type Config struct {
 	Fixtures      string
 	Clock         string
 	LogLevel      string
-	// ShutdownTimeout is how long in-flight requests may finish.
+	// ShutdownTimeout is how long in-flight requests may finish;
+	// RequestTimeout bounds each request of the API (httpapi.Config).
 	ShutdownTimeout time.Duration
+	RequestTimeout  time.Duration
 	// AllowPrivateCallbacks and NotificationTimeout configure notification
 	// delivery (notify.Options).
 	AllowPrivateCallbacks bool
@@ -121,6 +123,7 @@ func newFlags(c *Config, cors *originList, stderr io.Writer) flags {
 	fs.oneOf(&c.Clock, "clock", "wall", []string{"wall", "manual"}, "clock: wall, or manual (moves only by PUT /operator/clock)")
 	fs.oneOf(&c.LogLevel, "log-level", "info", []string{"debug", "info", "warn", "error"}, "log level: debug, info, warn, error")
 	fs.duration(&c.ShutdownTimeout, "shutdown-timeout", 10*time.Second, "how long in-flight requests may finish on shutdown")
+	fs.duration(&c.RequestTimeout, "request-timeout", httpapi.DefaultRequestTimeout, "longest time a request of the API may work before it is answered 503 request_timeout (operator routes are not bound)")
 	fs.boolean(&c.AllowPrivateCallbacks, "allow-private-callbacks", false, "let notification callback URLs reach loopback and private addresses (local receivers)")
 	fs.duration(&c.NotificationTimeout, "notification-timeout", notify.DefaultTimeout, "timeout of each notification POST")
 	fs.integer(&c.Journal, "journal", journal.DefaultSize, "number of recent requests kept for GET /operator/requests (0 keeps none)")
@@ -195,6 +198,9 @@ func parseCommandFlags(cmd string, args []string, stderr io.Writer) (Config, []s
 			return c, nil, err
 		}
 		return c, nil, usageError{err}
+	}
+	if c.RequestTimeout <= 0 {
+		return c, nil, usagef("-request-timeout must be positive, not %s", c.RequestTimeout)
 	}
 	if c.NotificationTimeout <= 0 {
 		return c, nil, usagef("-notification-timeout must be positive, not %s", c.NotificationTimeout)

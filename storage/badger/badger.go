@@ -146,7 +146,12 @@ func (s *Store) View(ctx context.Context, fn func(storage.Tx) error) (err error)
 		return err
 	}
 	err = s.db.View(func(btx *badgerdb.Txn) error {
-		return fn(&tx{btx: btx})
+		t := &tx{btx: btx, ctx: ctx}
+		err := fn(t)
+		if t.ended != nil {
+			return t.ended
+		}
+		return err
 	})
 	return translate(err)
 }
@@ -195,8 +200,11 @@ func (s *Store) attempt(ctx context.Context, fn func(storage.Tx) error, alone bo
 	}
 	var admitted int64
 	err = s.db.Update(func(btx *badgerdb.Txn) error {
-		t := &tx{btx: btx}
-		if err := fn(t); err != nil {
+		t := &tx{btx: btx, ctx: ctx}
+		if err := fn(t); err != nil || t.ended != nil {
+			if t.ended != nil {
+				return t.ended
+			}
 			return err
 		}
 		wrote = t.wrote
@@ -279,7 +287,7 @@ func (s *Store) updateUngated(ctx context.Context, fn func(storage.Tx) error) er
 		}
 		var admitted int64
 		err := s.db.Update(func(btx *badgerdb.Txn) error {
-			t := &tx{btx: btx}
+			t := &tx{btx: btx, ctx: ctx}
 			if err := fn(t); err != nil {
 				return err
 			}
@@ -412,7 +420,11 @@ func translate(err error) error {
 }
 
 type tx struct {
-	btx   *badgerdb.Txn
+	btx *badgerdb.Txn
+	ctx context.Context
+	// ended is the context's error once a range walk saw it: the walk
+	// stopped there, so the transaction's answer is that error.
+	ended error
 	wrote bool
 	// bytes estimates what the transaction's writes take in Badger's logs.
 	bytes int64
@@ -446,7 +458,7 @@ func (t *tx) Iterate(r storage.Range) storage.Iterator {
 	if prefix := commonPrefix(r.Start, r.End); len(prefix) > 0 {
 		opts.Prefix = prefix
 	}
-	it := &iterator{it: t.btx.NewIterator(opts), r: r}
+	it := &iterator{it: t.btx.NewIterator(opts), r: r, t: t}
 	if r.Reverse {
 		if r.End == nil {
 			it.it.Rewind()
@@ -478,6 +490,21 @@ func commonPrefix(a, b []byte) []byte {
 type iterator struct {
 	it *badgerdb.Iterator
 	r  storage.Range
+	t  *tx
+	// steps counts moves since the context was last looked at.
+	steps int
+}
+
+// step counts one move and looks at the context every
+// storage.IterationCheckEvery of them.
+func (i *iterator) step() {
+	if i.steps++; i.steps < storage.IterationCheckEvery {
+		return
+	}
+	i.steps = 0
+	if err := i.t.ctx.Err(); err != nil && i.t.ended == nil {
+		i.t.ended = err
+	}
 }
 
 func (i *iterator) seekReverseExclusive(key []byte) {
@@ -488,7 +515,7 @@ func (i *iterator) seekReverseExclusive(key []byte) {
 }
 
 func (i *iterator) Valid() bool {
-	if !i.it.Valid() {
+	if i.t.ended != nil || !i.it.Valid() {
 		return false
 	}
 	k := i.it.Item().Key()
@@ -505,9 +532,13 @@ func (i *iterator) Key() []byte { return i.it.Item().Key() }
 
 func (i *iterator) Value() ([]byte, error) { return i.it.Item().ValueCopy(nil) }
 
-func (i *iterator) Next() { i.it.Next() }
+func (i *iterator) Next() {
+	i.step()
+	i.it.Next()
+}
 
 func (i *iterator) Seek(key []byte) {
+	i.step()
 	if i.r.Reverse {
 		if i.r.End != nil && bytes.Compare(key, i.r.End) >= 0 {
 			i.seekReverseExclusive(i.r.End)

@@ -188,7 +188,12 @@ func (s *Store) View(ctx context.Context, fn func(storage.Tx) error) (err error)
 	s.snapshots[at]++
 	s.snapMu.Unlock()
 	defer s.release(at)
-	return fn(&tx{store: s, at: at, readOnly: true})
+	t := &tx{store: s, ctx: ctx, at: at, readOnly: true}
+	err = fn(t)
+	if t.ended != nil {
+		return t.ended
+	}
+	return err
 }
 
 func (s *Store) release(at uint64) {
@@ -215,7 +220,7 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) (err erro
 	}
 	// Updates run one at a time, so each can use the list of written keys
 	// the previous one left.
-	t := &tx{store: s, at: s.committed.Load() + 1, written: s.written[:0]}
+	t := &tx{store: s, ctx: ctx, at: s.committed.Load() + 1, written: s.written[:0]}
 	committed := false
 	defer func() {
 		// Also on a panic in fn: nothing of it may stay behind.
@@ -227,7 +232,10 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) (err erro
 			s.written = t.written[:0]
 		}
 	}()
-	if err := fn(t); err != nil {
+	if err := fn(t); err != nil || t.ended != nil {
+		if t.ended != nil {
+			return t.ended
+		}
 		return err
 	}
 	// A caller that gave up while fn ran must not find its writes committed.
@@ -411,7 +419,11 @@ func (s *Store) check(ctx context.Context) error {
 // tx reads at commit number at; an Update also writes versions stamped with
 // it.
 type tx struct {
-	store    *Store
+	store *Store
+	ctx   context.Context
+	// ended is the context's error once a range walk saw it: the walk
+	// stopped there, so the transaction's answer is that error.
+	ended    error
 	at       uint64
 	readOnly bool
 	// written lists the keys this Update wrote: each key it replaced once,
@@ -594,6 +606,12 @@ type entry struct{ key, value string }
 func (i *iterator) fill(from []byte, inclusive bool) {
 	i.batch, i.pos, i.more, i.key = i.batch[:0], 0, false, nil
 	t, s := i.t, i.t.store
+	// A batch holds at most maxBatch keys, within
+	// storage.IterationCheckEvery of the last look.
+	if err := t.ctx.Err(); err != nil {
+		t.ended = err
+		return
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	take := func(sl slot) bool {

@@ -629,3 +629,89 @@ func TestURL_OpensTheDatabaseAndTheStoreIsSharedByProcesses(t *testing.T) {
 		t.Error("a PostgreSQL store does not declare itself shared; engines on it would not poll for other servers' writes")
 	}
 }
+
+func TestReads_HoldingEveryReadConnectionLeaveUpdatesTheirOwn(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	st, err := postgres.Open(context.Background(), url, postgres.Options{MaxConns: 2, ReadConns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	mustUpdate(t, st, func(tx storage.Tx) error { return tx.Set([]byte("k"), []byte("v")) })
+
+	// More readers than read connections, each holding its connection
+	// until released: long reads, as a busy search would be.
+	release := make(chan struct{})
+	holding := make(chan struct{}, 4)
+	var readers sync.WaitGroup
+	for range 4 {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			_ = st.View(context.Background(), func(tx storage.Tx) error {
+				if _, err := tx.Get([]byte("k")); err != nil {
+					return err
+				}
+				holding <- struct{}{}
+				<-release
+				return nil
+			})
+		}()
+	}
+	<-holding
+	<-holding
+	defer func() { close(release); readers.Wait() }()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := range 4 {
+		err := st.Update(ctx, func(tx storage.Tx) error { return tx.Set(fmt.Appendf(nil, "w%d", i), []byte("v")) })
+		if err != nil {
+			t.Fatalf("Update %d while every read connection is held: %v; want it committed on a connection of its own", i, err)
+		}
+	}
+}
+
+func TestRead_StoppedByTheServersStatementTimeoutIsADeadline(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	st, err := postgres.Open(context.Background(), url, postgres.Options{ReadTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	mustUpdate(t, st, func(tx storage.Tx) error { return tx.Set([]byte("k"), []byte("v")) })
+
+	// Another session locks the table: a read of it waits for the lock
+	// until the server's statement_timeout stops it.
+	bg := context.Background()
+	holder, err := pgx.Connect(bg, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close(bg)
+	lock, err := holder.Begin(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = lock.Rollback(bg) }()
+	if _, err := lock.Exec(bg, "LOCK TABLE kv IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithTimeout(bg, 30*time.Second)
+	defer cancel()
+	err = st.View(ctx, func(tx storage.Tx) error {
+		_, err := tx.Get([]byte("k"))
+		return err
+	})
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "statement timeout of 200ms") {
+		t.Fatalf("View of a locked table = %v; want the statement timeout, as context.DeadlineExceeded", err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the caller's own deadline ran out: the server's bound did not stop the read")
+	}
+	_, err = st.GetOne(ctx, []byte("k"))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("GetOne of a locked table = %v; want context.DeadlineExceeded", err)
+	}
+}

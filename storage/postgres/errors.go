@@ -29,7 +29,16 @@ const (
 	serializationFailure = "40001"
 	deadlockDetected     = "40P01"
 	undefinedTable       = "42P01"
+	queryCanceled        = "57014"
 )
+
+// statementTimedOut reports a statement that the server canceled. Reads run
+// with a statement_timeout; a cancel that the caller's context sent is told
+// apart by that context, which is done.
+func statementTimedOut(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == queryCanceled
+}
 
 // retryable reports a failure that PostgreSQL asks the client to answer by
 // running the transaction again: a serialization failure or a deadlock,

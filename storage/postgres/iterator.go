@@ -47,6 +47,9 @@ type iterator struct {
 	// more says that keys may remain between lo and hi.
 	more bool
 	size int
+	// steps counts moves since the context was last looked at: a page
+	// may hold more than storage.IterationCheckEvery keys.
+	steps int
 }
 
 // Iterate reads r a page at a time. In an Update, the writes made so far
@@ -133,6 +136,14 @@ func (it *iterator) Next() {
 		return
 	}
 	it.i++
+	if it.steps++; it.steps >= storage.IterationCheckEvery {
+		it.steps = 0
+		if err := it.t.ctx.Err(); err != nil {
+			_ = it.t.fail(err)
+			it.page, it.more = it.page[:0], false
+			return
+		}
+	}
 	if it.i == len(it.page) {
 		it.fetch()
 	}

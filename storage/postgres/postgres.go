@@ -42,6 +42,13 @@
 // A canceled context reaches the database: the statement running is
 // canceled by a cancel request, not merely abandoned.
 //
+// Reads cannot starve writes. Views and single reads run on a pool of their
+// own (Options.ReadConns), so that however many long reads run, the
+// Updates' connections stay free; and each statement of a read is bounded
+// by the server (statement_timeout, Options.ReadTimeout), also when its
+// caller set no deadline. A read stopped by that bound returns an error
+// that wraps context.DeadlineExceeded.
+//
 // Sequences are PostgreSQL sequences, one per name (kv_seq_ and a hash of
 // the name), created on first use under the same advisory lock, with CACHE
 // 1: a per-session cache would hand one process ids out of order across
@@ -103,10 +110,23 @@ type Options struct {
 	// the connect_timeout of the URL, else 2 seconds), so that requests
 	// fail fast while the server cannot be reached.
 	ConnectTimeout time.Duration
+	// ReadConns caps the connections of the pool that runs Views and
+	// single reads (default: the size of the transactions' pool). It is
+	// apart from that pool so that reads never hold the connections that
+	// writes need.
+	ReadConns int32
+	// ReadTimeout bounds each statement of a read on the server
+	// (statement_timeout; default 5 seconds; negative: no bound).
+	ReadTimeout time.Duration
 }
 
 // defaultConnectTimeout is the default of Options.ConnectTimeout.
 const defaultConnectTimeout = 2 * time.Second
+
+// DefaultReadTimeout is the default of Options.ReadTimeout: far above what
+// any page of the API takes (a few milliseconds), so that it only stops a
+// read that has gone wrong.
+const DefaultReadTimeout = 5 * time.Second
 
 // cancelGrace is how long a canceled statement waits for the server's
 // answer to the cancel request before the connection is closed.
@@ -114,7 +134,12 @@ const cancelGrace = time.Second
 
 // Store is a PostgreSQL-backed storage.Store.
 type Store struct {
-	pool *pgxpool.Pool
+	// pool runs Updates; readPool runs Views and GetOne.
+	pool     *pgxpool.Pool
+	readPool *pgxpool.Pool
+	// readTimeout is the statement_timeout of readPool's connections, for
+	// the error that reports it (0: none).
+	readTimeout time.Duration
 	// seqPool runs nextval: Updates draw ids while they hold a
 	// connection of pool, so ids must not wait for one.
 	seqPool *pgxpool.Pool
@@ -171,14 +196,34 @@ func OpenConfig(ctx context.Context, cfg *pgxpool.Config, opts Options) (*Store,
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", translate(err))
 	}
+	readCfg := cfg.Copy()
+	if opts.ReadConns > 0 {
+		readCfg.MaxConns = opts.ReadConns
+	}
+	readTimeout := opts.ReadTimeout
+	if readTimeout == 0 {
+		readTimeout = DefaultReadTimeout
+	}
+	readCfg.ConnConfig.RuntimeParams = maps.Clone(cfg.ConnConfig.RuntimeParams)
+	if readTimeout > 0 {
+		readCfg.ConnConfig.RuntimeParams["statement_timeout"] = fmt.Sprint(readTimeout.Milliseconds())
+	} else {
+		readTimeout = 0
+	}
+	readPool, err := pgxpool.NewWithConfig(ctx, readCfg)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open postgres: %w", translate(err))
+	}
 	seqCfg := cfg.Copy()
 	seqCfg.MaxConns, seqCfg.MinConns = 2, 0
 	seqPool, err := pgxpool.NewWithConfig(ctx, seqCfg)
 	if err != nil {
 		pool.Close()
+		readPool.Close()
 		return nil, fmt.Errorf("open postgres: %w", translate(err))
 	}
-	s := &Store{pool: pool, seqPool: seqPool, seqs: map[string]*sequence{}}
+	s := &Store{pool: pool, readPool: readPool, readTimeout: readTimeout, seqPool: seqPool, seqs: map[string]*sequence{}}
 	if err := s.prepareLayout(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open postgres: %w", err)
@@ -271,8 +316,16 @@ func (s *Store) View(ctx context.Context, fn func(storage.Tx) error) (err error)
 		return fmt.Errorf("%w: %w", ctx.Err(), t.failed)
 	case connectionLost(t.failed):
 		return s.unavailable(t.failed)
+	case statementTimedOut(t.failed):
+		return s.readTimedOut(t.failed)
 	}
 	return err
+}
+
+// readTimedOut reports a read that the server stopped at its
+// statement_timeout.
+func (s *Store) readTimedOut(err error) error {
+	return fmt.Errorf("%w: a read ran past the statement timeout of %s: %w", context.DeadlineExceeded, s.readTimeout, err)
 }
 
 // backendName labels this backend's transactions for storeobs.Observer.
@@ -356,6 +409,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.pool.Close()
+	s.readPool.Close()
 	s.seqPool.Close()
 	return nil
 }

@@ -155,7 +155,11 @@ func (t *tx) exchange(flush, commit bool, queries ...query) error {
 		b.Queue("COMMIT").Exec(done)
 	}
 	if t.conn == nil {
-		c, err := t.s.pool.Acquire(t.ctx)
+		pool := t.s.readPool
+		if t.write {
+			pool = t.s.pool
+		}
+		c, err := pool.Acquire(t.ctx)
 		if err != nil {
 			if t.s.closed.Load() {
 				err = storage.ErrClosed
@@ -321,7 +325,7 @@ func (s *Store) GetOne(ctx context.Context, key []byte) ([]byte, error) {
 		return nil, err
 	}
 	var value []byte
-	err := s.pool.QueryRow(ctx, selectValue, key).Scan(&value)
+	err := s.readPool.QueryRow(ctx, selectValue, key).Scan(&value)
 	switch {
 	case err == nil:
 		if value == nil {
@@ -336,6 +340,8 @@ func (s *Store) GetOne(ctx context.Context, key []byte) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %w", ctx.Err(), err)
 	case connectionLost(err):
 		return nil, s.unavailable(err)
+	case statementTimedOut(err):
+		return nil, s.readTimedOut(err)
 	}
 	return nil, translate(err)
 }

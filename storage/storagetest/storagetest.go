@@ -59,6 +59,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store, opts Options) {
 	t.Run("OversizedUpdateCommitsAllOrReportsErrTooBig", s.testTooBig)
 	t.Run("CanceledContextRunsNothing", s.testCanceledContext)
 	t.Run("ContextCanceledDuringUpdateCommitsNothing", s.testCanceledDuringUpdate)
+	t.Run("ContextEndingDuringIterationEndsItAndTheTransaction", s.testCanceledDuringIteration)
 	t.Run("GetOneReadsTheLatestCommitLikeAView", s.testGetOne)
 	t.Run("PrefetchChangesNoGetsAnswer", s.testPrefetch)
 	t.Run("UseAfterCloseReturnsErrClosed", s.testAfterClose)
@@ -1184,6 +1185,75 @@ func (s *suite) testCanceledDuringUpdate(t *testing.T) {
 		t.Fatalf("Update = %v; want context.Canceled", err)
 	}
 	equalPairs(t, "store", scan(t, st, storage.Range{}), nil)
+}
+
+// testCanceledDuringIteration checks the bound on a transaction's work: a
+// range walk notices its context's end within IterationCheckEvery keys,
+// stops there, and the transaction returns the context's error (an
+// Update's writes are not committed), so that a caller never takes a
+// partial walk for a whole one.
+func (s *suite) testCanceledDuringIteration(t *testing.T) {
+	st := s.store(t)
+	const n, batch = 6 * storage.IterationCheckEvery, 1000
+	key := func(i int) []byte { return keycodec.New("walk").Int(int64(i)) }
+	for lo := 0; lo < n; lo += batch {
+		update(t, st, func(tx storage.Tx) error {
+			for i := lo; i < lo+batch; i++ {
+				if err := tx.Set(key(i), raw("v")); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	const before = 10
+	walk := func(tx storage.Tx, reverse bool, cancel func()) (int, error) {
+		r := storage.Prefix(keycodec.New("walk"))
+		r.Reverse = reverse
+		it := tx.Iterate(r)
+		defer it.Close()
+		seen := 0
+		for ; it.Valid(); it.Next() {
+			if seen++; seen == before {
+				cancel()
+			}
+		}
+		return seen, nil
+	}
+	for _, reverse := range []bool{false, true} {
+		ctx, cancel := context.WithCancel(context.Background())
+		var seen int
+		err := st.View(ctx, func(tx storage.Tx) error {
+			var err error
+			seen, err = walk(tx, reverse, cancel)
+			return err
+		})
+		cancel()
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("View (reverse %v) walked %d keys and returned %v; want context.Canceled", reverse, seen, err)
+		}
+		if seen > before+storage.IterationCheckEvery {
+			t.Fatalf("View (reverse %v) walked %d keys after its context ended; want at most %d", reverse, seen-before, storage.IterationCheckEvery)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	err := st.Update(ctx, func(tx storage.Tx) error {
+		if err := tx.Set(raw("written"), raw("v")); err != nil {
+			return err
+		}
+		_, err := walk(tx, false, cancel)
+		return err
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Update = %v; want context.Canceled", err)
+	}
+	view(t, st, func(tx storage.Tx) error {
+		if _, err := tx.Get(raw("written")); !errors.Is(err, storage.ErrNotFound) {
+			t.Fatalf("the canceled Update's write: Get = %v; want ErrNotFound", err)
+		}
+		return nil
+	})
 }
 
 func (s *suite) testPrefetch(t *testing.T) {
