@@ -30,6 +30,7 @@ func Migrations() []schema.Migration {
 		stock.SearchFoldMigration(),             // 8
 		questions.StatusOrderIndexesMigration(), // 9
 		questions.ClassIndexesMigration(),       // 10
+		stock.SellerIndexMigration(),            // 11
 	}
 }
 

@@ -345,6 +345,7 @@ func checkItemsAndSearch(t *testing.T, m *marketplace.Marketplace, data []kv) {
 	t.Helper()
 	ctx := context.Background()
 	var active []stock.Item
+	bySeller := map[int64]map[string][]string{} // seller -> status ("" for all) -> ids
 	for _, id := range keysUnder(data, "stk/item") {
 		it, err := m.Stock.Item(ctx, id)
 		if err != nil {
@@ -356,9 +357,27 @@ func checkItemsAndSearch(t *testing.T, m *marketplace.Marketplace, data []kv) {
 		if it.Status == stock.StatusActive {
 			active = append(active, it)
 		}
+		if bySeller[it.SellerID] == nil {
+			bySeller[it.SellerID] = map[string][]string{}
+		}
+		bySeller[it.SellerID][""] = append(bySeller[it.SellerID][""], id)
+		bySeller[it.SellerID][it.Status] = append(bySeller[it.SellerID][it.Status], id)
 	}
 	if len(active) == 0 {
 		t.Fatal("no active item in the golden store")
+	}
+	// Migration 11 lists each seller's items by status and counts them.
+	for seller, lists := range bySeller {
+		for _, status := range []string{"", stock.StatusActive, stock.StatusPaused, stock.StatusClosed} {
+			want := slices.Sorted(slices.Values(lists[status]))
+			res, err := m.Stock.SellerItems(ctx, seller, seller, stock.SellerItemsQuery{Status: status, Limit: 50})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Total != len(want) || !slices.Equal(res.Results, want) && len(want) > 0 {
+				t.Fatalf("items of seller %d in status %q: %v of %d; want %v", seller, status, res.Results, res.Total, want)
+			}
+		}
 	}
 	cents := func(it stock.Item) int64 {
 		p, err := money.Parse(string(it.Price))

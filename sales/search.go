@@ -90,10 +90,14 @@ type FilterValue struct {
 // A date_created range walks the list's keys within the range, reading no
 // order. The other filters (item, q, tags, tags.not, the date_closed and
 // last_updated ranges, both seller and buyer) read the party's orders one
-// by one; only the party itself can make that search.
+// by one, within the date_created range when there is one: only the party
+// itself can make that search, and it examines at most MaxExaminedOrders
+// orders; one that would examine more is refused, before reading any
+// order when the party's count already says so.
 // Errors: Invalid (neither seller nor buyer, a sort, a status or a
-// window outside the paging rule), Forbidden (a party that is not the
-// caller).
+// window outside the paging rule; a search by the records that would
+// examine more than MaxExaminedOrders orders), Forbidden (a party that is
+// not the caller).
 func (s *Service) Search(ctx context.Context, caller int64, q SearchQuery) (SearchResult, error) {
 	if err := paging.Check(q.Offset, q.Limit); err != nil {
 		return SearchResult{}, err
@@ -136,6 +140,20 @@ func (s *Service) Search(ctx context.Context, caller int64, q SearchQuery) (Sear
 		return SearchResult{}, err
 	}
 	return res, nil
+}
+
+// MaxExaminedOrders bounds the orders one search reads to apply the filters
+// that only the orders' records answer (see Search): the cost of a search
+// is then at most this many order reads, whatever the party's history.
+const MaxExaminedOrders = 10000
+
+// maxExamined is MaxExaminedOrders, lowered by the package's tests.
+var maxExamined = MaxExaminedOrders
+
+// errTooManyExamined is the answer to a search by the records whose
+// date_created range holds more than maxExamined of the party's orders.
+func errTooManyExamined(party int64) error {
+	return errs.Invalidf("The search would examine more than %d orders of user %d: narrow it with order.date_created.from and order.date_created.to", maxExamined, party)
 }
 
 // byRecord reports whether the search filters on what only the orders'
@@ -207,12 +225,24 @@ func (s *Service) searchIn(tx storage.Tx, role string, party int64, q SearchQuer
 		return counts, s.readPage(tx, page, res)
 	}
 	// Filters on the records: walk the party's orders of every status and
-	// test each.
+	// test each, up to the bound.
+	if !ranged {
+		n, err := listCounter(role, party, "").Read(tx)
+		if err != nil {
+			return nil, err
+		}
+		if n > int64(maxExamined) {
+			return nil, errTooManyExamined(party)
+		}
+	}
 	all := listPrefix(role, party, "")
 	it := tx.Iterate(createdRange(all, q, q.Sort == SortDateDesc))
 	defer it.Close()
 	matched := 0
-	for ; it.Valid(); it.Next() {
+	for examined := 0; it.Valid(); it.Next() {
+		if examined++; examined > maxExamined {
+			return nil, errTooManyExamined(party)
+		}
 		id, err := orderIDOf(it.Key(), len(all))
 		if err != nil {
 			return nil, err

@@ -447,3 +447,40 @@ func TestSearch_AFilteredSearchReturnsAPageOfAtMostLimitOrders(t *testing.T) {
 		}
 	}
 }
+
+// TestSearch_AFilterOnTheRecordsExaminesAtMostTheBoundOfOrders: a search
+// that only the orders' records answer reads at most the bound of the
+// party's orders: beyond it, with or without a date_created range, it is
+// refused with a 400 that says how to narrow it; within a range that holds
+// no more, it is answered; a search the lists answer is not bounded.
+func TestSearch_AFilterOnTheRecordsExaminesAtMostTheBoundOfOrders(t *testing.T) {
+	defer sales.SetMaxExamined(3)()
+	e := newEnv(t)
+	seller, item := e.mustPlainItem(10)
+	buyer := e.mustUser("BUYER")
+	var created []time.Time
+	for range 5 {
+		e.clock.Advance(time.Second)
+		created = append(created, e.clock.Now())
+		e.mustOrder(sales.NewOrder{BuyerID: buyer, ItemID: item.ID, Quantity: 1})
+	}
+	msg := fmt.Sprintf("The search would examine more than 3 orders of user %d: narrow it with order.date_created.from and order.date_created.to", seller)
+	for _, q := range []sales.SearchQuery{
+		{Seller: seller, Item: item.ID, Limit: 2},
+		{Seller: seller, Q: "mesa", Limit: 2},
+		{Seller: seller, Item: item.ID, CreatedFrom: &created[0], CreatedTo: &created[3], Limit: 2},
+	} {
+		_, err := e.sales.Search(ctx, seller, q)
+		if !errs.Is(err, errs.Invalid) || errs.As(err).Message != msg {
+			t.Fatalf("search %+v: %v; want Invalid %q", q, err, msg)
+		}
+	}
+	res, err := e.sales.Search(ctx, seller, sales.SearchQuery{Seller: seller, Item: item.ID, CreatedFrom: &created[1], CreatedTo: &created[3], Limit: 2})
+	if err != nil || res.Paging.Total != 3 || len(res.Results) != 2 {
+		t.Fatalf("within the bound: %+v, %v; want 3 orders", res.Paging, err)
+	}
+	res, err = e.sales.Search(ctx, seller, sales.SearchQuery{Seller: seller, Status: sales.StatusPaid, Limit: 2})
+	if err != nil || res.Paging.Total != 5 {
+		t.Fatalf("by the lists: %+v, %v; want 5 orders", res.Paging, err)
+	}
+}

@@ -11,6 +11,20 @@ import (
 //	stk/up/<user_product_id>              -> UserProduct (binary, codec.go): owner, version, quantities per store
 //	stk/upitem/<user_product_id>/<item_id> -> empty; the items a user product groups
 //	stk/seller/<seller_id>/<item_id>      -> empty; a seller's items
+//
+// A seller's items by status (sellerindex.go), written in the transaction
+// of every item change that moves a status (publication, the seller's
+// update, a quantity that pauses or reactivates the item, close), and the
+// number of the seller's items, in all and in each status, kept beside the
+// lists (kv.Counter, sellerCounterShards shards, each item always on the
+// shard of its number: a seller's concurrent publications add to different
+// keys). So a page of GET /users/{id}/items/search reads its total with
+// point reads and its ids as the keys up to the page's end, with or
+// without a status, at any number of items; SellerIndexMigration
+// (migrate.go) builds both on an older store.
+//
+//	stk/sst/<seller_id>/<status>/<item_id> -> empty
+//	stk/scnt/<seller_id>/<status or "">[<shard>] -> number of the seller's items (of that status)
 
 // Item numbers are firstItemNumber - 1 + the next number of the store's
 // itemSequence, user product numbers likewise from userProductSequence.
@@ -35,6 +49,24 @@ func sellerItemsPrefix(sellerID int64) []byte { return keycodec.New("stk/seller"
 
 func sellerItemKey(sellerID int64, itemID string) []byte {
 	return keycodec.Key(sellerItemsPrefix(sellerID)).Str(itemID)
+}
+
+func sellerStatusPrefix(sellerID int64, status string) []byte {
+	return keycodec.New("stk/sst").Int(sellerID).Str(status)
+}
+
+func sellerStatusKey(sellerID int64, status, itemID string) []byte {
+	return keycodec.Key(sellerStatusPrefix(sellerID, status)).Str(itemID)
+}
+
+// sellerCounterShards spreads a seller's counts over the most shards a
+// counter has, as the questions' seller tallies: every client of a seller
+// may publish at once, and each publication adds to two counts.
+const sellerCounterShards = kv.MaxCounterShards
+
+// sellerCounter counts the seller's items of status ("" for all of them).
+func sellerCounter(sellerID int64, status string) kv.Counter {
+	return kv.NewCounter(keycodec.New("stk/scnt").Int(sellerID).Str(status), sellerCounterShards)
 }
 
 // Search index (see search.go), written in the transaction of every item

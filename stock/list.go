@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/marketplace/marketplace/accounts"
-	"github.com/marketplace/marketplace/internal/keycodec"
 	"github.com/marketplace/marketplace/paging"
 	"github.com/marketplace/marketplace/storage"
 )
@@ -19,7 +18,8 @@ type SellerItemList struct {
 // available quantity of their user product), in id order (the order of
 // publication). It is the operator's view: SellerItems gives only the ids,
 // and only to the seller. Errors: NotFound (no such user), Invalid (a window
-// outside the paging rule).
+// outside the paging rule). Its total is the seller's count and its page
+// the seller's list up to the page's end (see SellerItems).
 func (s *Service) SellerItemsOf(ctx context.Context, sellerID int64, p paging.Page) (SellerItemList, error) {
 	if err := p.Check(); err != nil {
 		return SellerItemList{}, err
@@ -30,18 +30,17 @@ func (s *Service) SellerItemsOf(ctx context.Context, sellerID int64, p paging.Pa
 		if _, err := accounts.GetUser(tx, sellerID); err != nil {
 			return err
 		}
-		prefix := sellerItemsPrefix(sellerID)
-		it := tx.Iterate(storage.Prefix(prefix))
-		defer it.Close()
-		for ; it.Valid(); it.Next() {
-			if out.Total >= p.Offset && len(out.Results) < p.Limit {
-				item, err := GetItem(tx, keycodec.Read(it.Key()[len(prefix):]).Str())
-				if err != nil {
-					return err
-				}
-				out.Results = append(out.Results, item)
+		ids, total, err := sellerPage(tx, sellerID, "", p.Offset, p.Limit)
+		if err != nil {
+			return err
+		}
+		out.Total = total
+		for _, id := range ids {
+			item, err := GetItem(tx, id)
+			if err != nil {
+				return err
 			}
-			out.Total++
+			out.Results = append(out.Results, item)
 		}
 		return nil
 	})

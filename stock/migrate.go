@@ -89,6 +89,42 @@ func SearchFoldMigration() schema.Migration {
 	}
 }
 
+// SellerIndexMigration builds the lists of each seller's items by status
+// (stk/sst) and the counts of each seller's items, in all and by status
+// (stk/scnt), from the items: whatever keys of either an interrupted
+// earlier attempt left are cleared first. The lists of all a seller's items
+// (stk/seller) were written since the first format and are kept.
+func SellerIndexMigration() schema.Migration {
+	return schema.Migration{
+		Name: "stock: seller's items by status (stk/sst) and the sellers' item counts (stk/scnt)",
+		Chunk: schema.Phases(
+			schema.Phase{Range: storage.Prefix(keycodec.New("stk/scnt")), Each: schema.DeleteKey},
+			schema.Phase{Range: storage.Prefix(keycodec.New("stk/sst")), Each: schema.DeleteKey},
+			schema.Phase{Range: storage.Prefix(keycodec.New("stk/item")), Each: indexSellerV11},
+		),
+	}
+}
+
+// indexSellerV11 writes an item's entry in its seller's list of its status
+// and counts it in the seller's counts of all items and of that status,
+// into the counters' first shard, which readers of any number of shards
+// add up.
+func indexSellerV11(tx storage.Tx, _, value []byte) error {
+	it, err := decodeItemV1or2(value)
+	if err != nil {
+		return err
+	}
+	if err := tx.Set(keycodec.New("stk/sst").Int(it.SellerID).Str(it.status()).Str(it.id()), nil); err != nil {
+		return err
+	}
+	for _, st := range []string{"", it.status()} {
+		if err := kv.NewCounter(keycodec.New("stk/scnt").Int(it.SellerID).Str(st), 1).Add(tx, 1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // titleWordsV3 returns the distinct words of a title, sorted, folded as
 // SearchFoldMigration's index is: NFKD, nonspacing marks removed, Unicode
 // case folding, and the stroked letters of baseLettersV3.

@@ -179,9 +179,6 @@ func (s *Service) publish(ctx context.Context, sellerID int64, in NewItem, how p
 		if err := tx.Set(userProductItemKey(up.ID, it.ID), nil); err != nil {
 			return err
 		}
-		if err := tx.Set(sellerItemKey(sellerID, it.ID), nil); err != nil {
-			return err
-		}
 		it.AvailableQuantity = up.Quantity()
 		if err := s.itemChanged(ctx, tx, Item{}, it); err != nil {
 			return err

@@ -34,10 +34,14 @@ func New(store storage.Store, clk clock.Clock, g *geo.Service) *Service {
 // OnItemChange registers a hook. Register hooks before serving requests.
 func (s *Service) OnItemChange(h ItemHook) { s.hooks = append(s.hooks, h) }
 
-// itemChanged keeps the search index in step with the item, runs the
-// hooks and announces the change on the items topic, in the transaction of
-// the change.
+// itemChanged keeps the search index and the seller's lists in step with
+// the item, runs the hooks and announces the change on the items topic, in
+// the transaction of the change. Every write of an item's status goes
+// through it.
 func (s *Service) itemChanged(ctx context.Context, tx storage.Tx, before, after Item) error {
+	if err := indexSeller(tx, before, after); err != nil {
+		return err
+	}
 	if err := reindex(tx, before, after); err != nil {
 		return err
 	}

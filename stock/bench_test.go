@@ -1,0 +1,139 @@
+package stock_test
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/marketplace/marketplace/stock"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/badger"
+	"github.com/marketplace/marketplace/storage/memory"
+)
+
+// benchItemsVar raises the larger size of BenchmarkSellerItems (unset:
+// 1,000 items only, so that an ordinary -bench run stays small).
+const (
+	benchItemsVar   = "MARKETPLACE_BENCH_ITEMS"
+	benchSmallItems = 1000
+	// benchPausedEvery: one item in so many is paused, so that the paused
+	// list is a tenth of the seller's items and the active one the rest.
+	benchPausedEvery = 10
+)
+
+func benchItemSizes(b *testing.B) []int {
+	sizes := []int{benchSmallItems}
+	raw := os.Getenv(benchItemsVar)
+	if raw == "" {
+		return sizes
+	}
+	n, err := strconv.Atoi(raw)
+	if err != nil || n < 1 {
+		b.Fatalf("%s=%q: want a number of items", benchItemsVar, raw)
+	}
+	if n != benchSmallItems {
+		sizes = append(sizes, n)
+	}
+	return sizes
+}
+
+// benchSeller publishes n items of one seller through Publish, from 16
+// goroutines (Badger syncs a group of commits at once), and pauses one in
+// benchPausedEvery of them through UpdateItem.
+func benchSeller(b *testing.B, e *env, n int) int64 {
+	b.Helper()
+	seller := e.mustUser("MLA")
+	paused := stock.StatusPaused
+	const workers = 16
+	var wg sync.WaitGroup
+	errc := make(chan error, workers)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n; i += workers {
+				p, err := e.svc.Publish(ctx, seller, plainItem(fmt.Sprint("Mesa de roble ", i), "10", 1))
+				if err == nil && i%benchPausedEvery == 0 {
+					_, err = e.svc.UpdateItem(ctx, seller, p.ID, stock.ItemUpdate{Status: &paused})
+				}
+				if err != nil {
+					errc <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errc)
+	if err := <-errc; err != nil {
+		b.Fatal(err)
+	}
+	return seller
+}
+
+// BenchmarkSellerItems: a page of 50 of GET /users/{id}/items/search
+// (SellerItems) with status=active (nine in ten items), status=paused (one
+// in ten) and no status, for one seller with 1,000 items and with
+// MARKETPLACE_BENCH_ITEMS items, on memory and on Badger (a folder on
+// disk). The stores are built first, the sizes then measured side by
+// side. Each search checks its total and its page.
+func BenchmarkSellerItems(b *testing.B) {
+	backends := []struct {
+		name string
+		open func(b *testing.B) storage.Store
+	}{
+		{"memory", func(*testing.B) storage.Store { return memory.New() }},
+		{"badger", func(b *testing.B) storage.Store {
+			st, err := badger.Open(b.TempDir(), badger.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			return st
+		}},
+	}
+	for _, backend := range backends {
+		b.Run(backend.name, func(b *testing.B) {
+			type built struct {
+				n      int
+				e      *env
+				seller int64
+			}
+			var stores []built
+			for _, n := range benchItemSizes(b) {
+				st := backend.open(b)
+				b.Cleanup(func() { _ = st.Close() })
+				e := newEnvOn(b, st)
+				stores = append(stores, built{n: n, e: e, seller: benchSeller(b, e, n)})
+			}
+			for _, st := range stores {
+				for _, status := range []string{stock.StatusActive, stock.StatusPaused, ""} {
+					want := st.n
+					switch status {
+					case stock.StatusActive:
+						want = st.n - (st.n+benchPausedEvery-1)/benchPausedEvery
+					case stock.StatusPaused:
+						want = (st.n + benchPausedEvery - 1) / benchPausedEvery
+					}
+					name := status
+					if name == "" {
+						name = "all"
+					}
+					b.Run(fmt.Sprintf("items=%d/%s", st.n, name), func(b *testing.B) {
+						q := stock.SellerItemsQuery{Status: status, Limit: 50}
+						for b.Loop() {
+							res, err := st.e.svc.SellerItems(ctx, st.seller, st.seller, q)
+							if err != nil {
+								b.Fatal(err)
+							}
+							if res.Total != want || len(res.Results) != 50 {
+								b.Fatalf("total %d and %d results, want %d and 50", res.Total, len(res.Results), want)
+							}
+						}
+					})
+				}
+			}
+		})
+	}
+}
