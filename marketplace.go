@@ -28,6 +28,7 @@ import (
 	"github.com/marketplace/marketplace/faults"
 	"github.com/marketplace/marketplace/fees"
 	"github.com/marketplace/marketplace/geo"
+	"github.com/marketplace/marketplace/internal/retrylog"
 	"github.com/marketplace/marketplace/notify"
 	"github.com/marketplace/marketplace/oauth"
 	"github.com/marketplace/marketplace/questions"
@@ -286,9 +287,7 @@ func (m *Marketplace) Start(ctx context.Context) error {
 	defer cancel()
 	loops := []func(context.Context) error{
 		func(ctx context.Context) error {
-			return m.ResponseTimes.Run(ctx, func(err error) {
-				m.Logger.Error("response time refresh", "err", err)
-			})
+			return m.ResponseTimes.Run(ctx, retrylog.New(m.Logger, "response time refresh", time.Now).Report)
 		},
 		m.runNotify,
 		m.watchImports,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/marketplace/marketplace/clock"
 	"github.com/marketplace/marketplace/internal/keycodec"
+	"github.com/marketplace/marketplace/internal/retrylog"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -101,14 +102,17 @@ func (m *Marketplace) shareManualClock(ctx context.Context, manual *clock.Manual
 		defer close(done)
 		t := time.NewTicker(clockPoll)
 		defer t.Stop()
+		// The next poll tries again: an outage of the store is a
+		// warning, once.
+		log := retrylog.New(m.Logger, "follow the shared manual clock", time.Now)
 		for {
 			select {
 			case <-follow.Done():
 				return
 			case <-t.C:
 			}
-			if err := m.SyncClock(follow); err != nil && follow.Err() == nil {
-				m.Logger.Error("follow the shared manual clock", "err", err)
+			if err := m.SyncClock(follow); follow.Err() == nil {
+				log.Report(err)
 			}
 		}
 	}()

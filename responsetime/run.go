@@ -77,18 +77,20 @@ func (r *Service) FollowManual(m *clock.Manual, onErr func(error)) (stop func())
 // latest scheduled instant has not been refreshed yet (so that a server
 // answers from its start), then, on a clock that is not manual, one at each
 // scheduled instant, with a timer. A manual clock is followed with
-// FollowManual instead. Failures go to onErr and are retried a minute later.
+// FollowManual instead. Failures go to report and are retried a minute
+// later; report is also told of each success (nil), so that it can tell
+// when an outage has ended.
 // On a store shared with other processes (ShareStore), the process that
 // takes the refresh lease refreshes; the others look again a minute later
 // and find the refresh done.
-func (r *Service) Run(ctx context.Context, onErr func(error)) error {
-	report := func(err error) {
-		if err != nil && !errors.Is(err, errRefreshElsewhere) && onErr != nil && ctx.Err() == nil {
-			onErr(err)
+func (r *Service) Run(ctx context.Context, report func(error)) error {
+	tell := func(err error) {
+		if !errors.Is(err, errRefreshElsewhere) && report != nil && ctx.Err() == nil {
+			report(err)
 		}
 	}
 	err := r.scheduledRefresh(ctx)
-	report(err)
+	tell(err)
 	if _, manual := r.clock.(*clock.Manual); manual {
 		<-ctx.Done()
 		return ctx.Err()
@@ -108,6 +110,6 @@ func (r *Service) Run(ctx context.Context, onErr func(error)) error {
 		case <-t.C:
 		}
 		err = r.scheduledRefresh(ctx)
-		report(err)
+		tell(err)
 	}
 }

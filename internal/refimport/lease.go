@@ -9,6 +9,7 @@ import (
 
 	"github.com/marketplace/marketplace/errs"
 	"github.com/marketplace/marketplace/internal/keycodec"
+	"github.com/marketplace/marketplace/internal/retrylog"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -149,14 +150,16 @@ func (im *Importer) undoAbandonedImport(ctx context.Context) (live bool, err err
 func (im *Importer) Watch(ctx context.Context) error {
 	t := time.NewTicker(max(importLease/2, time.Millisecond))
 	defer t.Stop()
+	// The next tick tries again: an outage of the store is a warning, once.
+	log := retrylog.New(im.logger, "undo an interrupted reference import", time.Now)
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-t.C:
 		}
-		if _, err := im.undoAbandonedImport(ctx); err != nil && ctx.Err() == nil {
-			im.logger.Error("undo an interrupted reference import", "err", err)
+		if _, err := im.undoAbandonedImport(ctx); ctx.Err() == nil {
+			log.Report(err)
 		}
 	}
 }
