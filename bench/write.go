@@ -82,12 +82,15 @@ type writeConfig struct {
 	pgConns          int
 	readClients      int // the read benchmark's -concurrency, for pgread
 	buyLoads         string
+	starveAskers     int
+	starveSearchers  int
+	starveQuestions  int
 }
 
 func (c *writeConfig) flags() {
 	flag.IntVar(&c.clients, "clients", 64, "-write: concurrent HTTP clients, and goroutines of the Badger baseline")
 	flag.StringVar(&c.dir, "dir", "", "-write: where the temporary Badger folders go (default: the system's temporary folder); the baseline's and the server's share this disk")
-	flag.StringVar(&c.phases, "phases", "ask,stock,memory,buy,preload,grow", "-write: the phases to run, comma-separated; pg and pgread (PostgreSQL, see -postgres) are not in the default")
+	flag.StringVar(&c.phases, "phases", "ask,stock,memory,buy,preload,grow", "-write: the phases to run, comma-separated; pg, pgread and pgstarve (PostgreSQL, see -postgres) are not in the default")
 	flag.StringVar(&c.preloadDir, "preload-dir", "", "-write: folder that caches the preloaded store of the preload phase, built on first use (without it the phase is skipped)")
 	flag.IntVar(&c.preloadQuestions, "preload-questions", 1_000_000, "-write: questions in the preloaded store")
 	flag.IntVar(&c.preloadItems, "preload-items", 100_000, "-write: items in the preloaded store")
@@ -98,6 +101,9 @@ func (c *writeConfig) flags() {
 	flag.StringVar(&c.blockProfile, "blockprofile", "", "-write: write a blocking profile of the whole run to this file")
 	flag.StringVar(&c.postgres, "postgres", "", "-write: URL of the PostgreSQL database of the pg and pgread phases, which they fill (the backend's tables; pgbench -i drops and creates pgbench's); default: a throwaway server in a temporary folder")
 	flag.StringVar(&c.buyLoads, "buy-loads", "buy,ask", "-write: the loads of the buy phase, in turns; buy or ask alone gives a -cpuprofile of that load only")
+	flag.IntVar(&c.starveAskers, "starve-askers", 4, "-write: ask clients of the pgstarve phase")
+	flag.IntVar(&c.starveSearchers, "starve-searchers", 6, "-write: search clients of the pgstarve phase")
+	flag.IntVar(&c.starveQuestions, "starve-questions", 20_000, "-write: questions on the searched item of the pgstarve phase")
 	flag.IntVar(&c.pgConns, "pg-conns", 4, "-write: connections in the pool of each server on PostgreSQL (0: pool_max_conns of the URL, else pgx's default)")
 }
 
@@ -182,7 +188,7 @@ func runWrite(c writeConfig) {
 	phases := map[string]bool{}
 	for _, p := range strings.Split(c.phases, ",") {
 		switch p = strings.TrimSpace(p); p {
-		case "ask", "stock", "memory", "buy", "preload", "grow", "pg", "pgread":
+		case "ask", "stock", "memory", "buy", "preload", "grow", "pg", "pgread", "pgstarve":
 			phases[p] = true
 		case "":
 		default:
@@ -231,6 +237,9 @@ func runWrite(c writeConfig) {
 	}
 	if phases["pgread"] {
 		rows = append(rows, b.readPostgres())
+	}
+	if phases["pgstarve"] {
+		b.starvePostgres()
 	}
 	if phases["preload"] {
 		if c.preloadDir == "" {

@@ -125,3 +125,87 @@ func TestRequestTimeout_AFaultRulesLatencyIsNotCounted(t *testing.T) {
 	res := w.do("GET", "/questions/search?item="+w.item, "", nil)
 	is.Equal(res.Status, http.StatusOK) // the rule's latency stands for the network, not for the server's work
 }
+
+// holdingStore is a store whose next View, once armed, waits inside its
+// transaction until released: a search that takes long.
+type holdingStore struct {
+	storage.Store
+	armed   atomic.Bool
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (s *holdingStore) View(ctx context.Context, fn func(storage.Tx) error) error {
+	if s.armed.CompareAndSwap(true, false) {
+		return s.Store.View(ctx, func(tx storage.Tx) error {
+			close(s.entered)
+			<-s.release
+			return fn(tx)
+		})
+	}
+	return s.Store.View(ctx, fn)
+}
+
+// newHoldingWorld is a server with one search slot over a holdingStore.
+func newHoldingWorld(t *testing.T, timeout time.Duration) (*holdingStore, *qWorld) {
+	t.Helper()
+	st := &holdingStore{Store: memory.New(), entered: make(chan struct{}), release: make(chan struct{})}
+	clk := clock.NewManual(testStart)
+	m, err := marketplace.New(st, marketplace.Options{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	ts := &testServer{t: t, m: m, clock: clk, handler: httpapi.New(m, checked(t, httpapi.Config{
+		OperatorToken: testOperatorToken, ManualClock: clk, RequestTimeout: timeout, ConcurrentSearches: 1}))}
+	w := &qWorld{testServer: ts, seller: ts.mustUser("MLA"), buyer: ts.mustUser("MLA")}
+	w.item = w.mustItem(w.seller.ID)
+	return st, w
+}
+
+func TestConcurrentSearches_ASearchWaitsForASlotWhileWritesAndOtherReadsGoOn(t *testing.T) {
+	is := is.New(t)
+	st, w := newHoldingWorld(t, time.Minute)
+	asked := w.mustAsk(w.buyer, w.item, "Does it come with a case?")
+
+	// A search that holds the only slot, and one that needs it.
+	st.armed.Store(true)
+	first := make(chan response, 1)
+	go func() { first <- w.do("GET", "/questions/search?item="+w.item, "", nil) }()
+	<-st.entered
+	second := make(chan response, 1)
+	go func() {
+		second <- w.do("GET", "/questions/search?seller_id="+fmt.Sprint(w.seller.ID), w.seller.Token, nil)
+	}()
+
+	res := w.do("GET", fmt.Sprintf("/questions/%d", asked), "", nil)
+	is.Equal(res.Status, http.StatusOK) // a read that is no search does not wait
+	res = w.do("POST", "/questions", w.buyer.Token, map[string]any{"text": "And a strap?", "item_id": w.item})
+	is.Equal(res.Status, http.StatusCreated) // nor does a write
+	select {
+	case res := <-second:
+		t.Fatalf("a second search was answered (%d) while the only slot was held", res.Status)
+	default:
+	}
+
+	close(st.release)
+	is.Equal((<-first).Status, http.StatusOK)
+	res = <-second
+	is.Equal(res.Status, http.StatusOK) // served once the slot was free
+	is.Equal(res.Obj()["total"], float64(2))
+}
+
+func TestConcurrentSearches_ASearchThatWaitsPastItsTimeIs503RequestTimeout(t *testing.T) {
+	is := is.New(t)
+	st, w := newHoldingWorld(t, deadlineTimeout)
+	w.mustAsk(w.buyer, w.item, "Does it come with a case?")
+	st.armed.Store(true)
+	first := make(chan response, 1)
+	go func() { first <- w.do("GET", "/questions/search?item="+w.item, "", nil) }()
+	<-st.entered
+	res := w.do("GET", "/questions/search?seller_id="+fmt.Sprint(w.seller.ID), w.seller.Token, nil)
+	is.Equal(res.Status, http.StatusServiceUnavailable) // it waited for the slot within its time, no longer
+	is.Equal(string(res.Raw), requestTimeoutBody)
+	close(st.release)
+	<-first
+}

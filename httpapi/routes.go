@@ -81,6 +81,10 @@ type route struct {
 	faulted bool
 	// journaled: the request journal records it (see journaledPath).
 	journaled bool
+	// searches are the request templates of the route (its own, or static
+	// names it serves) that are searches: they take a search slot
+	// (Config.ConcurrentSearches) before they run.
+	searches []string
 	// metric is the route's label in the metrics: its path in the router's
 	// syntax, so that one route is one series whatever ids it is called
 	// with.
@@ -108,6 +112,16 @@ func newRoute(method, path string, e endpoint) route {
 // serves adds the static names the route serves in its parameter's place.
 func (rt route) serves(paths ...string) route {
 	rt.statics = append(rt.statics, paths...)
+	return rt
+}
+
+// search marks the route as a search, or, given static names it serves,
+// those of its paths: a search waits for a search slot before it runs.
+func (rt route) search(statics ...string) route {
+	if len(statics) == 0 {
+		statics = []string{specTemplate(rt.path)}
+	}
+	rt.searches = append(rt.searches, statics...)
 	return rt
 }
 
@@ -184,12 +198,12 @@ func (s *Server) routeTable() []route {
 		post("/items/:item_id/relist", byUser(s.handleRelistItem)),
 		get("/user-products/:user_product_id/stock", byUser(s.handleGetStock)),
 		put("/user-products/:user_product_id/stock/type/seller_warehouse", byUser(s.handlePutStock)),
-		get("/sites/:site_id/search", withToken(s.handleSiteSearch)),
+		get("/sites/:site_id/search", withToken(s.handleSiteSearch)).search(),
 
 		// Sales: orders, packs and shipments are read by their seller and
 		// their buyer; the statuses are a public read. The operator makes
 		// the sales (no public route does) and reads any of them.
-		get("/orders/:order_id", byUser(s.handleOrderOrSearch)).serves("/orders/search"),
+		get("/orders/:order_id", byUser(s.handleOrderOrSearch)).serves("/orders/search").search("/orders/search"),
 		get("/packs/:pack_id", byUser(s.handleGetPack)),
 		get("/shipments/:shipment_id", byUser(s.handleGetShipment)),
 		get("/shipments/:shipment_id/history", byUser(s.handleShipmentHistory)),
@@ -202,7 +216,7 @@ func (s *Server) routeTable() []route {
 		put("/operator/shipments/:shipment_id/status", byOperator(s.handleOperatorMoveShipment)),
 
 		// Questions, answers, moderation and blacklists.
-		get("/questions/:question_id", withToken(s.handleQuestionOrSearch)).serves("/questions/search"),
+		get("/questions/:question_id", withToken(s.handleQuestionOrSearch)).serves("/questions/search").search("/questions/search"),
 		post("/questions", byUser(s.handleAsk)),
 		del("/questions/:question_id", byUser(s.handleDeleteQuestion)),
 		post("/answers", byUser(s.handleAnswer)),
@@ -290,6 +304,6 @@ func (s *Server) routeTable() []route {
 		get("/categories/:category_id", withToken(s.handleCategory)),
 		get("/items", withToken(s.handleItemsMultiget)),
 		get("/users", withToken(s.handleUsersMultiget)),
-		get("/users/:user_id/items/search", byUser(s.handleSellerItems)),
+		get("/users/:user_id/items/search", byUser(s.handleSellerItems)).search(),
 	}
 }

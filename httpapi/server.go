@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -55,6 +57,13 @@ type Config struct {
 	// a fixture load or a restore may take longer, and only the operator
 	// can start one.
 	RequestTimeout time.Duration
+	// ConcurrentSearches caps the searches (the question, order, seller
+	// item and site searches) that run at once; the others wait for a
+	// slot, within their RequestTimeout. A search reads more than any
+	// write, so that a flood of searches takes at most these slots' share
+	// of the machine and of the database, and writes keep the rest. 0: the
+	// DefaultConcurrentSearches; negative: no cap.
+	ConcurrentSearches int
 	// CheckResponse, when set, is told of every answer that breaks the
 	// OpenAPI document, with the route, the status and the validator's
 	// findings: tests set it to t.Error. Answers of fault rules, whose
@@ -66,6 +75,11 @@ type Config struct {
 // of the API is read in milliseconds, so only a request that has gone wrong
 // (a database that stalls, a read that should have been bounded) meets it.
 const DefaultRequestTimeout = 10 * time.Second
+
+// DefaultConcurrentSearches is the default of Config.ConcurrentSearches:
+// one per two CPUs, at least two, so that searches never take more than
+// half of the machine from writes.
+func DefaultConcurrentSearches() int { return max(2, runtime.GOMAXPROCS(0)/2) }
 
 // ManualClock is the part of clock.Manual the operator routes use.
 type ManualClock interface {
@@ -89,6 +103,8 @@ type Server struct {
 	cors      *corsPolicy
 	// requestTimeout is Config.RequestTimeout resolved: 0 is no bound.
 	requestTimeout time.Duration
+	// searchSlots holds a token per search running; nil: no cap.
+	searchSlots chan struct{}
 	// validator checks requests (ValidateRequests) and answers
 	// (CheckResponse) against the OpenAPI document; nil when neither is on.
 	validator *openapi.Validator
@@ -107,6 +123,12 @@ func New(m *marketplace.Marketplace, cfg Config) *Server {
 		cors: newCORSPolicy(cfg.CORSOrigins)}
 	if s.journal == nil {
 		s.journal = journal.New(journal.DefaultSize)
+	}
+	switch {
+	case cfg.ConcurrentSearches == 0:
+		s.searchSlots = make(chan struct{}, DefaultConcurrentSearches())
+	case cfg.ConcurrentSearches > 0:
+		s.searchSlots = make(chan struct{}, cfg.ConcurrentSearches)
 	}
 	switch {
 	case cfg.RequestTimeout == 0:
@@ -201,6 +223,10 @@ func (s *Server) handle(rt route) {
 	rm := s.cfg.Metrics.Route(rt.method, rt.metric)
 	gated, faulted, journaled := rt.gated, rt.faulted, rt.journaled
 	bounded := s.requestTimeout > 0 && rt.who != theOperator
+	searches := rt.searches
+	if s.searchSlots == nil {
+		searches = nil
+	}
 	s.router.Handle(rt.method, path, func(w http.ResponseWriter, r *http.Request, p httprouter.Params) {
 		s.logged(w, r, path, journaled, rm, func(w http.ResponseWriter) {
 			rec := w.(*statusRecorder)
@@ -223,6 +249,15 @@ func (s *Server) handle(rt route) {
 				ctx, cancel := context.WithTimeout(r.Context(), s.requestTimeout)
 				defer cancel()
 				r = r.WithContext(ctx)
+			}
+			if len(searches) > 0 && slices.Contains(searches, rec.route) {
+				select {
+				case s.searchSlots <- struct{}{}:
+					defer func() { <-s.searchSlots }()
+				case <-r.Context().Done():
+					s.writeError(w, r, r.Context().Err())
+					return
+				}
 			}
 			if err := h(w, r, p); err != nil {
 				s.writeError(w, r, err)

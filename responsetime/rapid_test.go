@@ -74,7 +74,10 @@ func naiveResponseTime(samples []questions.Sample, now time.Time, loc *time.Loca
 		}
 		sum := 0.0
 		for _, v := range values {
-			sum += v * 60
+			// Each counted time is whole seconds: v*60 gives them back
+			// only up to the float's error, which can tip a mean of
+			// exactly half a minute below the rounding line.
+			sum += math.Round(v * 60)
 		}
 		out.figures[p] = int64(math.Floor(sum/float64(60*len(values)) + 0.5))
 	}

@@ -171,7 +171,8 @@ func (p *Program) Run(ctx context.Context) error {
 	defer stop()
 	cfg := httpapi.Config{OperatorToken: c.OperatorToken, Logger: logger, Journal: journal.New(c.Journal),
 		CORSOrigins: c.CORSOrigins, Metrics: met, MetricsOwnAddress: c.MetricsAddr != "",
-		ValidateRequests: c.ValidateRequests, RequestTimeout: c.RequestTimeout}
+		ValidateRequests: c.ValidateRequests, RequestTimeout: c.RequestTimeout,
+		ConcurrentSearches: c.ConcurrentSearches}
 	if met != nil {
 		met.Engine(m)
 	}
