@@ -118,7 +118,8 @@ func tokenParams(r *http.Request) (func(string) string, error) {
 			var raw map[string]any
 			dec := json.NewDecoder(bytes.NewReader(b))
 			dec.UseNumber()
-			if err := dec.Decode(&raw); err != nil || dec.More() {
+			// null decodes into a nil map without an error.
+			if err := dec.Decode(&raw); err != nil || dec.More() || raw == nil {
 				return nil, accounts.ErrInvalidRequest("Malformed JSON body: a JSON object of parameters is expected")
 			}
 			for k, v := range raw {
