@@ -258,7 +258,7 @@ func (s *Server) authorizationFailed(w http.ResponseWriter, r *http.Request, err
 	if e := errs.As(err); e != nil && e.Kind != errs.Internal {
 		status, msg = statusByKind[e.Kind], e.Message
 	} else {
-		s.logger.Error("authorization", "method", r.Method, "path", r.URL.Path, "err", err)
+		s.logger.Error("authorization", "method", r.Method, "path", s.redact.Path(r.URL.Path), "err", s.redact.Text(err.Error()))
 	}
 	s.writePage(w, status, pageData{Error: msg, Fatal: true})
 }
