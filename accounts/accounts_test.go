@@ -458,3 +458,83 @@ func TestUsersFor_EachIDAsTheCallerMaySeeItWithNotFoundInPlace(t *testing.T) {
 	_, err = svc.UsersFor(ctx, 0, nil)
 	is.True(errs.Is(err, errs.Invalid))
 }
+
+// textRefusal is one value no text people read may hold, with the message
+// (for field) and cause code that refuse it (internal/textcheck).
+type textRefusal struct{ name, value, message, code string }
+
+func textRefusals(field string) []textRefusal {
+	return []textRefusal{
+		{"ControlCharacter", "Ana\x00", "The field [" + field + "] must not contain control characters", "text.control_character"},
+		{"Tab", "Ana\tMaría", "The field [" + field + "] must not contain control characters", "text.control_character"},
+		{"C1Control", "Ana\u009b", "The field [" + field + "] must not contain control characters", "text.control_character"},
+		{"BidiOverride", "\u202eanA", "The field [" + field + "] must not contain bidirectional control characters", "text.bidi_control"},
+		{"BidiIsolate", "Ana\u2068", "The field [" + field + "] must not contain bidirectional control characters", "text.bidi_control"},
+		{"OnlyInvisible", "\u200b\u200d", "The field [" + field + "] must have visible characters", "text.invisible_only"},
+	}
+}
+
+func wantTextRefusal(t *testing.T, err error, r textRefusal) {
+	t.Helper()
+	e := errs.As(err)
+	if e == nil || e.Kind != errs.Invalid || e.Message != r.message || len(e.Causes) != 1 || e.Causes[0].Code != r.code {
+		t.Fatalf("err = %v, want Invalid %q with cause %s", err, r.message, r.code)
+	}
+}
+
+func storeIsEmpty(t *testing.T, st storage.Store) {
+	t.Helper()
+	err := st.View(context.Background(), func(tx storage.Tx) error {
+		it := tx.Iterate(storage.Range{})
+		defer it.Close()
+		if it.Valid() {
+			return errors.New("store is not empty: " + string(it.Key()))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCreateUser_NamesWithControlBidiOrOnlyInvisibleCharactersAreRefusedAndWriteNothing(t *testing.T) {
+	svc, st := newService(t)
+	for _, field := range []string{"nickname", "first_name", "last_name"} {
+		for _, r := range textRefusals(field) {
+			t.Run(field+"/"+r.name, func(t *testing.T) {
+				in := accounts.NewUser{Nickname: "ANA", SiteID: "MLA"}
+				switch field {
+				case "nickname":
+					in.Nickname = r.value
+				case "first_name":
+					in.FirstName = r.value
+				case "last_name":
+					in.LastName = r.value
+				}
+				_, err := svc.CreateUser(context.Background(), in)
+				wantTextRefusal(t, err, r)
+			})
+		}
+	}
+	storeIsEmpty(t, st)
+	u := mustUser(t, svc, accounts.NewUser{Nickname: "ANA_MARÍA 🙂", SiteID: "MLA", FirstName: "Ana\u200dMaría"})
+	if u.Nickname != "ANA_MARÍA 🙂" {
+		t.Fatalf("nickname = %q", u.Nickname)
+	}
+}
+
+func TestStores_DescriptionWithControlBidiOrOnlyInvisibleCharactersIsRefused(t *testing.T) {
+	svc, _ := newService(t)
+	ctx := context.Background()
+	u := mustUser(t, svc, accounts.NewUser{Nickname: "S", SiteID: "MLA"})
+	for _, r := range textRefusals("description") {
+		t.Run(r.name, func(t *testing.T) {
+			_, err := svc.CreateStore(ctx, u.ID, accounts.NewStore{Description: r.value})
+			wantTextRefusal(t, err, r)
+		})
+	}
+	_, total, err := svc.SearchStores(ctx, u.ID, u.ID, accounts.StoreQuery{Limit: 50})
+	if err != nil || total != 0 {
+		t.Fatalf("refused stores were written: %d, %v", total, err)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/marketplace/marketplace/errs"
 	"github.com/marketplace/marketplace/internal/keycodec"
 	"github.com/marketplace/marketplace/internal/kv"
+	"github.com/marketplace/marketplace/internal/textcheck"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -107,6 +108,9 @@ func newStore(in NewStore) (Store, error) {
 	}
 	if utf8.RuneCountInString(in.Description) > 500 {
 		return Store{}, errs.Invalidf("The field [description] must be at most 500 characters")
+	}
+	if err := textcheck.Line("description", in.Description); err != nil {
+		return Store{}, err
 	}
 	if err := validateStoreFields(in); err != nil {
 		return Store{}, err

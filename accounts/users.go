@@ -11,6 +11,7 @@ import (
 	"github.com/marketplace/marketplace/errs"
 	"github.com/marketplace/marketplace/geo"
 	"github.com/marketplace/marketplace/internal/kv"
+	"github.com/marketplace/marketplace/internal/textcheck"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -101,6 +102,9 @@ func (s *Service) newUser(ctx context.Context, in NewUser) (User, geo.Site, erro
 	} {
 		if utf8.RuneCountInString(f.value) > maxNameLength {
 			return User{}, geo.Site{}, errs.Invalidf("The field [%s] must be at most %d characters", f.name, maxNameLength)
+		}
+		if err := textcheck.Line(f.name, f.value); err != nil {
+			return User{}, geo.Site{}, err
 		}
 	}
 	site, err := s.geo.Site(ctx, in.SiteID)

@@ -21,7 +21,7 @@ func (s *Server) handleBlock(w http.ResponseWriter, r *http.Request, p httproute
 		return err
 	}
 	var in blockRequest
-	if err := decodeObject(r, &in); err != nil {
+	if err := decode(r, &in); err != nil {
 		return err
 	}
 	if in.UserID == nil {

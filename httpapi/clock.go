@@ -44,7 +44,7 @@ func (s *Server) handlePutClock(w http.ResponseWriter, r *http.Request, _ httpro
 	var in struct {
 		Now *string `json:"now"`
 	}
-	if err := decodeObject(r, &in); err != nil {
+	if err := decode(r, &in); err != nil {
 		return err
 	}
 	if in.Now == nil {

@@ -56,7 +56,9 @@ type httpError struct {
 func (e *httpError) Error() string { return e.message }
 
 // writeError answers err in the error body shape. Internal errors are logged
-// with their details and answered with a generic message.
+// with their details and answered with a generic message. A token or the
+// operator token quoted in a message (an id read from the path) is
+// redacted, in the answer and in the log.
 //
 // A storage error that the caller can act on is answered as such whatever
 // the domain wrapped it in (often an Internal error with the storage error as
@@ -75,7 +77,7 @@ func (s *Server) errorBodyOf(r *http.Request, err error) errorBody {
 	case errors.Is(err, storage.ErrNoSpace):
 		err = errNoSpace
 	case errors.Is(err, storage.ErrUnavailable):
-		s.logger.Warn("storage unavailable", "method", r.Method, "path", r.URL.Path, "err", err)
+		s.logger.Warn("storage unavailable", "method", r.Method, "path", s.redact.Path(r.URL.Path), "err", s.redact.Text(err.Error()))
 		err = errUnavailable
 	case errors.Is(err, context.DeadlineExceeded):
 		s.logger.Warn("request timed out", "method", r.Method, "path", r.URL.Path, "err", err)
@@ -84,20 +86,23 @@ func (s *Server) errorBodyOf(r *http.Request, err error) errorBody {
 	body := errorBody{Cause: []any{}}
 	var he *httpError
 	if errors.As(err, &he) {
-		body.Status, body.Error, body.Message = he.status, he.code, he.message
+		// The messages of no route quote the path, where a token may
+		// have been written.
+		body.Status, body.Error, body.Message = he.status, he.code, s.redact.Text(he.message)
 	} else if de := errs.As(err); de != nil && de.Kind != errs.Internal {
 		body.Status = statusByKind[de.Kind]
 		body.Error = de.Code
 		if body.Error == "" {
 			body.Error = de.Kind.DefaultCode()
 		}
-		body.Message = de.Message
-		body.ErrorDescription = de.Description
+		body.Message = s.redact.Text(de.Message)
+		body.ErrorDescription = s.redact.Text(de.Description)
 		for _, c := range de.Causes {
+			c.Message = s.redact.Text(c.Message)
 			body.Cause = append(body.Cause, c)
 		}
 	} else {
-		s.logger.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
+		s.logger.Error("internal error", "method", r.Method, "path", s.redact.Path(r.URL.Path), "err", s.redact.Text(err.Error()))
 		body.Status = http.StatusInternalServerError
 		body.Error = "internal_error"
 		body.Message = "Internal server error"

@@ -16,14 +16,14 @@ import (
 // without the operator route.
 func (s *Server) Journal() *journal.Journal { return s.journal }
 
-// record adds r's entry to the journal: no header, no body, and the query
-// with its tokens and secrets redacted.
+// record adds r's entry to the journal: no header, no body, and the path
+// and the query with their tokens and secrets redacted.
 func (s *Server) record(r *http.Request, rec *statusRecorder, at time.Time, elapsed time.Duration) {
 	e := journal.Entry{
 		Time:      at.UTC(),
 		Method:    r.Method,
-		Path:      r.URL.Path,
-		Query:     journal.RedactQuery(r.URL.RawQuery),
+		Path:      s.redact.Path(r.URL.Path),
+		Query:     s.redact.Query(r.URL.RawQuery),
 		Route:     rec.route,
 		Status:    rec.status,
 		LatencyMS: float64(elapsed.Microseconds()) / 1000,

@@ -73,9 +73,22 @@ func decode(r *http.Request, v any) error {
 	return decodeBytes(b, v)
 }
 
+// errNotAnObject answers a body that is JSON but not an object. Every body
+// the API decodes is an object (the route table's objectBody and
+// optionalObjectBody routes); null in particular would otherwise decode
+// into the zero value and be taken as an empty object.
+func errNotAnObject() error { return errs.Invalidf("Malformed JSON body: a JSON object is expected") }
+
+// decodeBytes decodes body b, which must be one JSON object, into v.
 func decodeBytes(b []byte, v any) error {
-	if len(bytes.TrimSpace(b)) == 0 {
+	trimmed := bytes.TrimSpace(b)
+	if len(trimmed) == 0 {
 		return errs.Invalidf("The request body is empty; a JSON object is expected")
+	}
+	// A body that is not JSON at all gets the decoder's message, which
+	// says where it breaks.
+	if trimmed[0] != '{' && json.Valid(trimmed) {
+		return errNotAnObject()
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()

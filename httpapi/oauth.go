@@ -118,7 +118,8 @@ func tokenParams(r *http.Request) (func(string) string, error) {
 			var raw map[string]any
 			dec := json.NewDecoder(bytes.NewReader(b))
 			dec.UseNumber()
-			if err := dec.Decode(&raw); err != nil || dec.More() {
+			// null decodes into a nil map without an error.
+			if err := dec.Decode(&raw); err != nil || dec.More() || raw == nil {
 				return nil, accounts.ErrInvalidRequest("Malformed JSON body: a JSON object of parameters is expected")
 			}
 			for k, v := range raw {
@@ -257,7 +258,7 @@ func (s *Server) authorizationFailed(w http.ResponseWriter, r *http.Request, err
 	if e := errs.As(err); e != nil && e.Kind != errs.Internal {
 		status, msg = statusByKind[e.Kind], e.Message
 	} else {
-		s.logger.Error("authorization", "method", r.Method, "path", r.URL.Path, "err", err)
+		s.logger.Error("authorization", "method", r.Method, "path", s.redact.Path(r.URL.Path), "err", s.redact.Text(err.Error()))
 	}
 	s.writePage(w, status, pageData{Error: msg, Fatal: true})
 }

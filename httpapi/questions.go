@@ -1,14 +1,11 @@
 package httpapi
 
 import (
-	"bytes"
-	"encoding/json"
 	"net/http"
 	"strconv"
 
 	"github.com/julienschmidt/httprouter"
 
-	"github.com/marketplace/marketplace/errs"
 	"github.com/marketplace/marketplace/questions"
 )
 
@@ -91,20 +88,6 @@ func (s *Server) handleSearchQuestions(w http.ResponseWriter, r *http.Request, c
 	return nil
 }
 
-// decodeObject decodes a body that must be a JSON object into v. Other JSON
-// values get a message that says so, not the decoder's one, which names Go
-// types.
-func decodeObject(r *http.Request, v any) error {
-	b, err := readBody(r)
-	if err != nil {
-		return err
-	}
-	if trimmed := bytes.TrimSpace(b); len(trimmed) > 0 && trimmed[0] != '{' && json.Valid(trimmed) {
-		return errs.Invalidf("Malformed JSON body: a JSON object is expected")
-	}
-	return decodeBytes(b, v)
-}
-
 // handleAsk answers POST /questions {text, item_id}.
 func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request, _ httprouter.Params, caller int64) error {
 	b, err := readBody(r)
@@ -163,7 +146,7 @@ type hideResponse struct {
 // handleHideQuestions answers POST /my/questions/hidden {question_ids}.
 func (s *Server) handleHideQuestions(w http.ResponseWriter, r *http.Request, _ httprouter.Params, caller int64) error {
 	var in questions.HideInput
-	if err := decodeObject(r, &in); err != nil {
+	if err := decode(r, &in); err != nil {
 		return err
 	}
 	ids, err := s.m.Questions.Hide(r.Context(), caller, in)
@@ -182,7 +165,7 @@ func (s *Server) handleModerateQuestion(w http.ResponseWriter, r *http.Request, 
 		return err
 	}
 	var in questions.Moderation
-	if err := decodeObject(r, &in); err != nil {
+	if err := decode(r, &in); err != nil {
 		return err
 	}
 	q, err := s.m.Questions.Moderate(r.Context(), id, in)

@@ -85,6 +85,8 @@ type route struct {
 	// names it serves) that are searches: they take a search slot
 	// (Config.ConcurrentSearches) before they run.
 	searches []string
+	// body is what the route reads from its request body.
+	body bodyKind
 	// metric is the route's label in the metrics: its path in the router's
 	// syntax, so that one route is one series whatever ids it is called
 	// with.
@@ -107,6 +109,29 @@ func bare(path string, h httprouter.Handle) route {
 func newRoute(method, path string, e endpoint) route {
 	return route{method: method, path: path, endpoint: e, gated: true,
 		faulted: faults.CheckRoute(specTemplate(path)) == nil, journaled: journaledPath(path), metric: path}
+}
+
+// bodyKind is what a route reads from its request body.
+type bodyKind uint8
+
+const (
+	// noBody: the body is not read.
+	noBody bodyKind = iota
+	// objectBody: one JSON object; an empty body, or JSON that is not an
+	// object (null, an array, a number, a string), is a 400.
+	objectBody
+	// optionalObjectBody: nothing, or one JSON object.
+	optionalObjectBody
+	// paramsBody: OAuth 2 parameters, form-encoded or as one JSON object.
+	paramsBody
+	// htmlFormBody: the fields of an HTML form (the authorization page).
+	htmlFormBody
+)
+
+// reads says what the route reads from its body.
+func (rt route) reads(k bodyKind) route {
+	rt.body = k
+	return rt
 }
 
 // serves adds the static names the route serves in its parameter's place.
@@ -180,24 +205,24 @@ func (s *Server) routeTable() []route {
 		get("/users/:user_id/stores/search", byUser(s.handleSearchStores)),
 
 		// The operator's accounts.
-		post("/operator/users", byOperator(s.handleOperatorCreateUser)),
+		post("/operator/users", byOperator(s.handleOperatorCreateUser)).reads(objectBody),
 		get("/operator/users/:user_id", byOperator(s.handleOperatorGetUser)),
 		post("/operator/users/:user_id/tokens", byOperator(s.handleOperatorIssueToken)),
 		del("/operator/users/:user_id/tokens", byOperator(s.handleOperatorRevokeUserTokens)),
-		post("/operator/tokens/revoke", byOperator(s.handleOperatorRevokeToken)),
-		put("/operator/users/:user_id/tags", byOperator(s.handleOperatorSetTags)),
-		post("/operator/users/:user_id/stores", byOperator(s.handleOperatorCreateStore)),
-		put("/operator/reference", byOperator(s.handleOperatorImportReference)),
+		post("/operator/tokens/revoke", byOperator(s.handleOperatorRevokeToken)).reads(objectBody),
+		put("/operator/users/:user_id/tags", byOperator(s.handleOperatorSetTags)).reads(objectBody),
+		post("/operator/users/:user_id/stores", byOperator(s.handleOperatorCreateStore)).reads(objectBody),
+		put("/operator/reference", byOperator(s.handleOperatorImportReference)).reads(objectBody),
 
 		// Stock. POST /items/multiwarehouse shares its position with POST
 		// /items/:item_id/relist.
-		post("/items", byUser(s.handlePublishItem)),
-		post("/items/:item_id", byUser(s.handlePostItemName)).serves("/items/multiwarehouse"),
+		post("/items", byUser(s.handlePublishItem)).reads(objectBody),
+		post("/items/:item_id", byUser(s.handlePostItemName)).serves("/items/multiwarehouse").reads(objectBody),
 		get("/items/:item_id", withToken(s.handleGetItem)),
-		put("/items/:item_id", byUser(s.handleUpdateItem)),
-		post("/items/:item_id/relist", byUser(s.handleRelistItem)),
+		put("/items/:item_id", byUser(s.handleUpdateItem)).reads(objectBody),
+		post("/items/:item_id/relist", byUser(s.handleRelistItem)).reads(objectBody),
 		get("/user-products/:user_product_id/stock", byUser(s.handleGetStock)),
-		put("/user-products/:user_product_id/stock/type/seller_warehouse", byUser(s.handlePutStock)),
+		put("/user-products/:user_product_id/stock/type/seller_warehouse", byUser(s.handlePutStock)).reads(optionalObjectBody),
 		get("/sites/:site_id/search", withToken(s.handleSiteSearch)).search(),
 
 		// Sales: orders, packs and shipments are read by their seller and
@@ -208,21 +233,21 @@ func (s *Server) routeTable() []route {
 		get("/shipments/:shipment_id", byUser(s.handleGetShipment)),
 		get("/shipments/:shipment_id/history", byUser(s.handleShipmentHistory)),
 		get("/shipment_statuses", withToken(s.handleShipmentStatuses)),
-		post("/operator/orders", byOperator(s.handleOperatorPlaceOrder)),
+		post("/operator/orders", byOperator(s.handleOperatorPlaceOrder)).reads(objectBody),
 		get("/operator/orders", byOperator(s.handleOperatorSearchOrders)),
 		get("/operator/orders/:order_id", byOperator(s.handleOperatorGetOrder)),
-		post("/operator/orders/:order_id/payments", byOperator(s.handleOperatorPayOrder)),
+		post("/operator/orders/:order_id/payments", byOperator(s.handleOperatorPayOrder)).reads(objectBody),
 		post("/operator/orders/:order_id/cancel", byOperator(s.handleOperatorCancelOrder)),
-		put("/operator/shipments/:shipment_id/status", byOperator(s.handleOperatorMoveShipment)),
+		put("/operator/shipments/:shipment_id/status", byOperator(s.handleOperatorMoveShipment)).reads(objectBody),
 
 		// Questions, answers, moderation and blacklists.
 		get("/questions/:question_id", withToken(s.handleQuestionOrSearch)).serves("/questions/search").search("/questions/search"),
-		post("/questions", byUser(s.handleAsk)),
+		post("/questions", byUser(s.handleAsk)).reads(objectBody),
 		del("/questions/:question_id", byUser(s.handleDeleteQuestion)),
-		post("/answers", byUser(s.handleAnswer)),
-		post("/my/questions/hidden", byUser(s.handleHideQuestions)),
-		put("/operator/questions/:question_id", byOperator(s.handleModerateQuestion)),
-		post("/users/:user_id/questions_blacklist", byUser(s.handleBlock)),
+		post("/answers", byUser(s.handleAnswer)).reads(objectBody),
+		post("/my/questions/hidden", byUser(s.handleHideQuestions)).reads(objectBody),
+		put("/operator/questions/:question_id", byOperator(s.handleModerateQuestion)).reads(objectBody),
+		post("/users/:user_id/questions_blacklist", byUser(s.handleBlock)).reads(objectBody),
 		get("/users/:user_id/questions_blacklist", byUser(s.handleBlacklist)),
 		del("/users/:user_id/questions_blacklist/:blocked_id", byUser(s.handleUnblock)),
 		get("/users/:user_id/questions/response_time", byUser(s.handleGetResponseTime)),
@@ -246,28 +271,28 @@ func (s *Server) routeTable() []route {
 		get("/products/:product_id", withToken(s.handleProduct)),
 
 		// Notifications.
-		post("/operator/applications", byOperator(s.handleCreateApplication)),
+		post("/operator/applications", byOperator(s.handleCreateApplication)).reads(objectBody),
 		get("/operator/applications/:app_id", byOperator(s.handleGetApplication)),
-		put("/operator/applications/:app_id", byOperator(s.handleUpdateApplication)),
+		put("/operator/applications/:app_id", byOperator(s.handleUpdateApplication)).reads(objectBody),
 		get("/operator/applications/:app_id/deliveries", byOperator(s.handleListDeliveries)),
 		get("/missed_feeds", byUser(s.handleMissedFeeds)),
 
 		// OAuth 2 and test users. POST /users/test_user shares its position
 		// with POST /users/:user_id/questions_blacklist.
 		get("/authorization", open(s.handleAuthorizationPage)),
-		post("/authorization", open(s.handleAuthorizationSubmit)),
-		post("/oauth/token", open(s.handleToken)),
-		post("/operator/authorizations", byOperator(s.handleOperatorAuthorize)),
+		post("/authorization", open(s.handleAuthorizationSubmit)).reads(htmlFormBody),
+		post("/oauth/token", open(s.handleToken)).reads(paramsBody),
+		post("/operator/authorizations", byOperator(s.handleOperatorAuthorize)).reads(objectBody),
 		post("/operator/applications/:app_id/secret", byOperator(s.handleRotateClientSecret)),
-		post("/users/:user_id", byUser(s.handlePostUser)).serves("/users/test_user"),
+		post("/users/:user_id", byUser(s.handlePostUser)).serves("/users/test_user").reads(objectBody),
 
 		// The clock.
 		get("/operator/clock", byOperator(s.handleGetClock)),
-		put("/operator/clock", byOperator(s.handlePutClock)),
+		put("/operator/clock", byOperator(s.handlePutClock)).reads(objectBody),
 
 		// What tests use to shape and inspect the server: fault rules, the
 		// request journal, redelivery.
-		post("/operator/faults", byOperator(s.handleCreateFault)),
+		post("/operator/faults", byOperator(s.handleCreateFault)).reads(objectBody),
 		get("/operator/faults", byOperator(s.handleListFaults)),
 		del("/operator/faults", byOperator(s.handleDeleteFaults)),
 		get("/operator/faults/:fault_id", byOperator(s.handleGetFault)),
@@ -278,11 +303,11 @@ func (s *Server) routeTable() []route {
 
 		// The whole state: reset, snapshots, fixtures.
 		post("/operator/reset", byOperator(s.handleOperatorReset)).takesGate(),
-		post("/operator/snapshots", byOperator(s.handleOperatorCreateSnapshot)).takesGate(),
+		post("/operator/snapshots", byOperator(s.handleOperatorCreateSnapshot)).takesGate().reads(optionalObjectBody),
 		get("/operator/snapshots", byOperator(s.handleOperatorListSnapshots)).takesGate(),
 		post("/operator/snapshots/:snapshot_id/restore", byOperator(s.handleOperatorRestoreSnapshot)).takesGate(),
 		del("/operator/snapshots/:snapshot_id", byOperator(s.handleOperatorDeleteSnapshot)).takesGate(),
-		put("/operator/fixtures", byOperator(s.handleOperatorLoadFixtures)).takesGate(),
+		put("/operator/fixtures", byOperator(s.handleOperatorLoadFixtures)).takesGate().reads(objectBody),
 
 		// The console's lists.
 		get("/operator/users", byOperator(s.handleOperatorListUsers)),

@@ -114,7 +114,7 @@ func (s *Server) handleShipmentStatuses(w http.ResponseWriter, _ *http.Request, 
 // no public route makes (a buyer buys on the website).
 func (s *Server) handleOperatorPlaceOrder(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	var in sales.NewOrder
-	if err := decodeObject(r, &in); err != nil {
+	if err := decode(r, &in); err != nil {
 		return err
 	}
 	o, err := s.m.Sales.PlaceOrder(r.Context(), in)
@@ -133,7 +133,7 @@ func (s *Server) handleOperatorPayOrder(w http.ResponseWriter, r *http.Request, 
 		return err
 	}
 	var in sales.PaymentInput
-	if err := decodeObject(r, &in); err != nil {
+	if err := decode(r, &in); err != nil {
 		return err
 	}
 	o, err := s.m.Sales.Pay(r.Context(), id, in)
@@ -168,7 +168,7 @@ func (s *Server) handleOperatorMoveShipment(w http.ResponseWriter, r *http.Reque
 		return err
 	}
 	var in sales.ShipmentMove
-	if err := decodeObject(r, &in); err != nil {
+	if err := decode(r, &in); err != nil {
 		return err
 	}
 	sh, err := s.m.Sales.MoveShipment(r.Context(), id, in)

@@ -21,6 +21,7 @@ import (
 	"github.com/marketplace/marketplace/clock"
 	"github.com/marketplace/marketplace/faults"
 	"github.com/marketplace/marketplace/httpapi/openapi"
+	"github.com/marketplace/marketplace/internal/redact"
 	"github.com/marketplace/marketplace/journal"
 	"github.com/marketplace/marketplace/metrics"
 )
@@ -110,6 +111,9 @@ type Server struct {
 	validator *openapi.Validator
 	// unmatched counts the answers of no route (404, 405, OPTIONS).
 	unmatched *metrics.Route
+	// redact takes tokens and the operator token out of the log, the
+	// journal and error messages.
+	redact *redact.Redactor
 }
 
 // New returns a server over m.
@@ -120,7 +124,7 @@ func New(m *marketplace.Marketplace, cfg Config) *Server {
 		}
 	}
 	s := &Server{m: m, cfg: cfg, logger: cfg.Logger, journal: cfg.Journal, routeKeys: map[string]bool{},
-		cors: newCORSPolicy(cfg.CORSOrigins)}
+		cors: newCORSPolicy(cfg.CORSOrigins), redact: redact.New(cfg.OperatorToken)}
 	if s.journal == nil {
 		s.journal = journal.New(journal.DefaultSize)
 	}
@@ -180,7 +184,7 @@ func New(m *marketplace.Marketplace, cfg Config) *Server {
 		})
 	})
 	r.PanicHandler = func(w http.ResponseWriter, req *http.Request, v any) {
-		s.logger.Error("panic serving request", "method", req.Method, "path", req.URL.Path, "panic", v)
+		s.logger.Error("panic serving request", "method", req.Method, "path", s.redact.Path(req.URL.Path), "panic", v)
 		s.writeError(w, req, &httpError{status: http.StatusInternalServerError, code: "internal_error", message: "Internal server error"})
 	}
 	s.router = r
@@ -327,7 +331,7 @@ func (s *Server) logged(w http.ResponseWriter, r *http.Request, route string, jo
 	}
 	defer func() {
 		if v := recover(); v != nil {
-			s.logger.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", v)
+			s.logger.Error("panic serving request", "method", r.Method, "path", s.redact.Path(r.URL.Path), "panic", v)
 			if rec.status == 0 {
 				s.writeError(rec, r, &httpError{status: http.StatusInternalServerError, code: "internal_error", message: "Internal server error"})
 			}
@@ -344,10 +348,11 @@ func (s *Server) logged(w http.ResponseWriter, r *http.Request, route string, jo
 		}
 		if logOn || journalOn {
 			if logOn {
-				// The path without the query, which may carry a token; the
-				// duration as text with its unit ("1.52ms").
+				// The path without the query, which may carry a token, and
+				// with any token written into it redacted; the duration as
+				// text with its unit ("1.52ms").
 				s.logger.LogAttrs(r.Context(), slog.LevelInfo, "request", slog.String("method", r.Method),
-					slog.String("path", r.URL.Path), slog.String("route", route), slog.Int("status", rec.status),
+					slog.String("path", s.redact.Path(r.URL.Path)), slog.String("route", route), slog.Int("status", rec.status),
 					slog.String("duration", elapsed.String()))
 			}
 			if journalOn {

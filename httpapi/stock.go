@@ -63,7 +63,7 @@ func (s *Server) handlePostItemName(w http.ResponseWriter, r *http.Request, p ht
 // listing_type_id, stock_locations} with the new item (201).
 func (s *Server) handleRelistItem(w http.ResponseWriter, r *http.Request, p httprouter.Params, caller int64) error {
 	var in stock.RelistInput
-	if err := decodeObject(r, &in); err != nil {
+	if err := decode(r, &in); err != nil {
 		return err
 	}
 	out, err := s.m.Stock.Relist(r.Context(), caller, p.ByName("item_id"), in)

@@ -1,20 +1,22 @@
 // Package journal keeps the last requests a server answered, in memory and
 // bounded, for tests that check what an application actually sent. An
-// entry never holds a token or a secret: the query is redacted before it is
-// kept (RedactQuery), and headers and bodies are not kept at all.
+// entry never holds a token or a secret: the path and the query are
+// redacted before it is kept (RedactQuery; the HTTP server also redacts
+// the path and its own operator token), and headers and bodies are not
+// kept at all.
 //
 // A journal belongs to one server process: with several servers on one
 // database, each keeps the requests it answered.
 package journal
 
 import (
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/marketplace/marketplace/faults"
+	"github.com/marketplace/marketplace/internal/redact"
 	"github.com/marketplace/marketplace/paging"
 )
 
@@ -30,6 +32,7 @@ type Entry struct {
 	Time   time.Time `json:"time"`
 	Method string    `json:"method"`
 	Path   string    `json:"path"`
+	// Path is the request path with every token replaced by Redacted.
 	// Query is the query string with every token and secret replaced by
 	// Redacted.
 	Query string `json:"query"`
@@ -185,58 +188,18 @@ func (j *Journal) Clear() int {
 	return n
 }
 
-// Redacted replaces a token or a secret in a kept query.
-const Redacted = "REDACTED"
+// Redacted replaces a token or a secret in a kept query, and in a kept
+// path (see httpapi): the one form the server redacts with everywhere.
+const Redacted = redact.Mark
 
-// secretParams are the query parameters that carry tokens, codes and
-// secrets in the public API's OAuth and in the older SDKs.
-var secretParams = []string{"access_token", "refresh_token", "client_secret", "code", "code_verifier",
-	"password", "id_token", "client_assertion", "token", "secret", "api_key", "apikey"}
-
-// tokenPrefixes start the values of the API's tokens and codes, which are
-// redacted under whatever name they travel.
-var tokenPrefixes = []string{"APP_USR-", "TG-", "OPERATOR-"}
+// queryRedactor knows the token shapes alone; a server that knows its own
+// secrets redacts with them too before it adds an entry.
+var queryRedactor = redact.New()
 
 // RedactQuery returns the raw query with the value of every parameter that
 // may carry a token or a secret replaced by Redacted, the rest kept as it
-// was sent, in its order.
-func RedactQuery(raw string) string {
-	if raw == "" {
-		return ""
-	}
-	parts := strings.Split(raw, "&")
-	for i, p := range parts {
-		k, v, hasValue := strings.Cut(p, "=")
-		name, err := url.QueryUnescape(k)
-		if err != nil {
-			name = k
-		}
-		value, err := url.QueryUnescape(v)
-		if err != nil {
-			value = v
-		}
-		if hasValue && (isSecretName(name) || looksLikeToken(value)) {
-			parts[i] = k + "=" + Redacted
-		}
-	}
-	return strings.Join(parts, "&")
-}
-
-func isSecretName(name string) bool {
-	name = strings.ToLower(name)
-	for _, s := range secretParams {
-		if name == s {
-			return true
-		}
-	}
-	return strings.Contains(name, "token") || strings.Contains(name, "secret") || strings.Contains(name, "password")
-}
-
-func looksLikeToken(v string) bool {
-	for _, p := range tokenPrefixes {
-		if len(v) >= len(p) && strings.EqualFold(v[:len(p)], p) {
-			return true
-		}
-	}
-	return false
-}
+// was sent, in its order: a parameter whose name says it carries one
+// (access_token, client_secret, code, ...) or whose value holds a token of
+// a shape the engine issues (APP_USR-, TG-, OPERATOR-), under whatever
+// name it travels.
+func RedactQuery(raw string) string { return queryRedactor.Query(raw) }

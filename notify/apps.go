@@ -7,12 +7,12 @@ import (
 	"errors"
 	"slices"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/marketplace/marketplace/accounts"
 	"github.com/marketplace/marketplace/errs"
 	"github.com/marketplace/marketplace/internal/kv"
+	"github.com/marketplace/marketplace/internal/textcheck"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -75,8 +75,8 @@ func (s *Service) CreateApplication(ctx context.Context, in NewApplication) (App
 	if utf8.RuneCountInString(name) > maxAppNameLength {
 		return Application{}, errs.Invalidf("The field [name] must be at most %d characters", maxAppNameLength)
 	}
-	if strings.IndexFunc(name, unicode.IsControl) >= 0 {
-		return Application{}, errs.Invalidf("The field [name] must not contain control characters")
+	if err := textcheck.Line("name", name); err != nil {
+		return Application{}, err
 	}
 	if in.OwnerUserID == 0 {
 		return Application{}, errs.Invalidf("The fields [owner_user_id] are required for requested call")

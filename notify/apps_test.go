@@ -335,3 +335,82 @@ func TestCreateApplication_ConcurrentRegistrationsDoNotConflict(t *testing.T) {
 	is.Equal(len(seen), n)
 	is.Equal(st.Conflicts()-before, uint64(0)) // no registration ran twice
 }
+
+// callbackShapeRefusals are callback URLs refused at registration for the
+// characters they are written with, whatever address they would reach.
+var callbackShapeRefusals = []struct{ name, url, message string }{
+	{"PercentEncodedTabInHost", "http://127.0.0.1%2509:18199/",
+		"Invalid callback_url: http://127.0.0.1%2509:18199/. The host must not contain percent-encoded characters"},
+	{"PercentEncodedLetterInHost", "http://ex%C3%B1ample.com/hook",
+		"Invalid callback_url: http://ex%C3%B1ample.com/hook. The host must not contain percent-encoded characters"},
+	{"IPv6Zone", "http://[fe80::1%25eth0]:8080/",
+		"Invalid callback_url: http://[fe80::1%25eth0]:8080/. The host must not contain percent-encoded characters"},
+	{"NULInHost", "http://127.0.0.1\x00.example.com/", "Invalid callback_url: it must not contain control or formatting characters"},
+	{"TabInPath", "http://127.0.0.1:9000/a\tb", "Invalid callback_url: it must not contain control or formatting characters"},
+	{"DELInPath", "http://127.0.0.1:9000/\x7f", "Invalid callback_url: it must not contain control or formatting characters"},
+	{"C1InHost", "http://exa\u0085mple.com/", "Invalid callback_url: it must not contain control or formatting characters"},
+	{"ZeroWidthSpaceInHost", "http://exa\u200bmple.com/", "Invalid callback_url: it must not contain control or formatting characters"},
+	{"BidiOverrideInPath", "http://127.0.0.1:9000/\u202ekoob", "Invalid callback_url: it must not contain control or formatting characters"},
+	{"SymbolInHost", "http://exa!mple.com/", "Invalid callback_url: http://exa!mple.com/. The host exa!mple.com is not a valid address"},
+	{"NoBreakSpaceInHost", "http://exa\u00a0mple.com/", "Invalid callback_url: http://exa\u00a0mple.com/. The host exa\u00a0mple.com is not a valid address"},
+}
+
+func TestCallbackURL_HostWithPercentEncodingOrControlCharactersIsRefusedAtCreation(t *testing.T) {
+	e := newEnv(t, notify.Options{}) // private callbacks allowed: only the shape is at fault
+	seller := e.mustUser()
+	for _, c := range callbackShapeRefusals {
+		t.Run(c.name, func(t *testing.T) {
+			is := is.New(t)
+			_, err := e.m.Notify.CreateApplication(e.ctx, notify.NewApplication{Name: "a", OwnerUserID: seller, CallbackURL: c.url})
+			is.Equal(errs.KindOf(err), errs.Invalid)
+			is.Equal(errs.As(err).Message, c.message)
+		})
+	}
+	is := is.New(t)
+	app := e.mustApp(seller, "http://exñample.localhost:9000/hook?a=%20b")
+	is.Equal(app.ID, int64(1000001))                                             // no refused call took an id
+	is.Equal(app.CallbackURL, "http://ex%C3%B1ample.localhost:9000/hook?a=%20b") // a name written in Unicode is taken
+}
+
+func TestCallbackURL_HostWithPercentEncodingOrControlCharactersIsRefusedAtUpdate(t *testing.T) {
+	e := newEnv(t, notify.Options{})
+	seller := e.mustUser()
+	app := e.mustApp(seller, "http://127.0.0.1:9000/")
+	for _, c := range callbackShapeRefusals {
+		t.Run(c.name, func(t *testing.T) {
+			is := is.New(t)
+			u := c.url
+			_, err := e.m.Notify.UpdateApplication(e.ctx, app.ID, notify.ApplicationUpdate{CallbackURL: &u})
+			is.Equal(errs.KindOf(err), errs.Invalid)
+			is.Equal(errs.As(err).Message, c.message)
+			got, err := e.m.Notify.Application(e.ctx, app.ID)
+			is.NoErr(err)
+			is.Equal(got.CallbackURL, "http://127.0.0.1:9000/") // unchanged
+		})
+	}
+}
+
+func TestCreateApplication_NameWithControlBidiOrOnlyInvisibleCharactersIsRefused(t *testing.T) {
+	e := newEnv(t, notify.Options{})
+	seller := e.mustUser()
+	for _, c := range []struct{ name, value, message, code string }{
+		{"ControlCharacter", "app\x1b", "The field [name] must not contain control characters", "text.control_character"},
+		{"LineFeed", "my\napp", "The field [name] must not contain control characters", "text.control_character"},
+		{"C1Control", "app\u0090", "The field [name] must not contain control characters", "text.control_character"},
+		{"BidiOverride", "app\u202d", "The field [name] must not contain bidirectional control characters", "text.bidi_control"},
+		{"BidiIsolate", "\u2066app", "The field [name] must not contain bidirectional control characters", "text.bidi_control"},
+		{"OnlyInvisible", "\u200b\ufeff", "The field [name] must have visible characters", "text.invisible_only"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			is := is.New(t)
+			_, err := e.m.Notify.CreateApplication(e.ctx, notify.NewApplication{Name: c.value, OwnerUserID: seller,
+				CallbackURL: "http://127.0.0.1:9000/", Topics: []string{"questions"}})
+			is.Equal(errs.KindOf(err), errs.Invalid)
+			is.Equal(errs.As(err).Message, c.message)
+			is.Equal(len(errs.As(err).Causes), 1)
+			is.Equal(errs.As(err).Causes[0].Code, c.code)
+		})
+	}
+	is := is.New(t)
+	is.Equal(e.mustApp(seller, "http://127.0.0.1:9000/").ID, int64(1000001)) // no refused call took an id
+}

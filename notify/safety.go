@@ -10,10 +10,12 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
 
 	"code.dny.dev/ssrf"
 
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/internal/textcheck"
 )
 
 // Addresses a callback may never reach, whatever the options: a callback URL
@@ -134,6 +136,13 @@ func checkCallbackURL(ctx context.Context, raw string, allowPrivate bool) (strin
 	if len(raw) > maxURLLength {
 		return "", errs.Invalidf("Invalid callback_url: it must be at most %d characters", maxURLLength)
 	}
+	// Checked before the URL is quoted in any message: a control or
+	// formatting character would reach the logs and screens that show it.
+	if strings.ContainsFunc(raw, func(r rune) bool {
+		return textcheck.IsControl(r) || textcheck.IsBidiControl(r) || unicode.Is(unicode.Cf, r)
+	}) {
+		return "", errs.Invalidf("Invalid callback_url: it must not contain control or formatting characters")
+	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Hostname() == "" {
 		return "", errs.Invalidf("Invalid callback_url: %s. It must be an absolute http or https URL", raw)
@@ -145,6 +154,9 @@ func checkCallbackURL(ctx context.Context, raw string, allowPrivate bool) (strin
 	}
 	if u.User != nil {
 		return "", errs.Invalidf("Invalid callback_url: %s. It must not carry user credentials", raw)
+	}
+	if err := checkHostCharacters(raw, u.Hostname()); err != nil {
+		return "", err
 	}
 	if u.Fragment != "" {
 		u.Fragment = ""
@@ -181,6 +193,35 @@ func checkCallbackURL(ctx context.Context, raw string, allowPrivate bool) (strin
 		}
 	}
 	return u.String(), nil
+}
+
+// checkHostCharacters refuses a host that no resolver would look up as it
+// is written: url.Parse decodes escapes in a host (127.0.0.1%2509 is the
+// host "127.0.0.1%09", ex%C3%B1.com is "exñ.com"), and an IPv6 zone
+// (%25eth0) names an interface of the server's own machine, so a percent
+// sign in the authority is never taken; nor is any character of the
+// decoded host beyond letters, digits, marks (internationalized names),
+// '-', '.', '_' and the colons of an IPv6 address. The dial-time check
+// would refuse such hosts too, but only when a notification is sent, long
+// after the application was registered. Errors: Invalid.
+func checkHostCharacters(raw, host string) error {
+	authority := raw
+	if _, rest, ok := strings.Cut(raw, "://"); ok {
+		authority = rest
+	}
+	if i := strings.IndexAny(authority, "/?#"); i >= 0 {
+		authority = authority[:i]
+	}
+	if strings.Contains(authority, "%") || strings.Contains(host, "%") {
+		return errs.Invalidf("Invalid callback_url: %s. The host must not contain percent-encoded characters", raw)
+	}
+	for _, r := range host {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) || r == '-' || r == '.' || r == '_' || r == ':' {
+			continue
+		}
+		return errs.Invalidf("Invalid callback_url: %s. The host %s is not a valid address", raw, host)
+	}
+	return nil
 }
 
 // numericLastLabel reports whether the last label of host is a number

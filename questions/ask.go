@@ -7,12 +7,15 @@ import (
 	"unicode/utf8"
 
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/internal/textcheck"
 	"github.com/marketplace/marketplace/notify"
 	"github.com/marketplace/marketplace/stock"
 	"github.com/marketplace/marketplace/storage"
 )
 
-// checkText applies the text rules shared by questions and answers.
+// checkText applies the text rules shared by questions and answers; the
+// characters a text may hold are the rule of every text people read
+// (textcheck), with its lines.
 func checkText(what, text string) (string, error) {
 	t := strings.TrimSpace(text)
 	if t == "" {
@@ -23,6 +26,9 @@ func checkText(what, text string) (string, error) {
 	}
 	if !utf8.ValidString(text) {
 		return "", errs.Invalidf("The %s text is not valid UTF-8", what)
+	}
+	if err := textcheck.Lines("text", t); err != nil {
+		return "", err
 	}
 	return t, nil
 }

@@ -269,3 +269,65 @@ func outbox(t *testing.T, e *env) []notify.Event {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// textRefusals are the characters no text people read may hold, each with
+// the message and cause code that refuse it (internal/textcheck).
+var textRefusals = []struct {
+	name, text, message, code string
+}{
+	{"ControlCharacter", "Is it\x07 new?", "The field [text] must not contain control characters", "text.control_character"},
+	{"CarriageReturn", "Is it new?\r\nThanks", "The field [text] must not contain control characters", "text.control_character"},
+	{"C1Control", "Is it \u009bnew?", "The field [text] must not contain control characters", "text.control_character"},
+	{"BidiOverride", "Call \u202e1234", "The field [text] must not contain bidirectional control characters", "text.bidi_control"},
+	{"BidiIsolate", "Call \u20671234\u2069", "The field [text] must not contain bidirectional control characters", "text.bidi_control"},
+	{"OnlyZeroWidthSpaces", "\u200b\u200b", "The field [text] must have visible characters", "text.invisible_only"},
+	{"OnlyJoinersAndBOM", " \u200d\u200c\u2060\ufeff ", "The field [text] must have visible characters", "text.invisible_only"},
+}
+
+func wantTextRefusal(t *testing.T, err error, message, code string) {
+	t.Helper()
+	e := errs.As(err)
+	if e == nil || e.Kind != errs.Invalid || e.Message != message || len(e.Causes) != 1 || e.Causes[0].Code != code {
+		t.Fatalf("err = %#v, want Invalid %q with cause %s", err, message, code)
+	}
+}
+
+func TestAsk_TextWithControlBidiOrOnlyInvisibleCharactersIsRefusedAndStoresNothing(t *testing.T) {
+	e := newEnv(t)
+	seller, buyer := e.mustUser(t), e.mustUser(t)
+	item := e.mustItem(t, seller)
+	for _, tc := range textRefusals {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := e.q.Ask(e.ctx, buyer, questions.AskInput{Text: tc.text, ItemID: item})
+			wantTextRefusal(t, err, tc.message, tc.code)
+		})
+	}
+	if got := countQuestions(t, e, seller); got != 0 {
+		t.Fatalf("refused asks stored %d questions", got)
+	}
+	// Lines and tabs are text; invisible characters beside visible ones stay.
+	q := e.mustAsk(t, buyer, item, "Hola:\n\t¿viene en caja?\u200b 👩\u200d💻")
+	if q.Text != "Hola:\n\t¿viene en caja?\u200b 👩\u200d💻" {
+		t.Fatalf("text = %q", q.Text)
+	}
+}
+
+func TestAnswer_TextWithControlBidiOrOnlyInvisibleCharactersIsRefusedAndLeavesTheQuestionUnanswered(t *testing.T) {
+	e := newEnv(t)
+	seller, buyer := e.mustUser(t), e.mustUser(t)
+	q := e.mustAsk(t, buyer, e.mustItem(t, seller), "Is it new?")
+	for _, tc := range textRefusals {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := e.q.Answer(e.ctx, seller, questions.AnswerInput{QuestionID: q.ID, Text: tc.text})
+			wantTextRefusal(t, err, tc.message, tc.code)
+			got, err := e.q.Question(e.ctx, seller, q.ID, false)
+			if err != nil || got.Status != questions.StatusUnanswered || got.Answer != nil {
+				t.Fatalf("after a refused answer: %+v, %v", got, err)
+			}
+		})
+	}
+	a := e.mustAnswer(t, seller, q.ID, "Sí.\nNuevo, en caja.")
+	if a.Answer.Text != "Sí.\nNuevo, en caja." {
+		t.Fatalf("answer text = %q", a.Answer.Text)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/marketplace/marketplace/errs"
 	"github.com/marketplace/marketplace/fees"
 	"github.com/marketplace/marketplace/geo"
+	"github.com/marketplace/marketplace/internal/textcheck"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -28,6 +29,9 @@ func checkShape(in *NewItem, multiOrigin bool) error {
 	}
 	if n := utf8.RuneCountInString(in.Title); n > MaxTitleLength {
 		return errs.Invalidf("The field [title] must be at most %d characters; it has %d", MaxTitleLength, n)
+	}
+	if err := textcheck.Line("title", in.Title); err != nil {
+		return err
 	}
 	if in.CategoryID == "" {
 		return errFieldsRequired("category_id")

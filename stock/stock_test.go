@@ -310,3 +310,53 @@ func TestPutStock_ConcurrentSameVersionExactlyOneWins_Memory(t *testing.T) {
 func TestPutStock_ConcurrentSameVersionExactlyOneWins_Badger(t *testing.T) {
 	concurrentPuts(t, newBadgerEnv(t), 16)
 }
+
+// titleRefusals are the characters no item title may hold, with the
+// message and cause code that refuse each (internal/textcheck).
+var titleRefusals = []struct {
+	name, title, message, code string
+}{
+	{"ControlCharacter", "Mesa\x1b[31m", "The field [title] must not contain control characters", "text.control_character"},
+	{"LineFeed", "Mesa\nroble", "The field [title] must not contain control characters", "text.control_character"},
+	{"C1Control", "Mesa \u0085roble", "The field [title] must not contain control characters", "text.control_character"},
+	{"BidiOverride", "Mesa \u202eelbor", "The field [title] must not contain bidirectional control characters", "text.bidi_control"},
+	{"BidiIsolate", "Mesa \u2066roble", "The field [title] must not contain bidirectional control characters", "text.bidi_control"},
+	{"OnlyInvisible", "\u200b\u2060\ufeff", "The field [title] must have visible characters", "text.invisible_only"},
+}
+
+func TestPublish_TitleWithControlBidiOrOnlyInvisibleCharactersIsRefusedAndChangesNothing(t *testing.T) {
+	e := newEnv(t)
+	seller, stores := e.mustSeller(1)
+	plain := e.mustUser("MLA")
+	for _, c := range titleRefusals {
+		t.Run(c.name, func(t *testing.T) {
+			before := e.state()
+			_, err := e.svc.PublishMultiOrigin(ctx, seller, multiItem(c.title, "10", loc(stores[0], 1)))
+			de := mustErr(t, err, errs.Invalid, c.message)
+			if len(de.Causes) != 1 || de.Causes[0].Code != c.code {
+				t.Fatalf("causes = %+v, want one %s", de.Causes, c.code)
+			}
+			_, err = e.svc.Publish(ctx, plain, plainItem(c.title, "10", 1))
+			mustErr(t, err, errs.Invalid, c.message)
+			e.unchanged(before, "publishing "+c.name)
+		})
+	}
+}
+
+func TestUpdateItem_TitleWithControlBidiOrOnlyInvisibleCharactersIsRefusedAndChangesNothing(t *testing.T) {
+	e := newEnv(t)
+	plain := e.mustUser("MLA")
+	item := e.mustPublish(plain, plainItem("Mesa roble", "10", 1)).ID
+	for _, c := range titleRefusals {
+		t.Run(c.name, func(t *testing.T) {
+			before := e.state()
+			title := c.title
+			_, err := e.svc.UpdateItem(ctx, plain, item, stock.ItemUpdate{Title: &title})
+			de := mustErr(t, err, errs.Invalid, c.message)
+			if len(de.Causes) != 1 || de.Causes[0].Code != c.code {
+				t.Fatalf("causes = %+v, want one %s", de.Causes, c.code)
+			}
+			e.unchanged(before, "updating the title: "+c.name)
+		})
+	}
+}

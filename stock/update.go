@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/internal/textcheck"
 	"github.com/marketplace/marketplace/money"
 	"github.com/marketplace/marketplace/storage"
 )
@@ -62,6 +63,9 @@ func (s *Service) UpdateItem(ctx context.Context, caller int64, id string, in It
 		}
 		if n := utf8.RuneCountInString(title); n > MaxTitleLength {
 			return Item{}, errs.Invalidf("The field [title] must be at most %d characters; it has %d", MaxTitleLength, n)
+		}
+		if err := textcheck.Line("title", title); err != nil {
+			return Item{}, err
 		}
 	}
 	now := s.clock.Now()
