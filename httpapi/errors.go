@@ -80,7 +80,7 @@ func (s *Server) errorBodyOf(r *http.Request, err error) errorBody {
 		s.logger.Warn("storage unavailable", "method", r.Method, "path", s.redact.Path(r.URL.Path), "err", s.redact.Text(err.Error()))
 		err = errUnavailable
 	case errors.Is(err, context.DeadlineExceeded):
-		s.logger.Warn("request timed out", "method", r.Method, "path", r.URL.Path, "err", err)
+		s.logger.Warn("request timed out", "method", r.Method, "path", s.redact.Path(r.URL.Path), "err", s.redact.Text(err.Error()))
 		err = errRequestTimeout
 	}
 	body := errorBody{Cause: []any{}}
