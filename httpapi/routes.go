@@ -81,6 +81,10 @@ type route struct {
 	faulted bool
 	// journaled: the request journal records it (see journaledPath).
 	journaled bool
+	// idempotent: a request with an X-Idempotency-Key header is carried
+	// out once per key and caller, and a retry gets the first answer again
+	// (httpapi/idempotency.go, package idempotency).
+	idempotent bool
 	// metric is the route's label in the metrics: its path in the router's
 	// syntax, so that one route is one series whatever ids it is called
 	// with.
@@ -108,6 +112,14 @@ func newRoute(method, path string, e endpoint) route {
 // serves adds the static names the route serves in its parameter's place.
 func (rt route) serves(paths ...string) route {
 	rt.statics = append(rt.statics, paths...)
+	return rt
+}
+
+// keyed marks a route that creates something, whose requests carry out
+// once per X-Idempotency-Key (docs/idempotency.md). Only routes that know
+// their caller take keys, since a key is its caller's.
+func (rt route) keyed() route {
+	rt.idempotent = true
 	return rt
 }
 
@@ -166,24 +178,24 @@ func (s *Server) routeTable() []route {
 		get("/users/:user_id/stores/search", byUser(s.handleSearchStores)),
 
 		// The operator's accounts.
-		post("/operator/users", byOperator(s.handleOperatorCreateUser)),
+		post("/operator/users", byOperator(s.handleOperatorCreateUser)).keyed(),
 		get("/operator/users/:user_id", byOperator(s.handleOperatorGetUser)),
-		post("/operator/users/:user_id/tokens", byOperator(s.handleOperatorIssueToken)),
+		post("/operator/users/:user_id/tokens", byOperator(s.handleOperatorIssueToken)).keyed(),
 		del("/operator/users/:user_id/tokens", byOperator(s.handleOperatorRevokeUserTokens)),
 		post("/operator/tokens/revoke", byOperator(s.handleOperatorRevokeToken)),
 		put("/operator/users/:user_id/tags", byOperator(s.handleOperatorSetTags)),
-		post("/operator/users/:user_id/stores", byOperator(s.handleOperatorCreateStore)),
+		post("/operator/users/:user_id/stores", byOperator(s.handleOperatorCreateStore)).keyed(),
 		put("/operator/reference", byOperator(s.handleOperatorImportReference)),
 
 		// Stock. POST /items/multiwarehouse shares its position with POST
 		// /items/:item_id/relist.
-		post("/items", byUser(s.handlePublishItem)),
-		post("/items/:item_id", byUser(s.handlePostItemName)).serves("/items/multiwarehouse"),
+		post("/items", byUser(s.handlePublishItem)).keyed(),
+		post("/items/:item_id", byUser(s.handlePostItemName)).serves("/items/multiwarehouse").keyed(),
 		get("/items/:item_id", withToken(s.handleGetItem)),
 		put("/items/:item_id", byUser(s.handleUpdateItem)),
-		post("/items/:item_id/relist", byUser(s.handleRelistItem)),
+		post("/items/:item_id/relist", byUser(s.handleRelistItem)).keyed(),
 		get("/user-products/:user_product_id/stock", byUser(s.handleGetStock)),
-		put("/user-products/:user_product_id/stock/type/seller_warehouse", byUser(s.handlePutStock)),
+		put("/user-products/:user_product_id/stock/type/seller_warehouse", byUser(s.handlePutStock)).keyed(),
 		get("/sites/:site_id/search", withToken(s.handleSiteSearch)),
 
 		// Sales: orders, packs and shipments are read by their seller and
@@ -194,18 +206,18 @@ func (s *Server) routeTable() []route {
 		get("/shipments/:shipment_id", byUser(s.handleGetShipment)),
 		get("/shipments/:shipment_id/history", byUser(s.handleShipmentHistory)),
 		get("/shipment_statuses", withToken(s.handleShipmentStatuses)),
-		post("/operator/orders", byOperator(s.handleOperatorPlaceOrder)),
+		post("/operator/orders", byOperator(s.handleOperatorPlaceOrder)).keyed(),
 		get("/operator/orders", byOperator(s.handleOperatorSearchOrders)),
 		get("/operator/orders/:order_id", byOperator(s.handleOperatorGetOrder)),
-		post("/operator/orders/:order_id/payments", byOperator(s.handleOperatorPayOrder)),
+		post("/operator/orders/:order_id/payments", byOperator(s.handleOperatorPayOrder)).keyed(),
 		post("/operator/orders/:order_id/cancel", byOperator(s.handleOperatorCancelOrder)),
 		put("/operator/shipments/:shipment_id/status", byOperator(s.handleOperatorMoveShipment)),
 
 		// Questions, answers, moderation and blacklists.
 		get("/questions/:question_id", withToken(s.handleQuestionOrSearch)).serves("/questions/search"),
-		post("/questions", byUser(s.handleAsk)),
+		post("/questions", byUser(s.handleAsk)).keyed(),
 		del("/questions/:question_id", byUser(s.handleDeleteQuestion)),
-		post("/answers", byUser(s.handleAnswer)),
+		post("/answers", byUser(s.handleAnswer)).keyed(),
 		post("/my/questions/hidden", byUser(s.handleHideQuestions)),
 		put("/operator/questions/:question_id", byOperator(s.handleModerateQuestion)),
 		post("/users/:user_id/questions_blacklist", byUser(s.handleBlock)),
@@ -232,7 +244,7 @@ func (s *Server) routeTable() []route {
 		get("/products/:product_id", withToken(s.handleProduct)),
 
 		// Notifications.
-		post("/operator/applications", byOperator(s.handleCreateApplication)),
+		post("/operator/applications", byOperator(s.handleCreateApplication)).keyed(),
 		get("/operator/applications/:app_id", byOperator(s.handleGetApplication)),
 		put("/operator/applications/:app_id", byOperator(s.handleUpdateApplication)),
 		get("/operator/applications/:app_id/deliveries", byOperator(s.handleListDeliveries)),
@@ -243,9 +255,9 @@ func (s *Server) routeTable() []route {
 		get("/authorization", open(s.handleAuthorizationPage)),
 		post("/authorization", open(s.handleAuthorizationSubmit)),
 		post("/oauth/token", open(s.handleToken)),
-		post("/operator/authorizations", byOperator(s.handleOperatorAuthorize)),
-		post("/operator/applications/:app_id/secret", byOperator(s.handleRotateClientSecret)),
-		post("/users/:user_id", byUser(s.handlePostUser)).serves("/users/test_user"),
+		post("/operator/authorizations", byOperator(s.handleOperatorAuthorize)).keyed(),
+		post("/operator/applications/:app_id/secret", byOperator(s.handleRotateClientSecret)).keyed(),
+		post("/users/:user_id", byUser(s.handlePostUser)).serves("/users/test_user").keyed(),
 
 		// The clock.
 		get("/operator/clock", byOperator(s.handleGetClock)),
@@ -253,7 +265,7 @@ func (s *Server) routeTable() []route {
 
 		// What tests use to shape and inspect the server: fault rules, the
 		// request journal, redelivery.
-		post("/operator/faults", byOperator(s.handleCreateFault)),
+		post("/operator/faults", byOperator(s.handleCreateFault)).keyed(),
 		get("/operator/faults", byOperator(s.handleListFaults)),
 		del("/operator/faults", byOperator(s.handleDeleteFaults)),
 		get("/operator/faults/:fault_id", byOperator(s.handleGetFault)),
