@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"net/url"
@@ -77,9 +78,7 @@ func (s *Server) idempotently(w http.ResponseWriter, r *http.Request, who idempo
 		return nil
 	}
 	buf := &answerBuffer{header: http.Header{}}
-	if err := serve(buf, r.WithContext(idempotency.WithClaim(ctx, claim))); err != nil {
-		s.writeError(buf, r, err)
-	}
+	herr := serve(buf, r.WithContext(idempotency.WithClaim(ctx, claim)))
 	if refused := claim.Refused(); refused != nil {
 		// The same key, sent at once by another request that wrote first:
 		// its answer, when it has one by now, is this request's too.
@@ -89,12 +88,17 @@ func (s *Server) idempotently(w http.ResponseWriter, r *http.Request, who idempo
 		}
 		return refused
 	}
+	if herr != nil {
+		s.writeError(buf, r, herr)
+	}
 	a := buf.answer()
 	// A 5xx after a write is no outcome to give again (a commit whose
 	// outcome the store could not tell, a failure after it): a retry is
 	// told that the request was carried out instead.
 	if a.Status < http.StatusInternalServerError {
-		if err := s.m.Idempotency.Finish(ctx, claim, a); err != nil {
+		// Recorded even when the client has gone: that client is the one
+		// that retries.
+		if err := s.m.Idempotency.Finish(context.WithoutCancel(ctx), claim, a); err != nil {
 			s.logger.Warn("record the answer of an idempotent request", "method", r.Method, "path", r.URL.Path, "err", err)
 		}
 	}
