@@ -23,10 +23,11 @@ var answerHeaders = []string{"Content-Type", "Location", "X-Version", "Cache-Con
 var varyHeaders = []string{"X-Version"}
 
 // keyedEndpoint returns e with its handler carried out once per
-// X-Idempotency-Key of its caller.
+// X-Idempotency-Key of its caller. Only a user's and the operator's routes
+// take keys: anonymous callers would share theirs.
 func (s *Server) keyedEndpoint(e endpoint) endpoint {
 	switch e.who {
-	case aUser, anyoneWithToken:
+	case aUser:
 		ah := e.ah
 		e.ah = func(w http.ResponseWriter, r *http.Request, p httprouter.Params, caller int64) error {
 			who := idempotency.Caller{User: caller, App: tokenApp(token(r))}
