@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/marketplace/marketplace/idempotency"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -202,7 +203,9 @@ func (s *gatedStore) Update(ctx context.Context, fn func(storage.Tx) error) erro
 	if counted {
 		defer s.g.leave(txUnit)
 	}
-	return s.Store.Update(ctx, fn)
+	// A request that carries an idempotency key writes the key's record in
+	// the transaction of its first write, so both commit or neither does.
+	return s.Store.Update(ctx, idempotency.Guard(ctx, fn))
 }
 
 // GetOne keeps the backend's single read (storage.GetOne) behind the gate.

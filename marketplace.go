@@ -28,6 +28,7 @@ import (
 	"github.com/marketplace/marketplace/faults"
 	"github.com/marketplace/marketplace/fees"
 	"github.com/marketplace/marketplace/geo"
+	"github.com/marketplace/marketplace/idempotency"
 	"github.com/marketplace/marketplace/internal/retrylog"
 	"github.com/marketplace/marketplace/notify"
 	"github.com/marketplace/marketplace/oauth"
@@ -103,6 +104,11 @@ type Marketplace struct {
 
 	// ResponseTimes keeps the sellers' response times, refreshed daily.
 	ResponseTimes *responsetime.Service
+
+	// Idempotency keeps the keys of requests that are safe to retry: a
+	// request under a Claim (idempotency.WithClaim) writes its key's record
+	// in the transaction of its first write, through the engine's gate.
+	Idempotency *idempotency.Service
 
 	Clock  clock.Clock
 	Logger *slog.Logger
@@ -226,12 +232,14 @@ func NewContext(ctx context.Context, store storage.Store, opts Options) (*Market
 	m.Questions = questions.New(store, opts.Clock, m.Accounts, m.Stock)
 	m.Sales = sales.New(store, opts.Clock, m.Stock, m.Fees)
 	m.ResponseTimes = responsetime.New(store, opts.Clock, m.Geo, m.Questions)
+	m.Idempotency = idempotency.New(store, opts.Clock)
 	// Several servers may share the store (PostgreSQL): the scheduled
 	// refresh and the delivery of notifications run in the one that holds
 	// their lease. Leases expire in real time, whatever the engine's clock.
 	instance := "marketplace-" + uuid.NewString()
 	m.ResponseTimes.ShareStore(instance, clock.Wall{})
 	m.Notify.ShareStore(instance)
+	m.Idempotency.ShareStore(instance, clock.Wall{})
 	if manual, ok := opts.Clock.(*clock.Manual); ok {
 		// A manual clock moves only by hand, and whoever moves it across the
 		// refresh hour expects the refresh done when the move returns,
@@ -276,9 +284,9 @@ func (m *Marketplace) Close() error {
 }
 
 // Start runs the engine's background work (scheduled refreshes, notification
-// delivery, undoing reference imports that a crash cut short) until ctx
-// ends. Embedders that want the work done on their own schedule call the
-// services' methods instead.
+// delivery, undoing reference imports that a crash cut short, the sweep of
+// expired idempotency keys) until ctx ends. Embedders that want the work
+// done on their own schedule call the services' methods instead.
 //
 // The response times are refreshed at once when the latest daily refresh is
 // missing, then daily at responsetime.RefreshHour in Buenos Aires.
@@ -291,6 +299,11 @@ func (m *Marketplace) Start(ctx context.Context) error {
 		},
 		m.runNotify,
 		m.watchImports,
+		func(ctx context.Context) error {
+			return m.Idempotency.Run(ctx, func(err error) {
+				m.Logger.Error("idempotency key sweep", "err", err)
+			})
+		},
 	}
 	if storage.IsShared(m.store) {
 		// Rules made through another server reach this one's cache by

@@ -14,7 +14,7 @@ import (
 // domainPackages are the packages whose rules must follow the clock they
 // are given: a manual clock moved by the operator, a fixed time in a test.
 var domainPackages = []string{
-	"accounts", "catalog", "faults", "fees", "geo", "notify", "oauth",
+	"accounts", "catalog", "faults", "fees", "geo", "idempotency", "notify", "oauth",
 	"questions", "responsetime", "stock",
 }
 

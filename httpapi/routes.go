@@ -85,6 +85,10 @@ type route struct {
 	// names it serves) that are searches: they take a search slot
 	// (Config.ConcurrentSearches) before they run.
 	searches []string
+	// idempotent: a request with an X-Idempotency-Key header is carried
+	// out once per key and caller, and a retry gets the first answer again
+	// (httpapi/idempotency.go, package idempotency).
+	idempotent bool
 	// body is what the route reads from its request body.
 	body bodyKind
 	// metric is the route's label in the metrics: its path in the router's
@@ -150,6 +154,14 @@ func (rt route) search(statics ...string) route {
 	return rt
 }
 
+// keyed marks a route that creates something, whose requests carry out
+// once per X-Idempotency-Key (docs/idempotency.md). Only routes that know
+// their caller take keys, since a key is its caller's.
+func (rt route) keyed() route {
+	rt.idempotent = true
+	return rt
+}
+
 // takesGate marks a route that takes the engine's state gate itself, to
 // hold every other request out (reset, snapshots, fixtures): entering it
 // for the request too would wait forever.
@@ -205,24 +217,24 @@ func (s *Server) routeTable() []route {
 		get("/users/:user_id/stores/search", byUser(s.handleSearchStores)),
 
 		// The operator's accounts.
-		post("/operator/users", byOperator(s.handleOperatorCreateUser)).reads(objectBody),
+		post("/operator/users", byOperator(s.handleOperatorCreateUser)).reads(objectBody).keyed(),
 		get("/operator/users/:user_id", byOperator(s.handleOperatorGetUser)),
-		post("/operator/users/:user_id/tokens", byOperator(s.handleOperatorIssueToken)),
+		post("/operator/users/:user_id/tokens", byOperator(s.handleOperatorIssueToken)).keyed(),
 		del("/operator/users/:user_id/tokens", byOperator(s.handleOperatorRevokeUserTokens)),
 		post("/operator/tokens/revoke", byOperator(s.handleOperatorRevokeToken)).reads(objectBody),
 		put("/operator/users/:user_id/tags", byOperator(s.handleOperatorSetTags)).reads(objectBody),
-		post("/operator/users/:user_id/stores", byOperator(s.handleOperatorCreateStore)).reads(objectBody),
+		post("/operator/users/:user_id/stores", byOperator(s.handleOperatorCreateStore)).reads(objectBody).keyed(),
 		put("/operator/reference", byOperator(s.handleOperatorImportReference)).reads(objectBody),
 
 		// Stock. POST /items/multiwarehouse shares its position with POST
 		// /items/:item_id/relist.
-		post("/items", byUser(s.handlePublishItem)).reads(objectBody),
-		post("/items/:item_id", byUser(s.handlePostItemName)).serves("/items/multiwarehouse").reads(objectBody),
+		post("/items", byUser(s.handlePublishItem)).reads(objectBody).keyed(),
+		post("/items/:item_id", byUser(s.handlePostItemName)).serves("/items/multiwarehouse").reads(objectBody).keyed(),
 		get("/items/:item_id", withToken(s.handleGetItem)),
 		put("/items/:item_id", byUser(s.handleUpdateItem)).reads(objectBody),
-		post("/items/:item_id/relist", byUser(s.handleRelistItem)).reads(objectBody),
+		post("/items/:item_id/relist", byUser(s.handleRelistItem)).reads(objectBody).keyed(),
 		get("/user-products/:user_product_id/stock", byUser(s.handleGetStock)),
-		put("/user-products/:user_product_id/stock/type/seller_warehouse", byUser(s.handlePutStock)).reads(optionalObjectBody),
+		put("/user-products/:user_product_id/stock/type/seller_warehouse", byUser(s.handlePutStock)).reads(optionalObjectBody).keyed(),
 		get("/sites/:site_id/search", withToken(s.handleSiteSearch)).search(),
 
 		// Sales: orders, packs and shipments are read by their seller and
@@ -233,18 +245,18 @@ func (s *Server) routeTable() []route {
 		get("/shipments/:shipment_id", byUser(s.handleGetShipment)),
 		get("/shipments/:shipment_id/history", byUser(s.handleShipmentHistory)),
 		get("/shipment_statuses", withToken(s.handleShipmentStatuses)),
-		post("/operator/orders", byOperator(s.handleOperatorPlaceOrder)).reads(objectBody),
+		post("/operator/orders", byOperator(s.handleOperatorPlaceOrder)).reads(objectBody).keyed(),
 		get("/operator/orders", byOperator(s.handleOperatorSearchOrders)),
 		get("/operator/orders/:order_id", byOperator(s.handleOperatorGetOrder)),
-		post("/operator/orders/:order_id/payments", byOperator(s.handleOperatorPayOrder)).reads(objectBody),
+		post("/operator/orders/:order_id/payments", byOperator(s.handleOperatorPayOrder)).reads(objectBody).keyed(),
 		post("/operator/orders/:order_id/cancel", byOperator(s.handleOperatorCancelOrder)),
 		put("/operator/shipments/:shipment_id/status", byOperator(s.handleOperatorMoveShipment)).reads(objectBody),
 
 		// Questions, answers, moderation and blacklists.
 		get("/questions/:question_id", withToken(s.handleQuestionOrSearch)).serves("/questions/search").search("/questions/search"),
-		post("/questions", byUser(s.handleAsk)).reads(objectBody),
+		post("/questions", byUser(s.handleAsk)).reads(objectBody).keyed(),
 		del("/questions/:question_id", byUser(s.handleDeleteQuestion)),
-		post("/answers", byUser(s.handleAnswer)).reads(objectBody),
+		post("/answers", byUser(s.handleAnswer)).reads(objectBody).keyed(),
 		post("/my/questions/hidden", byUser(s.handleHideQuestions)).reads(objectBody),
 		put("/operator/questions/:question_id", byOperator(s.handleModerateQuestion)).reads(objectBody),
 		post("/users/:user_id/questions_blacklist", byUser(s.handleBlock)).reads(objectBody),
@@ -271,7 +283,7 @@ func (s *Server) routeTable() []route {
 		get("/products/:product_id", withToken(s.handleProduct)),
 
 		// Notifications.
-		post("/operator/applications", byOperator(s.handleCreateApplication)).reads(objectBody),
+		post("/operator/applications", byOperator(s.handleCreateApplication)).reads(objectBody).keyed(),
 		get("/operator/applications/:app_id", byOperator(s.handleGetApplication)),
 		put("/operator/applications/:app_id", byOperator(s.handleUpdateApplication)).reads(objectBody),
 		get("/operator/applications/:app_id/deliveries", byOperator(s.handleListDeliveries)),
@@ -282,9 +294,9 @@ func (s *Server) routeTable() []route {
 		get("/authorization", open(s.handleAuthorizationPage)),
 		post("/authorization", open(s.handleAuthorizationSubmit)).reads(htmlFormBody),
 		post("/oauth/token", open(s.handleToken)).reads(paramsBody),
-		post("/operator/authorizations", byOperator(s.handleOperatorAuthorize)).reads(objectBody),
-		post("/operator/applications/:app_id/secret", byOperator(s.handleRotateClientSecret)),
-		post("/users/:user_id", byUser(s.handlePostUser)).serves("/users/test_user").reads(objectBody),
+		post("/operator/authorizations", byOperator(s.handleOperatorAuthorize)).reads(objectBody).keyed(),
+		post("/operator/applications/:app_id/secret", byOperator(s.handleRotateClientSecret)).keyed(),
+		post("/users/:user_id", byUser(s.handlePostUser)).serves("/users/test_user").reads(objectBody).keyed(),
 
 		// The clock.
 		get("/operator/clock", byOperator(s.handleGetClock)),
@@ -292,7 +304,7 @@ func (s *Server) routeTable() []route {
 
 		// What tests use to shape and inspect the server: fault rules, the
 		// request journal, redelivery.
-		post("/operator/faults", byOperator(s.handleCreateFault)).reads(objectBody),
+		post("/operator/faults", byOperator(s.handleCreateFault)).reads(objectBody).keyed(),
 		get("/operator/faults", byOperator(s.handleListFaults)),
 		del("/operator/faults", byOperator(s.handleDeleteFaults)),
 		get("/operator/faults/:fault_id", byOperator(s.handleGetFault)),

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -262,6 +263,114 @@ func TestREADME_ListsEveryOperatorRoute(t *testing.T) {
 	for _, rt := range apiRoutes(tableServer(t)) {
 		if rt.who == theOperator && !servedBy(readme, rt.method, specTemplate(rt.path)) {
 			t.Errorf("README.md does not list the operator route %s %s", rt.method, rt.path)
+		}
+	}
+}
+
+// unkeyedPosts are the POST routes that take no X-Idempotency-Key, and
+// why: they create nothing that a retry would make twice, or their effect
+// is not a transaction of the store that a key's record could share.
+var unkeyedPosts = map[string]string{
+	"/operator/tokens/revoke":                  "revokes: a retry finds the token revoked",
+	"/operator/orders/:order_id/cancel":        "a change of state that a retry finds made",
+	"/my/questions/hidden":                     "hides: a retry finds the questions hidden",
+	"/users/:user_id/questions_blacklist":      "adds to a set: a retry finds the user blocked",
+	"/authorization":                           "anyone's: no caller to own a key, and the code is the browser's",
+	"/oauth/token":                             "anyone's: OAuth's own rules (a code is used once)",
+	"/operator/snapshots":                      "takes the state gate: its writes are not the request's transactions",
+	"/operator/snapshots/:snapshot_id/restore": "replaces the state, records of keys included",
+	"/operator/reset":                          "replaces the state, records of keys included",
+	"/operator/applications/:app_id/deliveries/:delivery_id/redeliver": "its effect is a POST to the application, outside the store",
+}
+
+func TestRouteTable_EveryCreatingRouteTakesAnIdempotencyKey(t *testing.T) {
+	for _, rt := range apiRoutes(tableServer(t)) {
+		why, exempt := unkeyedPosts[rt.path]
+		switch {
+		case rt.method == "POST" && !exempt && !rt.idempotent:
+			t.Errorf("POST %s takes no idempotency key: mark it keyed(), or say in unkeyedPosts why not", rt.path)
+		case rt.method == "POST" && exempt && rt.idempotent:
+			t.Errorf("POST %s is keyed, yet unkeyedPosts says: %s", rt.path, why)
+		case rt.method == "PUT" && strings.Contains(rt.path, "/stock/type/") && !rt.idempotent:
+			t.Errorf("PUT %s, a stock PUT, takes no idempotency key", rt.path)
+		case rt.idempotent && rt.method != "POST" && !strings.Contains(rt.path, "/stock/type/"):
+			t.Errorf("%s %s is keyed, but only creations and stock PUTs are", rt.method, rt.path)
+		}
+		if rt.idempotent && rt.who != aUser && rt.who != theOperator {
+			t.Errorf("%s %s is keyed but its caller is %s: a key is its caller's", rt.method, rt.path, rt.who)
+		}
+	}
+	for p := range unkeyedPosts {
+		if !slices.ContainsFunc(tableServer(t).routeTable(), func(rt route) bool { return rt.method == "POST" && rt.path == p }) {
+			t.Errorf("unkeyedPosts names POST %s, which is no route", p)
+		}
+	}
+}
+
+// keyedOperations are the operations of the OpenAPI document that declare
+// the X-Idempotency-Key header.
+func keyedOperations(t *testing.T) map[openapi.Operation]bool {
+	b, err := openapi.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	out := map[openapi.Operation]bool{}
+	for p, item := range doc.Paths {
+		for m, raw := range item {
+			var op struct {
+				Parameters []map[string]any `json:"parameters"`
+			}
+			if json.Unmarshal(raw, &op) != nil {
+				continue
+			}
+			for _, prm := range op.Parameters {
+				if prm["$ref"] == "#/components/parameters/idempotency_key" {
+					out[openapi.Operation{Method: strings.ToUpper(m), Path: p}] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
+func TestOpenAPI_TheIdempotencyKeyIsDeclaredOnExactlyTheKeyedRoutes(t *testing.T) {
+	doc := keyedOperations(t)
+	all, err := openapi.Operations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rt := range apiRoutes(tableServer(t)) {
+		// A route that serves static names is in the document under them
+		// (POST /items/multiwarehouse), when not under its own path.
+		for _, path := range append([]string{specTemplate(rt.path)}, rt.statics...) {
+			op := openapi.Operation{Method: rt.method, Path: path}
+			if !slices.Contains(all, op) {
+				continue
+			}
+			if doc[op] != rt.idempotent {
+				t.Errorf("%s %s: keyed %v in the route table, declares X-Idempotency-Key %v in the document", op.Method, op.Path, rt.idempotent, doc[op])
+			}
+		}
+	}
+}
+
+func TestDocs_TheIdempotencyTableListsExactlyTheKeyedRoutes(t *testing.T) {
+	listed := map[string]bool{}
+	for _, d := range docRoutes(t) {
+		if d.file == "idempotency.md" {
+			listed[d.method+" "+d.path] = true
+		}
+	}
+	for _, rt := range apiRoutes(tableServer(t)) {
+		name := rt.method + " " + specTemplate(rt.path)
+		if rt.idempotent != listed[name] && !slices.ContainsFunc(rt.statics, func(st string) bool { return listed[rt.method+" "+st] }) {
+			t.Errorf("%s: keyed %v, listed in docs/idempotency.md %v", name, rt.idempotent, listed[name])
 		}
 	}
 }

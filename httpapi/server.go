@@ -223,7 +223,11 @@ func (s *Server) handle(rt route) {
 			s.routeKeys[st] = true
 		}
 	}
-	h := s.authorize(rt.endpoint)
+	e := rt.endpoint
+	if rt.idempotent {
+		e = s.keyedEndpoint(e)
+	}
+	h := s.authorize(e)
 	rm := s.cfg.Metrics.Route(rt.method, rt.metric)
 	gated, faulted, journaled := rt.gated, rt.faulted, rt.journaled
 	bounded := s.requestTimeout > 0 && rt.who != theOperator
