@@ -167,11 +167,10 @@ func soakCall(hc *http.Client, method, url, token string, body any, want int, ou
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	res, b, err := send(hc, req, want)
+	_, b, err := send(hc, req, want)
 	if err != nil {
 		return err
 	}
-	_ = res
 	if out != nil {
 		return json.Unmarshal(b, out)
 	}

@@ -57,6 +57,7 @@ const (
 	benchItems     = 100
 	benchAskers    = 1000
 	benchBatch     = 2000
+	benchPart      = 100000
 	firstBenchUser = 900000001
 )
 
@@ -186,16 +187,26 @@ func (e *benchEnv) fill(b *testing.B, n int) benchShape {
 	sh.Item = items[0]
 	sh.Seller, sh.Items = e.seller(b, benchItems)
 	t0 := time.Now()
+	write := func(asked []questions.Asked, done int) []int64 {
+		// In parts, to tell the progress of a long load.
+		var ids []int64
+		for at := 0; at < len(asked); at += benchPart {
+			part, err := e.q.WriteAsked(ctx, asked[at:min(at+benchPart, len(asked))], benchBatch)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ids = append(ids, part...)
+			if n > benchPart {
+				w := done + at + len(part)
+				fmt.Fprintf(os.Stderr, "%s: %d/%d questions written, %.0f/s\n", b.Name(), w, 2*n, float64(w)/time.Since(t0).Seconds())
+			}
+		}
+		return ids
+	}
 	one := plan(n, sh.ItemSeller, func(int) string { return sh.Item }, start)
-	oneIDs, err := e.q.WriteAsked(ctx, one, benchBatch)
-	if err != nil {
-		b.Fatal(err)
-	}
+	oneIDs := write(one, 0)
 	many := plan(n, sh.Seller, func(i int) string { return sh.Items[(i*7+i/benchItems)%benchItems] }, start.Add(time.Duration(3*n)*time.Second))
-	manyIDs, err := e.q.WriteAsked(ctx, many, benchBatch)
-	if err != nil {
-		b.Fatal(err)
-	}
+	manyIDs := write(many, n)
 	took := time.Since(t0)
 	b.Logf("%d questions written in %s: %.0f/s", 2*n, took.Round(time.Millisecond), float64(2*n)/took.Seconds())
 	sh.Totals = map[string]int{}
