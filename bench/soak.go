@@ -128,6 +128,25 @@ func (s *soakServer) rss() int64 {
 	return 0
 }
 
+// cpu is the CPU time the server has used, from /proc (user and system;
+// 0 where there is none): on a machine shared with other work the rates
+// follow the machine, the CPU per request follows the server.
+func (s *soakServer) cpu() time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command's name, which ends at the last ")":
+	// utime and stime are the 12th and 13th, in clock ticks (100 a second).
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+st) * 10 * time.Millisecond
+}
+
 // heap is the server's Go heap in use, from its /metrics.
 func (s *soakServer) heap(hc *http.Client) int64 {
 	res, err := hc.Get(s.base + "/metrics")
@@ -225,6 +244,7 @@ func newSoakWorld(hc *http.Client, base string) soakWorld {
 type soakMinute struct {
 	asks, searches, errors int64
 	rss, heap              int64
+	cpu                    time.Duration
 }
 
 func runSoak(d time.Duration) {
@@ -298,7 +318,8 @@ func runSoak(d time.Duration) {
 	var minutes []soakMinute
 	tick := time.NewTicker(time.Minute)
 	var lastAsks, lastSearches, lastErrors int64
-	fmt.Println("minute  searches/s  asks/s  errors  RSS  Go heap in use")
+	lastCPU, lastAt := s.cpu(), time.Now()
+	fmt.Println("minute  searches/s  asks/s  errors  server CPU per request  RSS  Go heap in use")
 	for done := false; !done; {
 		select {
 		case <-tick.C:
@@ -306,13 +327,16 @@ func runSoak(d time.Duration) {
 			done = true
 		}
 		a, sr, e := asks.Load(), searches.Load(), errors.Load()
-		if done && len(minutes) > 0 {
+		if done && len(minutes) > 0 && time.Since(lastAt) < 50*time.Second {
 			break // a part-minute at the end is not a minute
 		}
-		m := soakMinute{asks: a - lastAsks, searches: sr - lastSearches, errors: e - lastErrors, rss: s.rss(), heap: s.heap(hc)}
-		lastAsks, lastSearches, lastErrors = a, sr, e
+		lastAt = time.Now()
+		cpu := s.cpu()
+		m := soakMinute{asks: a - lastAsks, searches: sr - lastSearches, errors: e - lastErrors, rss: s.rss(), heap: s.heap(hc), cpu: cpu - lastCPU}
+		lastAsks, lastSearches, lastErrors, lastCPU = a, sr, e, cpu
 		minutes = append(minutes, m)
-		fmt.Printf("%6d  %10.1f  %6.1f  %6d  %s  %s\n", len(minutes), float64(m.searches)/60, float64(m.asks)/60, m.errors, mib(m.rss), mib(m.heap))
+		fmt.Printf("%6d  %10.1f  %6.1f  %6d  %s  %s  %s\n", len(minutes), float64(m.searches)/60, float64(m.asks)/60, m.errors,
+			(m.cpu / time.Duration(max(m.asks+m.searches, 1))).Round(time.Microsecond), mib(m.rss), mib(m.heap))
 	}
 	tick.Stop()
 	wg.Wait()
@@ -325,6 +349,8 @@ func runSoak(d time.Duration) {
 	}
 	fmt.Println()
 	fmt.Printf("last minute's search rate / first's: %.2f (target at least 0.8)\n", float64(last.searches)/float64(max(first.searches, 1)))
+	perRequest := func(m soakMinute) float64 { return float64(m.cpu) / float64(max(m.asks+m.searches, 1)) }
+	fmt.Printf("server CPU per request, first minute / last: %.2f (the same work: 1)\n", perRequest(first)/perRequest(last))
 	rssSlope, heapSlope := slope(minutes, func(m soakMinute) int64 { return m.rss }), slope(minutes, func(m soakMinute) int64 { return m.heap })
 	fmt.Printf("RSS: %s in the first minute, %s in the last, %+.1f MiB a minute (least squares)\n", mib(first.rss), mib(last.rss), rssSlope/(1<<20))
 	fmt.Printf("Go heap in use: %s in the first minute, %s in the last, %+.1f MiB a minute (least squares)\n", mib(first.heap), mib(last.heap), heapSlope/(1<<20))
