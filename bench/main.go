@@ -12,6 +12,11 @@
 //
 //	go run ./bench -duration 3s -metrics
 //
+// With -soak D it runs the soak instead (soak.go): marketplaced on Badger,
+// asked and searched for D, its rates and memory minute by minute:
+//
+//	go run ./bench -soak 10m
+//
 // With -write it measures durable writes instead (see write.go and
 // docs/benchmarks.md), with -phases buy purchases against asks (sales.go),
 // and with -phases pg,pgread the PostgreSQL backend (postgres.go):
@@ -56,10 +61,15 @@ func main() {
 	duration := flag.Duration("duration", 3*time.Second, "how long each route is driven, per server")
 	concurrency := flag.Int("concurrency", 16, "concurrent clients")
 	write := flag.Bool("write", false, "measure the write routes instead of the read routes")
+	soak := flag.Duration("soak", 0, "run the soak for this long instead (marketplaced on Badger, askers and searchers; see soak.go)")
 	withMetrics := flag.Bool("metrics", false, "also drive the same server without Prometheus metrics and print the full rate over its rate")
 	var wc writeConfig
 	wc.flags()
 	flag.Parse()
+	if *soak > 0 {
+		runSoak(*soak)
+		return
+	}
 	if *duration > time.Minute {
 		log.Fatal("-duration is capped at 1m")
 	}

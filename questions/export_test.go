@@ -4,8 +4,10 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/marketplace/marketplace/notify"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -106,35 +108,98 @@ func scanCompare(a, b record, sorts []Sort) int {
 	return dir(sorts[len(sorts)-1].Type, byDate(a, b))
 }
 
-// LoadForBenchmark writes n questions on the items, by the askers, in
-// turn, the i-th at start plus i milliseconds, straight through put in
-// transactions of batch questions: filling a store with a million
-// questions through Ask would take far longer than the benchmark it is
-// for. Every fifth is answered. The items must be the seller's.
-func (s *Service) LoadForBenchmark(ctx context.Context, seller int64, items []string, askers []int64, n, batch int, start time.Time) error {
-	q, err := s.store.Sequence(questionSequence)
+// Asked is one question of a store that WriteAsked fills: asked by Buyer
+// on Item (an active item of Seller, on Site) at At, as Ask writes it; then
+// answered with Answer at Answered, or deleted by the seller at Deleted,
+// where those are set, as Answer and Delete write it.
+type Asked struct {
+	Seller   int64
+	Site     string
+	Item     string
+	Buyer    int64
+	Text     string
+	At       time.Time
+	Answer   string
+	Answered time.Time
+	Deleted  time.Time
+}
+
+// WriteAsked writes the questions through put and the events' append, the
+// writers Ask, Answer and Delete use, in transactions of batch questions
+// whose numbers are drawn beforehand, many at once: a store of a million
+// questions filled through Ask would take far longer than the benchmark it
+// is for. What it writes is what those calls, one after the other in the
+// order given, write (TestWriteAsked_WritesWhatAskAnswerAndDeleteWrite),
+// but for the random ids of the events. It returns the questions' ids.
+func (s *Service) WriteAsked(ctx context.Context, asked []Asked, batch int) ([]int64, error) {
+	qseq, err := s.store.Sequence(questionSequence)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	for done := 0; done < n; {
-		size := min(batch, n-done)
-		err := s.store.Update(ctx, func(tx storage.Tx) error {
-			for i := done; i < done+size; i++ {
-				num, err := q.Next(ctx)
-				if err != nil {
-					return err
-				}
-				at := start.Add(time.Duration(i) * time.Millisecond)
-				r := record{ID: firstQuestionID - 1 + int64(num), SellerID: seller, BuyerID: askers[i%len(askers)],
-					ItemID: items[i%len(items)], SiteID: "MLA", Text: "Is it still available?", Status: StatusUnanswered,
-					Created: at, Updated: at}
+	eseq, err := s.store.Sequence(notify.OutboxSequence)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]int64, 0, len(asked))
+	for done := 0; done < len(asked); {
+		part := asked[done:min(done+batch, len(asked))]
+		events := 0
+		for _, a := range part {
+			events++
+			if !a.Answered.IsZero() {
+				events++
+			}
+			if !a.Deleted.IsZero() {
+				events++
+			}
+		}
+		nums, err := drawMany(ctx, qseq, len(part))
+		if err != nil {
+			return nil, err
+		}
+		seqs, err := drawMany(ctx, eseq, events)
+		if err != nil {
+			return nil, err
+		}
+		err = s.store.Update(ctx, func(tx storage.Tx) error {
+			recs := make([]record, len(part))
+			var keys [][]byte
+			for i, a := range part {
+				recs[i] = record{ID: firstQuestionID - 1 + int64(nums[i]), SellerID: a.Seller, BuyerID: a.Buyer,
+					ItemID: a.Item, SiteID: a.Site, Text: a.Text, Status: StatusUnanswered, Created: a.At, Updated: a.At}
+				keys = append(keys, writtenKeys(recs[i])...)
+			}
+			if err := storage.Prefetch(tx, keys...); err != nil {
+				return err
+			}
+			seq := seqs
+			next := func() uint64 { n := seq[0]; seq = seq[1:]; return n }
+			for i, a := range part {
+				r := recs[i]
 				if err := put(tx, nil, r); err != nil {
 					return err
 				}
-				if i%5 == 0 {
+				if err := s.appendDrawnEvent(ctx, tx, r, ActionCreated, a.At, next()); err != nil {
+					return err
+				}
+				if !a.Answered.IsZero() {
 					before := r
-					r.Status, r.Answer = StatusAnswered, &answerRecord{Text: "Yes", Status: AnswerActive, Created: at}
+					r.Status, r.Updated = StatusAnswered, a.Answered
+					r.Answer = &answerRecord{Text: a.Answer, Status: AnswerActive, Created: a.Answered}
 					if err := put(tx, &before, r); err != nil {
+						return err
+					}
+					if err := s.appendDrawnEvent(ctx, tx, r, ActionAnswered, a.Answered, next()); err != nil {
+						return err
+					}
+				}
+				if !a.Deleted.IsZero() {
+					before := r
+					r.Status, r.Updated = StatusDeleted, a.Deleted
+					if err := put(tx, &before, r); err != nil {
+						return err
+					}
+					if err := s.appendDrawnEvent(ctx, tx, r, ActionDeleted, a.Deleted, next()); err != nil {
 						return err
 					}
 				}
@@ -142,9 +207,48 @@ func (s *Service) LoadForBenchmark(ctx context.Context, seller int64, items []st
 			return nil
 		})
 		if err != nil {
-			return err
+			return nil, err
 		}
-		done += size
+		for _, n := range nums {
+			ids = append(ids, firstQuestionID-1+int64(n))
+		}
+		done += len(part)
 	}
-	return nil
+	return ids, nil
+}
+
+// drawMany draws n numbers of seq from many goroutines at once, which a
+// sequence that draws in round trips (PostgreSQL) serves several to a
+// trip, and returns them in increasing order: the numbers n calls one
+// after the other would have drawn.
+func drawMany(ctx context.Context, seq storage.Sequence, n int) ([]uint64, error) {
+	out := make([]uint64, n)
+	var wg sync.WaitGroup
+	errc := make(chan error, 1)
+	const drawers = 64
+	for w := range drawers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n; i += drawers {
+				v, err := seq.Next(ctx)
+				if err != nil {
+					select {
+					case errc <- err:
+					default:
+					}
+					return
+				}
+				out[i] = v
+			}
+		}()
+	}
+	wg.Wait()
+	select {
+	case err := <-errc:
+		return nil, err
+	default:
+	}
+	slices.Sort(out)
+	return out, nil
 }

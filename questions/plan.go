@@ -174,33 +174,44 @@ func (st stream) tallyFamily() tallyFamily {
 
 // total is the number of the plan's questions, of one division when
 // totalDivisions is set: a sum of tallies up to divisionMax divisions, a
-// count of the keys above.
-func (p searchPlan) total(ctx context.Context, tx storage.Tx, totalDivisions, division int64) (int64, error) {
+// count of the keys above. It leaves out of the plan the classes that hold
+// no question, which the tallies tell: such a class's range may still hold
+// the keys that its questions' changes of status deleted, which Badger
+// keeps until a compaction reaches the bottom level and an iterator walks
+// to find nothing (a seller who answered every question of an asker has a
+// range of them in the asker's unanswered class, as many as the asker's
+// questions).
+func (p *searchPlan) total(ctx context.Context, tx storage.Tx, totalDivisions, division int64) (int64, error) {
+	slot := tallySlot(totalDivisions, division)
 	if totalDivisions > divisionMax {
-		m := p.merge(tx, totalDivisions, division)
-		defer m.close()
-		var n int64
-		for {
-			if n%1024 == 1023 {
-				if err := ctx.Err(); err != nil {
-					return 0, err
-				}
-			}
-			if _, ok := m.next(); !ok {
-				return n, nil
-			}
-			n++
-		}
+		slot = 0
 	}
 	var total int64
-	for _, st := range p.streams {
-		n, err := sumTallies(tx, st.tallyFamily().shardKeys(st.part, st.from), st.classes, tallySlot(totalDivisions, division))
+	for i, st := range p.streams {
+		n, held, err := sumTallies(tx, st.tallyFamily().shardKeys(st.part, st.from), st.classes, slot)
 		if err != nil {
 			return 0, err
 		}
+		p.streams[i].classes = held
 		total += n
 	}
-	return total, nil
+	if totalDivisions <= divisionMax {
+		return total, nil
+	}
+	m := p.merge(tx, totalDivisions, division)
+	defer m.close()
+	var n int64
+	for {
+		if n%1024 == 1023 {
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
+		}
+		if _, ok := m.next(); !ok {
+			return n, nil
+		}
+		n++
+	}
 }
 
 // merge reads the plan's streams in its order, each class of each stream

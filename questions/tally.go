@@ -167,22 +167,32 @@ func readTally(tx storage.Tx, key []byte) (tallyValue, error) {
 }
 
 // sumTallies adds slot of classes in the tallies at keys, read in one
-// round trip where the store can.
-func sumTallies(tx storage.Tx, keys [][]byte, classes []byte, slot int) (int64, error) {
+// round trip where the store can, and returns the classes that hold any
+// question: a question is counted in one shard, so a class a shard holds
+// counts at least one.
+func sumTallies(tx storage.Tx, keys [][]byte, classes []byte, slot int) (int64, []byte, error) {
 	if err := storage.Prefetch(tx, keys...); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	var total int64
+	held := make([]bool, len(classes))
 	for _, k := range keys {
 		v, err := readTally(tx, k)
 		if err != nil {
-			return 0, err
+			return 0, nil, err
 		}
-		for _, c := range classes {
+		for i, c := range classes {
 			if slots, ok := v[c]; ok {
 				total += slots[slot]
+				held[i] = true
 			}
 		}
 	}
-	return total, nil
+	var out []byte
+	for i, c := range classes {
+		if held[i] {
+			out = append(out, c)
+		}
+	}
+	return total, out, nil
 }

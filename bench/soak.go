@@ -1,0 +1,371 @@
+package main
+
+// The soak (-soak D): marketplaced, built from ./cmd/marketplaced and run as
+// a process of its own on a Badger folder with its defaults (metrics on, the
+// request log at level info, written to a file), is driven for D by
+// soakAskers clients asking questions (POST /questions) on a few items of one
+// seller and soakSearchers clients searching them (the seller's questions as
+// the seller, an item's as the seller and anonymously, in turns). Every
+// minute it prints the rates, the errors and the server's memory (its RSS
+// from /proc, its Go heap in use from /metrics); at the end, the last
+// minute's search rate over the first's, and how memory went. The questions
+// grow by the asks all along: a search that read more than its page, or a
+// server that kept what it served, would show here as a falling search rate
+// or a rising memory.
+//
+//	go run ./bench -soak 10m
+//
+// Traffic goes only to 127.0.0.1; the run ends by itself after D, and the
+// server and its folder are removed.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+const (
+	soakAskers    = 4
+	soakSearchers = 4
+	soakItems     = 4
+	soakMax       = 2 * time.Hour
+	soakOperator  = "soak-operator-token-0123456789"
+)
+
+// soakServer is the marketplaced process of the soak.
+type soakServer struct {
+	cmd  *exec.Cmd
+	base string
+	dir  string
+}
+
+func startSoakServer() *soakServer {
+	dir, err := os.MkdirTemp("", "marketplace-soak-")
+	if err != nil {
+		fatalf("%v", err)
+	}
+	atCleanup(func() { _ = os.RemoveAll(dir) })
+	bin := filepath.Join(dir, "marketplaced")
+	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/marketplaced").CombinedOutput(); err != nil {
+		fatalf("build marketplaced (run the soak from the module's root): %v\n%s", err, out)
+	}
+	logFile, err := os.Create(filepath.Join(dir, "stderr.log"))
+	if err != nil {
+		fatalf("%v", err)
+	}
+	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-data", filepath.Join(dir, "data"), "-operator-token", soakOperator)
+	cmd.Stderr = logFile
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		fatalf("%v", err)
+	}
+	if err := cmd.Start(); err != nil {
+		fatalf("start marketplaced: %v", err)
+	}
+	s := &soakServer{cmd: cmd, dir: dir}
+	atCleanup(s.stop)
+	listening := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if addr, ok := strings.CutPrefix(sc.Text(), "listening on "); ok {
+				listening <- addr
+			}
+		}
+	}()
+	select {
+	case addr := <-listening:
+		s.base = "http://" + strings.TrimPrefix(addr, "http://")
+	case <-time.After(60 * time.Second):
+		fatalf("marketplaced did not start within a minute; its log: %s", filepath.Join(dir, "stderr.log"))
+	}
+	return s
+}
+
+// stop ends the server as its operator would (SIGTERM), and kills it if it
+// has not stopped within stopTimeout.
+func (s *soakServer) stop() {
+	if s.cmd.Process == nil || s.cmd.ProcessState != nil {
+		return
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(stopTimeout):
+		_ = s.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// rss is the server's resident memory, from /proc (0 where there is none).
+func (s *soakServer) rss() int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// cpu is the CPU time the server has used, from /proc (user and system;
+// 0 where there is none): on a machine shared with other work the rates
+// follow the machine, the CPU per request follows the server.
+func (s *soakServer) cpu() time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command's name, which ends at the last ")":
+	// utime and stime are the 12th and 13th, in clock ticks (100 a second).
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+st) * 10 * time.Millisecond
+}
+
+// heap is the server's Go heap in use, from its /metrics.
+func (s *soakServer) heap(hc *http.Client) int64 {
+	res, err := hc.Get(s.base + "/metrics")
+	if err != nil {
+		return 0
+	}
+	defer res.Body.Close()
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "go_memstats_heap_inuse_bytes "); ok {
+			f, _ := strconv.ParseFloat(v, 64)
+			return int64(f)
+		}
+	}
+	return 0
+}
+
+// soakCall sends a request with a JSON body (nil: none) and decodes the
+// answer into out, failing unless its status is want.
+func soakCall(hc *http.Client, method, url, token string, body any, want int, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		return err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	_, b, err := send(hc, req, want)
+	if err != nil {
+		return err
+	}
+	if out != nil {
+		return json.Unmarshal(b, out)
+	}
+	return nil
+}
+
+// soakWorld is the seller, its items and the askers' tokens.
+type soakWorld struct {
+	seller      int64
+	sellerToken string
+	items       []string
+	askers      []string
+}
+
+func newSoakWorld(hc *http.Client, base string) soakWorld {
+	type user struct {
+		ID    int64  `json:"id"`
+		Token string `json:"access_token"`
+	}
+	var w soakWorld
+	var seller user
+	if err := soakCall(hc, "POST", base+"/operator/users", soakOperator,
+		map[string]any{"nickname": "SOAK_SELLER", "site_id": "MLA"}, http.StatusCreated, &seller); err != nil {
+		fatalf("seller: %v", err)
+	}
+	w.seller, w.sellerToken = seller.ID, seller.Token
+	for i := range soakItems {
+		var item struct {
+			ID string `json:"id"`
+		}
+		if err := soakCall(hc, "POST", base+"/items", w.sellerToken, map[string]any{
+			"title": fmt.Sprintf("Bicicleta rodado 29 %d", i), "category_id": "MLA1055", "price": 1500,
+			"listing_type_id": "gold_special", "currency_id": "ARS", "condition": "new",
+			"channels": []string{"marketplace"}, "available_quantity": 10,
+		}, http.StatusCreated, &item); err != nil {
+			fatalf("item: %v", err)
+		}
+		w.items = append(w.items, item.ID)
+	}
+	for i := range soakAskers {
+		var u user
+		if err := soakCall(hc, "POST", base+"/operator/users", soakOperator,
+			map[string]any{"nickname": fmt.Sprintf("SOAK_ASKER_%d", i), "site_id": "MLA"}, http.StatusCreated, &u); err != nil {
+			fatalf("asker: %v", err)
+		}
+		w.askers = append(w.askers, u.Token)
+	}
+	return w
+}
+
+// soakMinute is what one minute of the soak counted.
+type soakMinute struct {
+	asks, searches, errors int64
+	rss, heap              int64
+	cpu                    time.Duration
+}
+
+func runSoak(d time.Duration) {
+	defer runCleanups()
+	if d > soakMax {
+		fatalf("-soak is capped at %s", soakMax)
+	}
+	s := startSoakServer()
+	hc := &http.Client{Timeout: requestTimeout, Transport: &http.Transport{MaxIdleConnsPerHost: soakAskers + soakSearchers + 1}}
+	w := newSoakWorld(hc, s.base)
+	fmt.Printf("soak: marketplaced on Badger (%s), %d askers on %d items of seller %d, %d searchers, for %s\n",
+		s.dir, soakAskers, soakItems, w.seller, soakSearchers, d)
+
+	var asks, searches, errors atomic.Int64
+	var firstErr atomic.Value
+	fail := func(err error) {
+		errors.Add(1)
+		firstErr.CompareAndSwap(nil, err.Error())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	var wg sync.WaitGroup
+	for c := range soakAskers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; ctx.Err() == nil; n++ {
+				item := w.items[(c+n)%len(w.items)]
+				if _, _, err := send(hc, askRequest(s.base, w.askers[c], item, n), http.StatusCreated); err != nil {
+					if ctx.Err() == nil {
+						fail(err)
+					}
+					continue
+				}
+				asks.Add(1)
+			}
+		}()
+	}
+	// The searches in turns: the seller's questions, an item's as the
+	// seller, the same item's anonymously.
+	searchesOf := []struct{ path, token string }{
+		{fmt.Sprintf("/questions/search?seller_id=%d&limit=50", w.seller), w.sellerToken},
+		{"/questions/search?item=" + w.items[0] + "&limit=50", w.sellerToken},
+		{"/questions/search?item=" + w.items[0] + "&limit=50", ""},
+	}
+	for c := range soakSearchers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := c; ctx.Err() == nil; n++ {
+				sr := searchesOf[n%len(searchesOf)]
+				var page struct {
+					Total     int               `json:"total"`
+					Questions []json.RawMessage `json:"questions"`
+				}
+				err := soakCall(hc, "GET", s.base+sr.path, sr.token, nil, http.StatusOK, &page)
+				if err == nil && len(page.Questions) != min(50, page.Total) {
+					err = fmt.Errorf("GET %s: %d questions of %d", sr.path, len(page.Questions), page.Total)
+				}
+				if err != nil {
+					if ctx.Err() == nil {
+						fail(err)
+					}
+					continue
+				}
+				searches.Add(1)
+			}
+		}()
+	}
+
+	var minutes []soakMinute
+	tick := time.NewTicker(time.Minute)
+	var lastAsks, lastSearches, lastErrors int64
+	lastCPU, lastAt := s.cpu(), time.Now()
+	fmt.Println("minute  searches/s  asks/s  errors  server CPU per request  RSS  Go heap in use")
+	for done := false; !done; {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			done = true
+		}
+		a, sr, e := asks.Load(), searches.Load(), errors.Load()
+		if done && len(minutes) > 0 && time.Since(lastAt) < 50*time.Second {
+			break // a part-minute at the end is not a minute
+		}
+		lastAt = time.Now()
+		cpu := s.cpu()
+		m := soakMinute{asks: a - lastAsks, searches: sr - lastSearches, errors: e - lastErrors, rss: s.rss(), heap: s.heap(hc), cpu: cpu - lastCPU}
+		lastAsks, lastSearches, lastErrors, lastCPU = a, sr, e, cpu
+		minutes = append(minutes, m)
+		fmt.Printf("%6d  %10.1f  %6.1f  %6d  %s  %s  %s\n", len(minutes), float64(m.searches)/60, float64(m.asks)/60, m.errors,
+			(m.cpu / time.Duration(max(m.asks+m.searches, 1))).Round(time.Microsecond), mib(m.rss), mib(m.heap))
+	}
+	tick.Stop()
+	wg.Wait()
+	s.stop()
+
+	first, last := minutes[0], minutes[len(minutes)-1]
+	fmt.Printf("asks: %d, searches: %d, errors: %d", asks.Load(), searches.Load(), errors.Load())
+	if e, ok := firstErr.Load().(string); ok {
+		fmt.Printf(" (first: %s)", e)
+	}
+	fmt.Println()
+	fmt.Printf("last minute's search rate / first's: %.2f (target at least 0.8)\n", float64(last.searches)/float64(max(first.searches, 1)))
+	perRequest := func(m soakMinute) float64 { return float64(m.cpu) / float64(max(m.asks+m.searches, 1)) }
+	fmt.Printf("server CPU per request, first minute / last: %.2f (the same work: 1)\n", perRequest(first)/perRequest(last))
+	rssSlope, heapSlope := slope(minutes, func(m soakMinute) int64 { return m.rss }), slope(minutes, func(m soakMinute) int64 { return m.heap })
+	fmt.Printf("RSS: %s in the first minute, %s in the last, %+.1f MiB a minute (least squares)\n", mib(first.rss), mib(last.rss), rssSlope/(1<<20))
+	fmt.Printf("Go heap in use: %s in the first minute, %s in the last, %+.1f MiB a minute (least squares)\n", mib(first.heap), mib(last.heap), heapSlope/(1<<20))
+}
+
+// slope is the least-squares slope of v over the minutes, per minute.
+func slope(ms []soakMinute, v func(soakMinute) int64) float64 {
+	n := float64(len(ms))
+	if n < 2 {
+		return math.NaN()
+	}
+	var sx, sy, sxx, sxy float64
+	for i, m := range ms {
+		x, y := float64(i), float64(v(m))
+		sx, sy, sxx, sxy = sx+x, sy+y, sxx+x*x, sxy+x*y
+	}
+	return (n*sxy - sx*sy) / (n*sxx - sx*sx)
+}
