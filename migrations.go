@@ -31,6 +31,7 @@ func Migrations() []schema.Migration {
 		questions.StatusOrderIndexesMigration(), // 9
 		questions.ClassIndexesMigration(),       // 10
 		stock.SellerIndexMigration(),            // 11
+		stock.SellerSortMigration(),             // 12
 	}
 }
 

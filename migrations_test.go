@@ -345,7 +345,7 @@ func checkItemsAndSearch(t *testing.T, m *marketplace.Marketplace, data []kv) {
 	t.Helper()
 	ctx := context.Background()
 	var active []stock.Item
-	bySeller := map[int64]map[string][]string{} // seller -> status ("" for all) -> ids
+	bySeller := map[int64][]stock.Item{}
 	for _, id := range keysUnder(data, "stk/item") {
 		it, err := m.Stock.Item(ctx, id)
 		if err != nil {
@@ -357,25 +357,57 @@ func checkItemsAndSearch(t *testing.T, m *marketplace.Marketplace, data []kv) {
 		if it.Status == stock.StatusActive {
 			active = append(active, it)
 		}
-		if bySeller[it.SellerID] == nil {
-			bySeller[it.SellerID] = map[string][]string{}
-		}
-		bySeller[it.SellerID][""] = append(bySeller[it.SellerID][""], id)
-		bySeller[it.SellerID][it.Status] = append(bySeller[it.SellerID][it.Status], id)
+		bySeller[it.SellerID] = append(bySeller[it.SellerID], it)
 	}
 	if len(active) == 0 {
 		t.Fatal("no active item in the golden store")
 	}
-	// Migration 11 lists each seller's items by status and counts them.
-	for seller, lists := range bySeller {
+	// Migrations 11 and 12 list each seller's items by status and listing
+	// type in every order and count them.
+	date := func(s string) time.Time {
+		d, err := time.Parse(stock.TimeLayout, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	orders := map[string]func(a, b stock.Item) int{
+		"": func(a, b stock.Item) int { return date(a.DateCreated).Compare(date(b.DateCreated)) },
+		stock.SellerSortPriceDesc: func(a, b stock.Item) int {
+			return -money.MustParse(string(a.Price)).Cmp(money.MustParse(string(b.Price)))
+		},
+		stock.SellerSortAvailableQuantityAsc: func(a, b stock.Item) int { return cmp.Compare(a.AvailableQuantity, b.AvailableQuantity) },
+		stock.SellerSortLastUpdatedDesc:      func(a, b stock.Item) int { return -date(a.LastUpdated).Compare(date(b.LastUpdated)) },
+	}
+	for seller, items := range bySeller {
 		for _, status := range []string{"", stock.StatusActive, stock.StatusPaused, stock.StatusClosed} {
-			want := slices.Sorted(slices.Values(lists[status]))
-			res, err := m.Stock.SellerItems(ctx, seller, seller, stock.SellerItemsQuery{Status: status, Limit: 50})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.Total != len(want) || !slices.Equal(res.Results, want) && len(want) > 0 {
-				t.Fatalf("items of seller %d in status %q: %v of %d; want %v", seller, status, res.Results, res.Total, want)
+			for _, listingType := range []string{"", "gold_special", "gold_pro"} {
+				for sort, order := range orders {
+					var kept []stock.Item
+					for _, it := range items {
+						if (status == "" || it.Status == status) && (listingType == "" || it.ListingTypeID == listingType) {
+							kept = append(kept, it)
+						}
+					}
+					slices.SortFunc(kept, func(a, b stock.Item) int {
+						c := cmp.Or(order(a, b), cmp.Compare(len(a.ID), len(b.ID)), strings.Compare(a.ID, b.ID))
+						if strings.HasSuffix(sort, "_desc") {
+							c = cmp.Or(order(a, b), -cmp.Compare(len(a.ID), len(b.ID)), -strings.Compare(a.ID, b.ID))
+						}
+						return c
+					})
+					want := []string{}
+					for _, it := range kept {
+						want = append(want, it.ID)
+					}
+					res, err := m.Stock.SellerItems(ctx, seller, seller, stock.SellerItemsQuery{Status: status, ListingTypeID: listingType, Sort: sort, Limit: 100})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if res.Total != len(want) || !slices.Equal(res.Results, want) {
+						t.Fatalf("items of seller %d in status %q of listing type %q in order %q: %v of %d; want %v", seller, status, listingType, sort, res.Results, res.Total, want)
+					}
+				}
 			}
 		}
 	}

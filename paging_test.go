@@ -2,6 +2,7 @@ package marketplace_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -61,16 +62,23 @@ func TestPaging_EveryListFollowsTheOneRule(t *testing.T) {
 			return err
 		},
 	}
+	// The lists whose own maximum is below the house's, as the public API
+	// has it.
+	maxima := map[string]int{"seller items": stock.MaxSellerItemsLimit}
 	for name, list := range lists {
-		for _, w := range []paging.Page{{Offset: 0, Limit: -1}, {Offset: 0, Limit: paging.MaxLimit + 1}, {Offset: -1, Limit: 10}} {
-			want := errs.As(w.Check()).Message
+		most := paging.MaxLimit
+		if m, ok := maxima[name]; ok {
+			most = m
+		}
+		for _, w := range []paging.Page{{Offset: 0, Limit: -1}, {Offset: 0, Limit: most + 1}, {Offset: -1, Limit: 10}} {
+			want := errs.As(w.CheckMax(most)).Message
 			err := list(w.Offset, w.Limit)
 			if !errs.Is(err, errs.Invalid) || errs.As(err).Message != want {
 				t.Errorf("%s, offset %d limit %d: %v; want %q", name, w.Offset, w.Limit, err, want)
 			}
 		}
-		if err := list(0, paging.MaxLimit); errs.As(err) != nil && errs.As(err).Message == "Invalid limit: 1000. The maximum is 1000" {
-			t.Errorf("%s: the maximum itself was refused", name)
+		if err := list(0, most); errs.As(err) != nil && strings.HasPrefix(errs.As(err).Message, "Invalid limit") {
+			t.Errorf("%s: the maximum itself was refused: %v", name, err)
 		}
 	}
 }

@@ -110,19 +110,22 @@ func (s *Server) handleUsersMultiget(w http.ResponseWriter, r *http.Request, _ h
 }
 
 // sellerItemsResponse is the answer of a seller's item search, in the
-// public API's shape.
+// public API's shape: query is null (the public API documents no text
+// query on this route), orders the order applied and available_orders
+// every order offered, the applied one included, as the public API lists
+// them.
 type sellerItemsResponse struct {
-	SellerID        string   `json:"seller_id"`
-	Query           *string  `json:"query"`
-	Paging          paging   `json:"paging"`
-	Results         []string `json:"results"`
-	Orders          []any    `json:"orders"`
-	AvailableOrders []any    `json:"available_orders"`
+	SellerID        string             `json:"seller_id"`
+	Query           *string            `json:"query"`
+	Paging          paging             `json:"paging"`
+	Results         []string           `json:"results"`
+	Orders          []stock.SellerSort `json:"orders"`
+	AvailableOrders []stock.SellerSort `json:"available_orders"`
 }
 
 // handleSellerItems answers GET
-// /users/:user_id/items/search?status=&sku=&limit=&offset=: the seller's
-// item ids; the seller's own token only.
+// /users/:user_id/items/search?status=&listing_type_id=&sku=&tags=&orders=&limit=&offset=:
+// the seller's item ids; the seller's own token only.
 func (s *Server) handleSellerItems(w http.ResponseWriter, r *http.Request, p httprouter.Params, caller int64) error {
 	id, err := userIDParam(p, caller)
 	if err != nil {
@@ -133,18 +136,30 @@ func (s *Server) handleSellerItems(w http.ResponseWriter, r *http.Request, p htt
 	if err != nil {
 		return err
 	}
-	q := stock.SellerItemsQuery{Status: qv.Get("status"), SKU: qv.Get("sku"), Offset: pg.Offset, Limit: pg.Limit}
+	q := stock.SellerItemsQuery{Status: qv.Get("status"), ListingTypeID: qv.Get("listing_type_id"), SKU: qv.Get("sku"),
+		Sort: qv.Get("orders"), Offset: pg.Offset, Limit: pg.Limit}
 	if q.SKU == "" {
 		q.SKU = qv.Get("seller_sku")
+	}
+	for _, t := range strings.Split(qv.Get("tags"), ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			q.Tags = append(q.Tags, t)
+		}
 	}
 	res, err := s.m.Stock.SellerItems(r.Context(), caller, id, q)
 	if err != nil {
 		return err
 	}
-	s.writeJSON(w, http.StatusOK, sellerItemsResponse{
+	out := sellerItemsResponse{
 		SellerID: strconv.FormatInt(res.SellerID, 10),
 		Paging:   paging{Total: res.Total, Offset: pg.Offset, Limit: pg.Limit},
-		Results:  res.Results, Orders: []any{}, AvailableOrders: []any{},
-	})
+		Results:  res.Results, Orders: []stock.SellerSort{}, AvailableOrders: stock.SellerSorts,
+	}
+	for _, o := range stock.SellerSorts {
+		if o.ID == res.Sort {
+			out.Orders = append(out.Orders, o)
+		}
+	}
+	s.writeJSON(w, http.StatusOK, out)
 	return nil
 }

@@ -1,13 +1,18 @@
 package httpapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/matryer/is"
+
+	"github.com/marketplace/marketplace/money"
+	"github.com/marketplace/marketplace/stock"
 )
 
 // publicPaths are the reads the public API serves without a token, one per
@@ -239,7 +244,8 @@ func TestSellerItemsSearch_TheSellersItemIDsPagedAndFiltered(t *testing.T) {
 	res = w.do("GET", path, w.seller.Token, nil)
 	is.Equal(res.Status, http.StatusOK)
 	is.Equal(strings.TrimSpace(string(res.Raw)), fmt.Sprintf(`{"seller_id":"%d","query":null,"paging":{"total":3,"offset":0,"limit":50},`+
-		`"results":["%s","%s","%s"],"orders":[],"available_orders":[]}`, w.seller.ID, w.item, second, third))
+		`"results":["%s","%s","%s"],"orders":[{"id":"start_time_asc","name":"Order by start time ascending"}],"available_orders":%s}`,
+		w.seller.ID, w.item, second, third, sellerAvailableOrders))
 
 	page := w.do("GET", path+"?limit=1&offset=1", w.seller.Token, nil).Obj()
 	is.Equal(page["results"], []any{second})
@@ -251,6 +257,119 @@ func TestSellerItemsSearch_TheSellersItemIDsPagedAndFiltered(t *testing.T) {
 	is.Equal(paused["results"], []any{second}) // "me" is the token's user
 	sku := w.do("GET", path+"?sku=ABC-1", w.seller.Token, nil).Obj()
 	is.Equal(sku["results"], []any{}) // items carry no SKU
+}
+
+// sellerAvailableOrders is the available_orders of every seller item
+// search: the public API's list, in its order and words, without the
+// orders items here have no data for (stop time, total sold quantity,
+// inventory id).
+const sellerAvailableOrders = `[{"id":"start_time_asc","name":"Order by start time ascending"},` +
+	`{"id":"start_time_desc","name":"Order by start time descending"},` +
+	`{"id":"available_quantity_asc","name":"Order by available quantity ascending"},` +
+	`{"id":"available_quantity_desc","name":"Order by available quantity descending"},` +
+	`{"id":"sold_quantity_asc","name":"Order by sold quantity ascending"},` +
+	`{"id":"sold_quantity_desc","name":"Order by sold quantity descending"},` +
+	`{"id":"price_asc","name":"Order by price ascending"},` +
+	`{"id":"price_desc","name":"Order by price descending"},` +
+	`{"id":"last_updated_desc","name":"Order by lastUpdated descending"},` +
+	`{"id":"last_updated_asc","name":"Order by last updated ascending"}]`
+
+func TestSellerItemsSearch_OrdersSortTheIDsAndTheAnswerNamesTheOrderApplied(t *testing.T) {
+	is := is.New(t)
+	w := newQWorld(t) // w.item: 1500, published first
+	is.NoErr(w.clock.Advance(time.Minute))
+	second := w.mustItem(w.seller.ID)
+	is.NoErr(w.clock.Advance(time.Minute))
+	third := w.mustItem(w.seller.ID)
+	is.NoErr(w.clock.Advance(time.Minute))
+	is.Equal(w.do("PUT", "/items/"+third, w.seller.Token, map[string]any{"price": 900}).Status, http.StatusOK)
+	is.NoErr(w.clock.Advance(time.Minute))
+	is.Equal(w.do("PUT", "/items/"+w.item, w.seller.Token, map[string]any{"price": 2000.5}).Status, http.StatusOK)
+	is.Equal(w.do("PUT", "/items/"+second, w.seller.Token, map[string]any{"available_quantity": 1}).Status, http.StatusOK)
+
+	path := fmt.Sprintf("/users/%d/items/search", w.seller.ID)
+	for _, c := range []struct {
+		orders, name string
+		want         []string
+	}{
+		{"start_time_asc", "Order by start time ascending", []string{w.item, second, third}},
+		{"start_time_desc", "Order by start time descending", []string{third, second, w.item}},
+		{"price_asc", "Order by price ascending", []string{third, second, w.item}},
+		{"price_desc", "Order by price descending", []string{w.item, second, third}},
+		{"last_updated_asc", "Order by last updated ascending", []string{third, w.item, second}},
+		{"last_updated_desc", "Order by lastUpdated descending", []string{second, w.item, third}},
+		{"available_quantity_asc", "Order by available quantity ascending", []string{second, w.item, third}},
+		{"available_quantity_desc", "Order by available quantity descending", []string{third, w.item, second}},
+		{"sold_quantity_asc", "Order by sold quantity ascending", []string{w.item, second, third}},
+		{"sold_quantity_desc", "Order by sold quantity descending", []string{third, second, w.item}},
+	} {
+		t.Run(c.orders, func(t *testing.T) {
+			is := is.New(t)
+			res := w.do("GET", path+"?orders="+c.orders, w.seller.Token, nil)
+			is.Equal(res.Status, http.StatusOK)
+			is.Equal(strings.TrimSpace(string(res.Raw)), fmt.Sprintf(`{"seller_id":"%d","query":null,"paging":{"total":3,"offset":0,"limit":50},`+
+				`"results":["%s","%s","%s"],"orders":[{"id":"%s","name":"%s"}],"available_orders":%s}`,
+				w.seller.ID, c.want[0], c.want[1], c.want[2], c.orders, c.name, sellerAvailableOrders))
+		})
+	}
+	page := w.do("GET", path+"?orders=price_desc&limit=1&offset=1", w.seller.Token, nil).Obj()
+	is.Equal(page["results"], []any{second}) // the window is taken in the order asked
+}
+
+func TestSellerItemsSearch_ListingTypeStatusAndTagsFilterTogetherInAnyOrder(t *testing.T) {
+	is := is.New(t)
+	w := newQWorld(t) // w.item: gold_special, active, 1500
+	qty := int64(5)
+	publish := func(listingType string, price int64) string {
+		p, err := w.m.Stock.Publish(context.Background(), w.seller.ID, stock.NewItem{
+			Title: "Guitar", CategoryID: "MLA1055", Price: money.FromInt(price), ListingTypeID: listingType,
+			CurrencyID: "ARS", Condition: "new", AvailableQuantity: &qty,
+		})
+		is.NoErr(err)
+		return p.ID
+	}
+	proCheap := publish("gold_pro", 100)
+	proDear := publish("gold_pro", 5000)
+	pausedPro := publish("gold_pro", 50)
+	is.Equal(w.do("PUT", "/items/"+pausedPro, w.seller.Token, map[string]any{"status": "paused"}).Status, http.StatusOK)
+
+	path := fmt.Sprintf("/users/%d/items/search", w.seller.ID)
+	res := w.do("GET", path+"?listing_type_id=gold_pro&status=active&orders=price_desc", w.seller.Token, nil)
+	is.Equal(res.Status, http.StatusOK)
+	is.Equal(strings.TrimSpace(string(res.Raw)), fmt.Sprintf(`{"seller_id":"%d","query":null,"paging":{"total":2,"offset":0,"limit":50},`+
+		`"results":["%s","%s"],"orders":[{"id":"price_desc","name":"Order by price descending"}],"available_orders":%s}`,
+		w.seller.ID, proDear, proCheap, sellerAvailableOrders))
+
+	pro := w.do("GET", path+"?listing_type_id=gold_pro", w.seller.Token, nil).Obj()
+	is.Equal(pro["results"], []any{proCheap, proDear, pausedPro})
+	is.Equal(pro["paging"], map[string]any{"total": float64(3), "offset": float64(0), "limit": float64(50)})
+	special := w.do("GET", path+"?listing_type_id=gold_special&orders=price_asc", w.seller.Token, nil).Obj()
+	is.Equal(special["results"], []any{w.item})
+	free := w.do("GET", path+"?listing_type_id=free", w.seller.Token, nil).Obj()
+	is.Equal(free["results"], []any{}) // a listing type the seller has no item of
+	is.Equal(free["paging"], map[string]any{"total": float64(0), "offset": float64(0), "limit": float64(50)})
+	tagged := w.do("GET", path+"?tags=good_quality_thumbnail&listing_type_id=gold_pro", w.seller.Token, nil).Obj()
+	is.Equal(tagged["results"], []any{}) // items carry no tags
+	is.Equal(tagged["paging"], map[string]any{"total": float64(0), "offset": float64(0), "limit": float64(50)})
+	noTag := w.do("GET", path+"?tags=,&listing_type_id=gold_pro", w.seller.Token, nil).Obj()
+	is.Equal(noTag["results"], []any{proCheap, proDear, pausedPro}) // blanks between commas are no tags
+	query := w.do("GET", path+"?q=guitar", w.seller.Token, nil).Obj()
+	is.Equal(query["query"], nil) // no text query on this route
+	is.Equal(len(query["results"].([]any)), 4)
+}
+
+func TestSellerItemsSearch_AHundredIsTheLargestPage(t *testing.T) {
+	is := is.New(t)
+	w := newQWorld(t)
+	path := fmt.Sprintf("/users/%d/items/search", w.seller.ID)
+	res := w.do("GET", path+"?limit=100", w.seller.Token, nil)
+	is.Equal(res.Status, http.StatusOK)
+	is.Equal(res.Obj()["paging"], map[string]any{"total": float64(1), "offset": float64(0), "limit": float64(100)})
+	res = w.do("GET", path+"?limit=101", w.seller.Token, nil)
+	is.Equal(res.Status, http.StatusBadRequest)
+	is.Equal(strings.TrimSpace(string(res.Raw)), `{"message":"Invalid limit: 101. The maximum is 100","error":"bad_request","status":400,"cause":[]}`)
+	list := w.do("GET", fmt.Sprintf("/operator/items?seller_id=%d&limit=1000", w.seller.ID), testOperatorToken, nil)
+	is.Equal(list.Status, http.StatusOK) // the operator's list of a seller's items keeps the house's maximum
 }
 
 func TestSellerItemsSearch_Errors(t *testing.T) {
@@ -265,6 +384,13 @@ func TestSellerItemsSearch_Errors(t *testing.T) {
 		{"BadToken", path, "APP_USR-nope", 401, "Invalid access token"},
 		{"AnotherUser", path, w.other.Token, 403, fmt.Sprintf("The items of user %d can only be searched with that user's token", w.seller.ID)},
 		{"UnknownStatus", path + "?status=deleted", w.seller.Token, 400, "Invalid status: deleted. Valid values are: active, paused, closed"},
+		{"UnknownOrder", path + "?orders=stop_time_asc", w.seller.Token, 400, "Invalid orders: stop_time_asc. Valid values are: " +
+			"start_time_asc, start_time_desc, available_quantity_asc, available_quantity_desc, sold_quantity_asc, sold_quantity_desc, " +
+			"price_asc, price_desc, last_updated_desc, last_updated_asc"},
+		{"UnknownListingType", path + "?listing_type_id=platinum", w.seller.Token, 400, "Invalid listing_type_id: platinum. Valid values are: " +
+			"gold_pro, gold_premium, gold_special, gold, silver, bronze, free"},
+		{"LimitAboveAHundred", path + "?limit=101", w.seller.Token, 400, "Invalid limit: 101. The maximum is 100"},
+		{"NegativeOffset", path + "?offset=-1", w.seller.Token, 400, "Invalid offset: -1. It must be a non-negative integer"},
 		{"BadLimit", path + "?limit=x", w.seller.Token, 400, "Invalid limit: x. It must be a non-negative integer"},
 		{"BadUserID", "/users/abc/items/search", w.seller.Token, 400, "Invalid user_id: abc. It must be a positive integer"},
 	} {

@@ -257,7 +257,7 @@ var allRoutes = []route{
 	{"GET", "/categories/:category_id", nil, nil},
 	{"GET", "/items", []string{"ids"}, nil},
 	{"GET", "/users", []string{"ids"}, nil},
-	{"GET", "/users/:user_id/items/search", []string{"status", "sku", "seller_sku", "limit", "offset"}, nil},
+	{"GET", "/users/:user_id/items/search", []string{"status", "listing_type_id", "sku", "seller_sku", "tags", "orders", "limit", "offset"}, nil},
 }
 
 var authorizationQuery = []string{"response_type", "client_id", "redirect_uri", "state", "code_challenge", "code_challenge_method"}

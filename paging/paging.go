@@ -25,12 +25,16 @@ type Page struct {
 
 // Check returns the Invalid error of a window outside the rule, naming limit
 // before offset, or nil.
-func (p Page) Check() error {
+func (p Page) Check() error { return p.CheckMax(MaxLimit) }
+
+// CheckMax is Check for a list with a smaller maximum window than
+// MaxLimit: a limit above most is refused in the same words.
+func (p Page) CheckMax(most int) error {
 	switch {
 	case p.Limit < 0:
 		return errs.Invalidf("Invalid limit: %d. It must be a non-negative integer", p.Limit)
-	case p.Limit > MaxLimit:
-		return errs.Invalidf("Invalid limit: %d. The maximum is %d", p.Limit, MaxLimit)
+	case p.Limit > most:
+		return errs.Invalidf("Invalid limit: %d. The maximum is %d", p.Limit, most)
 	case p.Offset < 0:
 		return errs.Invalidf("Invalid offset: %d. It must be a non-negative integer", p.Offset)
 	}

@@ -21,6 +21,9 @@ const (
 	// benchPausedEvery: one item in so many is paused, so that the paused
 	// list is a tenth of the seller's items and the active one the rest.
 	benchPausedEvery = 10
+	// benchProEvery: one item in so many is gold_pro, the rest
+	// gold_special.
+	benchProEvery = 5
 )
 
 func benchItemSizes(b *testing.B) []int {
@@ -40,7 +43,8 @@ func benchItemSizes(b *testing.B) []int {
 }
 
 // benchSeller publishes n items of one seller through Publish, from 16
-// goroutines (Badger syncs a group of commits at once), and pauses one in
+// goroutines (Badger syncs a group of commits at once), one in
+// benchProEvery gold_pro, at prices 10 to 1,009, and pauses one in
 // benchPausedEvery of them through UpdateItem.
 func benchSeller(b *testing.B, e *env, n int) int64 {
 	b.Helper()
@@ -54,7 +58,11 @@ func benchSeller(b *testing.B, e *env, n int) int64 {
 		go func() {
 			defer wg.Done()
 			for i := w; i < n; i += workers {
-				p, err := e.svc.Publish(ctx, seller, plainItem(fmt.Sprint("Mesa de roble ", i), "10", 1))
+				in := plainItem(fmt.Sprint("Mesa de roble ", i), fmt.Sprint(10+(i*7919)%1000), 1)
+				if i%benchProEvery == 0 {
+					in.ListingTypeID = "gold_pro"
+				}
+				p, err := e.svc.Publish(ctx, seller, in)
 				if err == nil && i%benchPausedEvery == 0 {
 					_, err = e.svc.UpdateItem(ctx, seller, p.ID, stock.ItemUpdate{Status: &paused})
 				}
@@ -75,10 +83,12 @@ func benchSeller(b *testing.B, e *env, n int) int64 {
 
 // BenchmarkSellerItems: a page of 50 of GET /users/{id}/items/search
 // (SellerItems) with status=active (nine in ten items), status=paused (one
-// in ten) and no status, for one seller with 1,000 items and with
-// MARKETPLACE_BENCH_ITEMS items, on memory and on Badger (a folder on
-// disk). The stores are built first, the sizes then measured side by
-// side. Each search checks its total and its page.
+// in ten), no status, status=active sorted price_desc, and
+// listing_type_id=gold_pro (one in five) sorted last_updated_desc, for one
+// seller with 1,000 items and with MARKETPLACE_BENCH_ITEMS items, on
+// memory and on Badger (a folder on disk). The stores are built first, the
+// sizes then measured side by side. Each search checks its total and its
+// page.
 func BenchmarkSellerItems(b *testing.B) {
 	backends := []struct {
 		name string
@@ -92,6 +102,19 @@ func BenchmarkSellerItems(b *testing.B) {
 			}
 			return st
 		}},
+	}
+	cases := []struct {
+		name string
+		q    stock.SellerItemsQuery
+		want func(n int) int
+	}{
+		{"active", stock.SellerItemsQuery{Status: stock.StatusActive}, func(n int) int { return n - (n+benchPausedEvery-1)/benchPausedEvery }},
+		{"paused", stock.SellerItemsQuery{Status: stock.StatusPaused}, func(n int) int { return (n + benchPausedEvery - 1) / benchPausedEvery }},
+		{"all", stock.SellerItemsQuery{}, func(n int) int { return n }},
+		{"active_price_desc", stock.SellerItemsQuery{Status: stock.StatusActive, Sort: stock.SellerSortPriceDesc},
+			func(n int) int { return n - (n+benchPausedEvery-1)/benchPausedEvery }},
+		{"gold_pro_last_updated_desc", stock.SellerItemsQuery{ListingTypeID: "gold_pro", Sort: stock.SellerSortLastUpdatedDesc},
+			func(n int) int { return (n + benchProEvery - 1) / benchProEvery }},
 	}
 	for _, backend := range backends {
 		b.Run(backend.name, func(b *testing.B) {
@@ -108,20 +131,11 @@ func BenchmarkSellerItems(b *testing.B) {
 				stores = append(stores, built{n: n, e: e, seller: benchSeller(b, e, n)})
 			}
 			for _, st := range stores {
-				for _, status := range []string{stock.StatusActive, stock.StatusPaused, ""} {
-					want := st.n
-					switch status {
-					case stock.StatusActive:
-						want = st.n - (st.n+benchPausedEvery-1)/benchPausedEvery
-					case stock.StatusPaused:
-						want = (st.n + benchPausedEvery - 1) / benchPausedEvery
-					}
-					name := status
-					if name == "" {
-						name = "all"
-					}
-					b.Run(fmt.Sprintf("items=%d/%s", st.n, name), func(b *testing.B) {
-						q := stock.SellerItemsQuery{Status: status, Limit: 50}
+				for _, c := range cases {
+					want := c.want(st.n)
+					b.Run(fmt.Sprintf("items=%d/%s", st.n, c.name), func(b *testing.B) {
+						q := c.q
+						q.Limit = 50
 						for b.Loop() {
 							res, err := st.e.svc.SellerItems(ctx, st.seller, st.seller, q)
 							if err != nil {

@@ -12,19 +12,28 @@ import (
 //	stk/upitem/<user_product_id>/<item_id> -> empty; the items a user product groups
 //	stk/seller/<seller_id>/<item_id>      -> empty; a seller's items
 //
-// A seller's items by status (sellerindex.go), written in the transaction
-// of every item change that moves a status (publication, the seller's
-// update, a quantity that pauses or reactivates the item, close), and the
-// number of the seller's items, in all and in each status, kept beside the
-// lists (kv.Counter, sellerCounterShards shards, each item always on the
-// shard of its number: a seller's concurrent publications add to different
-// keys). So a page of GET /users/{id}/items/search reads its total with
-// point reads and its ids as the keys up to the page's end, with or
-// without a status, at any number of items; SellerIndexMigration
-// (migrate.go) builds both on an older store.
+// A seller's items sorted (sellerindex.go), written in the transaction of
+// every item change (publication, the seller's update, a stock write or a
+// sale that moves quantities or pauses and reactivates the item, close, a
+// relist's new item): one list per (status, listing type) pair, "" standing
+// for any, so four lists per item (any/any, its status/any, any/its listing
+// type, its status/its listing type), each with one entry per sort field.
+// Beside each list, the number of its items (kv.Counter, 64 shards, each
+// item always on the shard of its number: a seller's concurrent
+// publications add to different keys). So a page of GET
+// /users/{id}/items/search reads its total with point reads and its ids as
+// the keys of one list up to the page's end, for every combination of
+// status, listing type and order. SellerIndexMigration (migration 11)
+// built the counts of any listing type and the id-ordered lists by status
+// (stk/sst) that the sorted lists replaced; SellerSortMigration (migration
+// 12, migrate.go) builds the sorted lists and the counts by listing type
+// and deletes stk/sst.
 //
-//	stk/sst/<seller_id>/<status>/<item_id> -> empty
+//	stk/sso/<seller_id>/<status or "">/<listing type or "">/<field>/<value>/<id length>/<item_id> -> empty
+//	    field "t": date_created, "u": last_updated (Unix milliseconds);
+//	    "p": price in hundredths; "q": available_quantity; "s": sold_quantity
 //	stk/scnt/<seller_id>/<status or "">[<shard>] -> number of the seller's items (of that status)
+//	stk/slcnt/<seller_id>/<status or "">/<listing type>[<shard>] -> number of the seller's items of that listing type (and status)
 
 // Item numbers are firstItemNumber - 1 + the next number of the store's
 // itemSequence, user product numbers likewise from userProductSequence.
@@ -51,22 +60,23 @@ func sellerItemKey(sellerID int64, itemID string) []byte {
 	return keycodec.Key(sellerItemsPrefix(sellerID)).Str(itemID)
 }
 
-func sellerStatusPrefix(sellerID int64, status string) []byte {
-	return keycodec.New("stk/sst").Int(sellerID).Str(status)
-}
-
-func sellerStatusKey(sellerID int64, status, itemID string) []byte {
-	return keycodec.Key(sellerStatusPrefix(sellerID, status)).Str(itemID)
+func sellerSortPrefix(sellerID int64, status, listingType, field string) []byte {
+	return keycodec.New("stk/sso").Int(sellerID).Str(status).Str(listingType).Str(field)
 }
 
 // sellerCounterShards spreads a seller's counts over the most shards a
 // counter has, as the questions' seller tallies: every client of a seller
-// may publish at once, and each publication adds to two counts.
+// may publish at once, and each publication adds to four counts.
 const sellerCounterShards = kv.MaxCounterShards
 
-// sellerCounter counts the seller's items of status ("" for all of them).
-func sellerCounter(sellerID int64, status string) kv.Counter {
-	return kv.NewCounter(keycodec.New("stk/scnt").Int(sellerID).Str(status), sellerCounterShards)
+// sellerListCounter counts the seller's items of status and listing type
+// ("" for any). The counts of any listing type were written before those
+// by listing type, under their own namespace.
+func sellerListCounter(sellerID int64, status, listingType string) kv.Counter {
+	if listingType == "" {
+		return kv.NewCounter(keycodec.New("stk/scnt").Int(sellerID).Str(status), sellerCounterShards)
+	}
+	return kv.NewCounter(keycodec.New("stk/slcnt").Int(sellerID).Str(status).Str(listingType), sellerCounterShards)
 }
 
 // Search index (see search.go), written in the transaction of every item

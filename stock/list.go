@@ -30,11 +30,18 @@ func (s *Service) SellerItemsOf(ctx context.Context, sellerID int64, p paging.Pa
 		if _, err := accounts.GetUser(tx, sellerID); err != nil {
 			return err
 		}
-		ids, total, err := sellerPage(tx, sellerID, "", p.Offset, p.Limit)
+		total, err := sellerTotal(tx, sellerID, "", "")
 		if err != nil {
 			return err
 		}
 		out.Total = total
+		if p.Offset >= total {
+			return nil
+		}
+		ids, err := sellerWindow(tx, sellerItemsPrefix(sellerID), false, p.Offset, p.Limit, readListedID)
+		if err != nil {
+			return err
+		}
 		for _, id := range ids {
 			item, err := GetItem(tx, id)
 			if err != nil {

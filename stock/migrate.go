@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 
 	"golang.org/x/text/cases"
@@ -125,6 +126,160 @@ func indexSellerV11(tx storage.Tx, _, value []byte) error {
 	return nil
 }
 
+// SellerSortMigration builds the sorted lists of each seller's items
+// (stk/sso: by status and listing type, "" for any, one entry per sort
+// field) and the counts by listing type (stk/slcnt) from the items and
+// their user products, clearing first whatever keys of either an
+// interrupted earlier attempt left, and deletes the id-ordered lists by
+// status (stk/sst) that the sorted lists replace. The counts of any
+// listing type (stk/scnt, migration 11) stay as they are.
+func SellerSortMigration() schema.Migration {
+	return schema.Migration{
+		Name: "stock: seller's items sorted by status and listing type (stk/sso), counts by listing type (stk/slcnt); stk/sst deleted",
+		Chunk: schema.Phases(
+			schema.Phase{Range: storage.Prefix(keycodec.New("stk/slcnt")), Each: schema.DeleteKey},
+			schema.Phase{Range: storage.Prefix(keycodec.New("stk/sso")), Each: schema.DeleteKey},
+			schema.Phase{Range: storage.Prefix(keycodec.New("stk/item")), Each: indexSellerSortsV12},
+			schema.Phase{Range: storage.Prefix(keycodec.New("stk/sst")), Each: schema.DeleteKey},
+		),
+	}
+}
+
+// timeLayoutV12 is how item dates are written.
+const timeLayoutV12 = "2006-01-02T15:04:05.000Z07:00"
+
+// indexSellerSortsV12 writes an item's entries in its seller's four sorted
+// lists (any status or its own, any listing type or its own), one per
+// field: "t" date_created and "u" last_updated in Unix milliseconds (0 when
+// unreadable), "p" price in hundredths (truncated), "q" its user product's
+// quantity, "s" its sold quantity; each value followed by the id's length
+// and the id. It counts the item in the counts of its listing type, of
+// any status and of its own, into the counters' first shard.
+func indexSellerSortsV12(tx storage.Tx, _, value []byte) error {
+	it, err := decodeItemV1or2(value)
+	if err != nil {
+		return err
+	}
+	upID := it.Strings[10]
+	up, err := tx.Get(keycodec.New("stk/up").Str(upID))
+	if err != nil {
+		return fmt.Errorf("item %s user product %s: %w", it.id(), upID, err)
+	}
+	quantity, err := userProductQuantityV12(up)
+	if err != nil {
+		return fmt.Errorf("user product %s: %w", upID, err)
+	}
+	millis := func(s string) int64 {
+		t, err := time.Parse(timeLayoutV12, s)
+		if err != nil {
+			return 0
+		}
+		return t.UnixMilli()
+	}
+	fields := []struct {
+		tag   string
+		value int64
+	}{
+		{"t", millis(it.Strings[13])}, {"p", priceHundredthsV12(it.price())}, {"u", millis(it.Strings[14])},
+		{"q", quantity}, {"s", it.Sold},
+	}
+	status, listingType := it.status(), it.Strings[7]
+	idLen := int64(len(it.id()))
+	for _, l := range [][2]string{{"", ""}, {status, ""}, {"", listingType}, {status, listingType}} {
+		for _, f := range fields {
+			k := keycodec.New("stk/sso").Int(it.SellerID).Str(l[0]).Str(l[1]).Str(f.tag).Int(f.value).Int(idLen).Str(it.id())
+			if err := tx.Set(k, nil); err != nil {
+				return err
+			}
+		}
+	}
+	for _, st := range []string{"", status} {
+		if err := kv.NewCounter(keycodec.New("stk/slcnt").Int(it.SellerID).Str(st).Str(listingType), 1).Add(tx, 1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// priceHundredthsV12 reads a stored price (a plain decimal) in hundredths,
+// truncating further decimals; one that does not parse is 0.
+func priceHundredthsV12(s string) int64 {
+	intPart, frac, _ := strings.Cut(s, ".")
+	frac = (frac + "00")[:2]
+	n, err := strconv.ParseInt(intPart+frac, 10, 64)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// userProductQuantityV12 reads the quantity of a user product record
+// (format 1: format byte, version varint, user id varint, flags byte (bit
+// 0: multi-origin), plain quantity varint, id and site id strings,
+// location count uvarint, per location store id and network node id
+// strings and quantity varint): the plain quantity, or the sum of the
+// locations' of a multi-origin one.
+func userProductQuantityV12(b []byte) (int64, error) {
+	bad := errors.New("corrupt user product record")
+	if len(b) == 0 || b[0] != 1 {
+		return 0, errors.New("user product record of an unknown format")
+	}
+	b = b[1:]
+	varint := func() (int64, bool) {
+		v, k := binary.Varint(b)
+		if k <= 0 {
+			return 0, false
+		}
+		b = b[k:]
+		return v, true
+	}
+	skipStrings := func(count int) bool {
+		for range count {
+			n, k := binary.Uvarint(b)
+			if k <= 0 || n > uint64(len(b)-k) {
+				return false
+			}
+			b = b[k+int(n):]
+		}
+		return true
+	}
+	if _, ok := varint(); !ok { // version
+		return 0, bad
+	}
+	if _, ok := varint(); !ok { // user id
+		return 0, bad
+	}
+	if len(b) == 0 {
+		return 0, bad
+	}
+	multiOrigin := b[0]&1 != 0
+	b = b[1:]
+	plain, ok := varint()
+	if !ok || !skipStrings(2) { // id, site id
+		return 0, bad
+	}
+	if !multiOrigin {
+		return plain, nil
+	}
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)) {
+		return 0, bad
+	}
+	b = b[k:]
+	var sum int64
+	for range n {
+		if !skipStrings(2) { // store id, network node id
+			return 0, bad
+		}
+		q, ok := varint()
+		if !ok {
+			return 0, bad
+		}
+		sum += q
+	}
+	return sum, nil
+}
+
 // titleWordsV3 returns the distinct words of a title, sorted, folded as
 // SearchFoldMigration's index is: NFKD, nonspacing marks removed, Unicode
 // case folding, and the stroked letters of baseLettersV3.
@@ -176,6 +331,8 @@ type itemV2 struct {
 	Channels         []string
 	CatalogListing   bool
 	CatalogProductID *string
+	// Sold is the sold quantity of a format 3 record, 0 before.
+	Sold int64
 }
 
 func (it itemV2) id() string     { return it.Strings[0] }
@@ -187,8 +344,9 @@ func (it itemV2) status() string { return it.Strings[9] }
 // decodeItemV1or2 reads format 1 (format byte 1, seller id varint, the 15
 // strings, the channel count and channels) and format 2 (the same with
 // format byte 2, then a flags byte and the catalog product id). Of a
-// format 3 record (format 2 followed by the sale fields, which the
-// migrations do not read) it reads the format 2 part.
+// format 3 record (format 2 followed by the sale fields) it reads the
+// format 2 part and the sold quantity that follows it, the one sale field
+// a migration reads (SellerSortMigration).
 func decodeItemV1or2(b []byte) (itemV2, error) {
 	if len(b) == 0 || (b[0] != 1 && b[0] != 2 && b[0] != 3) {
 		return itemV2{}, errors.New("item record of an unknown format")
@@ -242,6 +400,13 @@ func decodeItemV1or2(b []byte) (itemV2, error) {
 		if flags&2 != 0 {
 			it.CatalogProductID = &cp
 		}
+	}
+	if format == 3 {
+		v, k := binary.Varint(b)
+		if k <= 0 {
+			return itemV2{}, bad
+		}
+		it.Sold = v
 	}
 	return it, nil
 }

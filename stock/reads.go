@@ -3,9 +3,11 @@ package stock
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/marketplace/marketplace/accounts"
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/fees"
 	"github.com/marketplace/marketplace/paging"
 	"github.com/marketplace/marketplace/storage"
 )
@@ -46,13 +48,25 @@ func (s *Service) Items(ctx context.Context, ids []string) ([]ItemResult, error)
 	return out, nil
 }
 
-// SellerItemsQuery filters and pages a seller's items.
+// MaxSellerItemsLimit is the largest page of the seller's item search, as
+// in the public API (the house's lists allow paging.MaxLimit).
+const MaxSellerItemsLimit = 100
+
+// SellerItemsQuery filters, orders and pages a seller's items.
 type SellerItemsQuery struct {
 	// Status keeps the items in that status (active, paused or closed).
 	Status string
+	// ListingTypeID keeps the items of that listing type (one of
+	// fees.ListingTypeIDs).
+	ListingTypeID string
 	// SKU keeps the items with that seller SKU. Items carry no SKU yet, so
 	// a SKU matches nothing.
-	SKU    string
+	SKU string
+	// Tags keeps the items that carry every tag named. Items carry no tags
+	// yet, so a tag matches nothing.
+	Tags []string
+	// Sort is one of SellerSorts' ids; "" is DefaultSellerSort.
+	Sort   string
 	Offset int
 	Limit  int
 }
@@ -60,35 +74,53 @@ type SellerItemsQuery struct {
 // SellerItems is a page of a seller's item ids.
 type SellerItems struct {
 	SellerID int64
-	Results  []string
-	Total    int
+	// Sort is the order applied.
+	Sort    string
+	Results []string
+	Total   int
 }
 
 var itemStatuses = []string{StatusActive, StatusPaused, StatusClosed}
 
-// SellerItems returns the ids of the seller's items, in id order (the order
-// of publication), filtered and paged. Only the seller sees them, as in the
-// public API. The total is a count kept beside the seller's lists (all its
-// items, and those of each status), and the page the list's keys up to its
-// end: the same cost at a thousand items as at a hundred thousand. Errors: Forbidden (another user's items), Invalid (unknown
-// status, negative paging).
+// SellerItems returns the ids of the seller's items, filtered by status and
+// listing type, in the order asked (DefaultSellerSort when none), paged.
+// Only the seller sees them, as in the public API. Every combination of
+// filters and order is read from one list of the seller kept sorted beside
+// the items (keys.go), with its total from the list's count: no item
+// record is read, and at most offset+limit keys, whatever the number of
+// the seller's items. Errors: Forbidden (another user's items), Invalid
+// (unknown status, listing type or order, negative paging, a limit above
+// MaxSellerItemsLimit).
 func (s *Service) SellerItems(ctx context.Context, caller, sellerID int64, q SellerItemsQuery) (SellerItems, error) {
 	if caller != sellerID {
 		return SellerItems{}, errs.Forbiddenf("The items of user %d can only be searched with that user's token", sellerID)
 	}
 	if q.Status != "" && !slices.Contains(itemStatuses, q.Status) {
-		return SellerItems{}, errs.Invalidf("Invalid status: %s. Valid values are: %s, %s, %s", q.Status, itemStatuses[0], itemStatuses[1], itemStatuses[2])
+		return SellerItems{}, errs.Invalidf("Invalid status: %s. Valid values are: %s", q.Status, strings.Join(itemStatuses, ", "))
 	}
-	if err := paging.Check(q.Offset, q.Limit); err != nil {
+	if q.ListingTypeID != "" && !fees.IsListingType(q.ListingTypeID) {
+		return SellerItems{}, errs.Invalidf("Invalid listing_type_id: %s. Valid values are: %s", q.ListingTypeID, strings.Join(fees.ListingTypeIDs, ", "))
+	}
+	if q.Sort == "" {
+		q.Sort = DefaultSellerSort
+	}
+	if _, _, ok := sellerSortWalk(q.Sort); !ok {
+		ids := make([]string, len(SellerSorts))
+		for i, o := range SellerSorts {
+			ids[i] = o.ID
+		}
+		return SellerItems{}, errs.Invalidf("Invalid orders: %s. Valid values are: %s", q.Sort, strings.Join(ids, ", "))
+	}
+	if err := (paging.Page{Offset: q.Offset, Limit: q.Limit}).CheckMax(MaxSellerItemsLimit); err != nil {
 		return SellerItems{}, err
 	}
-	out := SellerItems{SellerID: sellerID, Results: []string{}}
-	if q.SKU != "" {
+	out := SellerItems{SellerID: sellerID, Sort: q.Sort, Results: []string{}}
+	if q.SKU != "" || len(q.Tags) > 0 {
 		return out, nil
 	}
 	err := s.store.View(ctx, func(tx storage.Tx) error {
 		var err error
-		out.Results, out.Total, err = sellerPage(tx, sellerID, q.Status, q.Offset, q.Limit)
+		out.Results, out.Total, err = sellerSortedPage(tx, sellerID, q.Status, q.ListingTypeID, q.Sort, q.Offset, q.Limit)
 		return err
 	})
 	if err != nil {

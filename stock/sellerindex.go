@@ -2,41 +2,180 @@ package stock
 
 import (
 	"hash/fnv"
+	"slices"
 	"strconv"
+	"time"
 
 	"github.com/marketplace/marketplace/errs"
 	"github.com/marketplace/marketplace/internal/keycodec"
 	"github.com/marketplace/marketplace/storage"
 )
 
-// indexSeller moves the item's entries of its seller's lists (keys.go: all
-// the seller's items, and those of its status) and their counts from
-// before (zero for a new item) to after. A seller's item never changes
-// seller, and is never deleted.
+// Orders of the seller's item search (SellerItemsQuery.Sort), named as
+// the public API names them. A _desc order is the exact reverse of its
+// _asc order, ties included: equal values are in publication order
+// ascending, and newest first descending.
+const (
+	SellerSortStartTimeAsc          = "start_time_asc"
+	SellerSortStartTimeDesc         = "start_time_desc"
+	SellerSortAvailableQuantityAsc  = "available_quantity_asc"
+	SellerSortAvailableQuantityDesc = "available_quantity_desc"
+	SellerSortSoldQuantityAsc       = "sold_quantity_asc"
+	SellerSortSoldQuantityDesc      = "sold_quantity_desc"
+	SellerSortPriceAsc              = "price_asc"
+	SellerSortPriceDesc             = "price_desc"
+	SellerSortLastUpdatedDesc       = "last_updated_desc"
+	SellerSortLastUpdatedAsc        = "last_updated_asc"
+)
+
+// DefaultSellerSort is the order of a seller's item search that asks for
+// none. The public API's default, stop_time_asc, orders by the end of the
+// listing; items here have no end, and their start (date_created) is the
+// order of publication whenever the clock moved forward between them.
+const DefaultSellerSort = SellerSortStartTimeAsc
+
+// SellerSort is one order of the seller's item search: its id and the name
+// the answer shows beside it.
+type SellerSort struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// SellerSorts are the orders of the seller's item search, in the public
+// API's order of available_orders (those of its list that items here have
+// the data for; the names are the public API's, "lastUpdated" included).
+var SellerSorts = []SellerSort{
+	{SellerSortStartTimeAsc, "Order by start time ascending"},
+	{SellerSortStartTimeDesc, "Order by start time descending"},
+	{SellerSortAvailableQuantityAsc, "Order by available quantity ascending"},
+	{SellerSortAvailableQuantityDesc, "Order by available quantity descending"},
+	{SellerSortSoldQuantityAsc, "Order by sold quantity ascending"},
+	{SellerSortSoldQuantityDesc, "Order by sold quantity descending"},
+	{SellerSortPriceAsc, "Order by price ascending"},
+	{SellerSortPriceDesc, "Order by price descending"},
+	{SellerSortLastUpdatedDesc, "Order by lastUpdated descending"},
+	{SellerSortLastUpdatedAsc, "Order by last updated ascending"},
+}
+
+// sellerSortTags are the sort fields of the seller's lists (keys.go), in
+// the order of the entries an item has in each list.
+const (
+	sellerTagStart     = "t"
+	sellerTagPrice     = "p"
+	sellerTagUpdated   = "u"
+	sellerTagAvailable = "q"
+	sellerTagSold      = "s"
+)
+
+var sellerTags = [...]string{sellerTagStart, sellerTagPrice, sellerTagUpdated, sellerTagAvailable, sellerTagSold}
+
+// sellerSortWalk is the list field an order reads and whether it reads it
+// backwards.
+func sellerSortWalk(sort string) (tag string, reverse bool, ok bool) {
+	switch sort {
+	case SellerSortStartTimeAsc, SellerSortStartTimeDesc:
+		tag = sellerTagStart
+	case SellerSortPriceAsc, SellerSortPriceDesc:
+		tag = sellerTagPrice
+	case SellerSortLastUpdatedAsc, SellerSortLastUpdatedDesc:
+		tag = sellerTagUpdated
+	case SellerSortAvailableQuantityAsc, SellerSortAvailableQuantityDesc:
+		tag = sellerTagAvailable
+	case SellerSortSoldQuantityAsc, SellerSortSoldQuantityDesc:
+		tag = sellerTagSold
+	default:
+		return "", false, false
+	}
+	return tag, sort[len(sort)-len("_desc"):] == "_desc", true
+}
+
+// sellerSortValues are the item's values of sellerTags: its start and last
+// update in milliseconds, its price in hundredths (as site search sorts
+// it), its available and sold quantities.
+func sellerSortValues(it Item) [len(sellerTags)]int64 {
+	return [...]int64{stampMillis(it.DateCreated), priceHundredths(string(it.Price)), stampMillis(it.LastUpdated),
+		it.AvailableQuantity, it.SoldQuantity}
+}
+
+// stampMillis reads a stored date; one that does not parse (never written
+// so) sorts first.
+func stampMillis(s string) int64 {
+	t, err := time.Parse(TimeLayout, s)
+	if err != nil {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// sellerLists are the lists an item is in: every (status, listing type)
+// pair of its own status or "" and its own listing type or "".
+func sellerLists(it Item) [4][2]string {
+	return [4][2]string{{"", ""}, {it.Status, ""}, {"", it.ListingTypeID}, {it.Status, it.ListingTypeID}}
+}
+
+// sellerEntries are the item's keys in its seller's sorted lists.
+func sellerEntries(it Item) []string {
+	vals := sellerSortValues(it)
+	idLen := int64(len(it.ID))
+	out := make([]string, 0, 4*len(sellerTags))
+	for _, l := range sellerLists(it) {
+		for i, tag := range sellerTags {
+			k := keycodec.Key(sellerSortPrefix(it.SellerID, l[0], l[1], tag)).Int(vals[i]).Int(idLen).Str(it.ID)
+			out = append(out, string(k))
+		}
+	}
+	return out
+}
+
+// indexSeller moves the item's entries of its seller's lists (keys.go: the
+// list of all the seller's items in id order, and the sorted lists of each
+// status and listing type) and their counts from before (zero for a new
+// item) to after. A seller's item never changes seller nor listing type,
+// and is never deleted.
 func indexSeller(tx storage.Tx, before, after Item) error {
 	spread := itemSpread(after)
+	var old []string
 	if before.ID == "" {
 		if err := tx.Set(sellerItemKey(after.SellerID, after.ID), nil); err != nil {
 			return err
 		}
-		if err := sellerCounter(after.SellerID, "").AddAt(tx, 1, spread); err != nil {
-			return err
-		}
 	} else {
-		if before.Status == after.Status {
-			return nil
+		old = sellerEntries(before)
+	}
+	now := sellerEntries(after)
+	for _, k := range old {
+		if !slices.Contains(now, k) {
+			if err := tx.Delete([]byte(k)); err != nil {
+				return err
+			}
 		}
-		if err := tx.Delete(sellerStatusKey(before.SellerID, before.Status, before.ID)); err != nil {
-			return err
+	}
+	for _, k := range now {
+		if !slices.Contains(old, k) {
+			if err := tx.Set([]byte(k), nil); err != nil {
+				return err
+			}
 		}
-		if err := sellerCounter(before.SellerID, before.Status).AddAt(tx, -1, spread); err != nil {
+	}
+	var was [4][2]string
+	if before.ID != "" {
+		was = sellerLists(before)
+	}
+	is := sellerLists(after)
+	for i := range is {
+		if before.ID != "" && was[i] == is[i] {
+			continue
+		}
+		if before.ID != "" {
+			if err := sellerListCounter(before.SellerID, was[i][0], was[i][1]).AddAt(tx, -1, spread); err != nil {
+				return err
+			}
+		}
+		if err := sellerListCounter(after.SellerID, is[i][0], is[i][1]).AddAt(tx, 1, spread); err != nil {
 			return err
 		}
 	}
-	if err := tx.Set(sellerStatusKey(after.SellerID, after.Status, after.ID), nil); err != nil {
-		return err
-	}
-	return sellerCounter(after.SellerID, after.Status).AddAt(tx, 1, spread)
+	return nil
 }
 
 // itemSpread picks the item's shard of its seller's counts: its number,
@@ -53,44 +192,74 @@ func itemSpread(it Item) uint64 {
 	return h.Sum64()
 }
 
-// sellerPage reads the seller's items of status ("" for all) as a total,
-// from the list's count, and the ids of the window offset, limit, from the
-// list's keys up to the window's end: at most offset+limit keys, whatever
-// the number of the seller's items.
-func sellerPage(tx storage.Tx, sellerID int64, status string, offset, limit int) ([]string, int, error) {
-	c := sellerCounter(sellerID, status)
+// sellerTotal reads the number of the seller's items of status and listing
+// type ("" for any) from the list's count: sellerCounterShards point reads.
+func sellerTotal(tx storage.Tx, sellerID int64, status, listingType string) (int, error) {
+	c := sellerListCounter(sellerID, status, listingType)
 	shards := make([][]byte, sellerCounterShards)
 	for i := range shards {
 		shards[i] = c.ShardKey(uint64(i))
 	}
 	if err := storage.Prefetch(tx, shards...); err != nil {
-		return nil, 0, err
+		return 0, err
 	}
 	n, err := c.Read(tx)
-	if err != nil {
-		return nil, 0, err
-	}
-	total := int(n)
+	return int(n), err
+}
+
+// sellerWindow reads the ids of the window offset, limit of a seller's
+// list (a prefix whose keys end in the id, read by read), walked forwards
+// or backwards: at most offset+limit keys, whatever the list's length.
+func sellerWindow(tx storage.Tx, prefix []byte, reverse bool, offset, limit int, read func(*keycodec.Reader) string) ([]string, error) {
 	ids := []string{}
-	if limit == 0 || offset >= total {
-		return ids, total, nil
+	if limit == 0 {
+		return ids, nil
 	}
-	prefix := sellerItemsPrefix(sellerID)
-	if status != "" {
-		prefix = sellerStatusPrefix(sellerID, status)
-	}
-	it := tx.Iterate(storage.Prefix(prefix))
+	r := storage.Prefix(prefix)
+	r.Reverse = reverse
+	it := tx.Iterate(r)
 	defer it.Close()
 	for seen := 0; len(ids) < limit && it.Valid(); it.Next() {
 		if seen >= offset {
-			r := keycodec.Read(it.Key()[len(prefix):])
-			id := r.Str()
-			if err := r.Err(); err != nil {
-				return nil, 0, errs.Internalf(err, "seller %d item key", sellerID)
+			kr := keycodec.Read(it.Key()[len(prefix):])
+			id := read(kr)
+			if err := kr.Err(); err != nil {
+				return nil, errs.Internalf(err, "seller list key %x", it.Key())
 			}
 			ids = append(ids, id)
 		}
 		seen++
 	}
-	return ids, total, nil
+	return ids, nil
+}
+
+// readListedID reads the id of a key of the list of all a seller's items.
+func readListedID(r *keycodec.Reader) string { return r.Str() }
+
+// readSortedID reads the id of a key of a sorted list: after its value and
+// the id's length.
+func readSortedID(r *keycodec.Reader) string {
+	r.Int()
+	r.Int()
+	return r.Str()
+}
+
+// sellerSortedPage reads a page of the seller's items of status and
+// listing type ("" for any) in order sort (one of SellerSorts): its total
+// from the list's count and its ids from the sorted list up to the page's
+// end.
+func sellerSortedPage(tx storage.Tx, sellerID int64, status, listingType, sort string, offset, limit int) ([]string, int, error) {
+	total, err := sellerTotal(tx, sellerID, status, listingType)
+	if err != nil {
+		return nil, 0, err
+	}
+	tag, reverse, ok := sellerSortWalk(sort)
+	if !ok {
+		return nil, 0, errs.Internalf(nil, "seller sort %q", sort)
+	}
+	if offset >= total {
+		return []string{}, total, nil
+	}
+	ids, err := sellerWindow(tx, sellerSortPrefix(sellerID, status, listingType, tag), reverse, offset, limit, readSortedID)
+	return ids, total, err
 }
