@@ -85,6 +85,7 @@ type writeConfig struct {
 	starveAskers     int
 	starveSearchers  int
 	starveQuestions  int
+	searchSlots      int
 }
 
 func (c *writeConfig) flags() {
@@ -104,6 +105,7 @@ func (c *writeConfig) flags() {
 	flag.IntVar(&c.starveAskers, "starve-askers", 4, "-write: ask clients of the pgstarve phase")
 	flag.IntVar(&c.starveSearchers, "starve-searchers", 6, "-write: search clients of the pgstarve phase")
 	flag.IntVar(&c.starveQuestions, "starve-questions", 20_000, "-write: questions on the searched item of the pgstarve phase")
+	flag.IntVar(&c.searchSlots, "concurrent-searches", 0, "-write: the servers' -concurrent-searches (0: the server's default)")
 	flag.IntVar(&c.pgConns, "pg-conns", 4, "-write: connections in the pool of each server on PostgreSQL (0: pool_max_conns of the URL, else pgx's default)")
 }
 
@@ -420,7 +422,8 @@ func (b *writeBench) startAsServer(st storage.Store) *engine {
 	opts := marketplace.Options{Logger: logger, Notifications: notify.Options{OnAttempt: met.NotificationAttempt}}
 	e := b.startWith(st, opts, func(m *marketplace.Marketplace) httpapi.Config {
 		met.Engine(m)
-		return httpapi.Config{Logger: logger, Journal: journal.New(journal.DefaultSize), Metrics: met}
+		return httpapi.Config{Logger: logger, Journal: journal.New(journal.DefaultSize), Metrics: met,
+			ConcurrentSearches: b.cfg.searchSlots}
 	})
 	stop := e.stop
 	e.stop = func() {

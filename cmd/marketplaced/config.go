@@ -127,7 +127,7 @@ func newFlags(c *Config, cors *originList, stderr io.Writer) flags {
 	fs.oneOf(&c.LogLevel, "log-level", "info", []string{"debug", "info", "warn", "error"}, "log level: debug, info, warn, error")
 	fs.duration(&c.ShutdownTimeout, "shutdown-timeout", 10*time.Second, "how long in-flight requests may finish on shutdown")
 	fs.duration(&c.RequestTimeout, "request-timeout", httpapi.DefaultRequestTimeout, "longest time a request of the API may work before it is answered 503 request_timeout (operator routes are not bound)")
-	fs.integer(&c.ConcurrentSearches, "concurrent-searches", 0, "searches (of questions, orders, a seller's items, a site) that run at once; the others wait for a slot (0: one per two CPUs, at least 2)")
+	fs.integer(&c.ConcurrentSearches, "concurrent-searches", 0, "searches (of questions, orders, a seller's items, a site) that run at once; the others wait for a slot (0: one per two CPUs, at least one)")
 	fs.boolean(&c.AllowPrivateCallbacks, "allow-private-callbacks", false, "let notification callback URLs reach loopback and private addresses (local receivers)")
 	fs.duration(&c.NotificationTimeout, "notification-timeout", notify.DefaultTimeout, "timeout of each notification POST")
 	fs.integer(&c.Journal, "journal", journal.DefaultSize, "number of recent requests kept for GET /operator/requests (0 keeps none)")
