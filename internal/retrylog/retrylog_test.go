@@ -37,13 +37,13 @@ func newLog() (*retrylog.Log, *bytes.Buffer) {
 	return retrylog.New(logger, "refresh", func() time.Time { at = at.Add(time.Second); return at }), &buf
 }
 
-var down = fmt.Errorf("%w: dial tcp 127.0.0.1:5432: connect: connection refused", storage.ErrUnavailable)
+var errDown = fmt.Errorf("%w: dial tcp 127.0.0.1:5432: connect: connection refused", storage.ErrUnavailable)
 
 func TestReport_APassingOutageIsOneWarningAndItsEndOneInfo(t *testing.T) {
 	l, buf := newLog()
 	l.Report(nil)
 	for range 5 {
-		l.Report(down)
+		l.Report(errDown)
 	}
 	l.Report(nil)
 	l.Report(nil)
@@ -59,8 +59,8 @@ func TestReport_APassingOutageIsOneWarningAndItsEndOneInfo(t *testing.T) {
 
 func TestReport_EachOutageIsReportedOnce(t *testing.T) {
 	l, buf := newLog()
-	l.Report(down)
-	l.Report(down)
+	l.Report(errDown)
+	l.Report(errDown)
 	l.Report(nil)
 	l.Report(fmt.Errorf("read: %w", context.DeadlineExceeded))
 	l.Report(nil)
@@ -83,8 +83,8 @@ func TestReport_AFailureThatIsNoOutageIsAnErrorEachTime(t *testing.T) {
 
 func TestGaveUp_IsAnErrorEvenForAnOutage(t *testing.T) {
 	l, buf := newLog()
-	l.Report(down)
-	l.GaveUp(down)
+	l.Report(errDown)
+	l.GaveUp(errDown)
 	want := []string{"WARN refresh: the store is unavailable, retrying", "ERROR refresh: giving up"}
 	if got := lines(t, buf); strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("log = %q; want %q", got, want)
