@@ -32,6 +32,7 @@ func Migrations() []schema.Migration {
 		questions.ClassIndexesMigration(),       // 10
 		stock.SellerIndexMigration(),            // 11
 		stock.SellerSortMigration(),             // 12
+		questions.AskerListsMigration(),         // 13
 	}
 }
 

@@ -13,6 +13,8 @@ import (
 // by group: each group's keys in their own direction, the groups in
 // theirs, one seek from a group to the next. So a cursor reads the keys it
 // yields, plus one seek per group it enters, and never a key it skips.
+// Where an asker list is given (askerList), the askers of the first level
+// are read from it rather than from the index.
 type cursor struct {
 	tx     storage.Tx
 	base   []byte
@@ -23,6 +25,8 @@ type cursor struct {
 	split  int
 	frames []frame
 	inner  storage.Iterator
+	// askers is the prefix of the asker list of base's class, or nil.
+	askers []byte
 	// fixed holds what the cursor's keys share: their item and asker where
 	// base fixes them.
 	fixed   entry
@@ -36,13 +40,16 @@ type frame struct {
 	group []byte
 }
 
-func newCursor(tx storage.Tx, base []byte, fields []string, desc []bool, fixed entry) *cursor {
+func newCursor(tx storage.Tx, base []byte, fields []string, desc []bool, fixed entry, askers []byte) *cursor {
 	split := len(desc) - 1
 	for split > 0 && desc[split-1] == desc[len(desc)-1] {
 		split--
 	}
+	if askers != nil {
+		split = max(split, 1)
+	}
 	return &cursor{tx: tx, base: base, fields: fields, desc: desc, split: split,
-		frames: make([]frame, split), fixed: fixed}
+		frames: make([]frame, split), askers: askers, fixed: fixed}
 }
 
 // next returns the next key, or false when there is none. The key is the
@@ -50,14 +57,11 @@ func newCursor(tx storage.Tx, base []byte, fields []string, desc []bool, fixed e
 func (c *cursor) next() ([]byte, bool) {
 	if !c.started {
 		c.started = true
-		if !c.open(0, c.base) {
+		if !c.open(0, c.base) && !c.advance() {
 			return nil, false
 		}
 	}
-	for {
-		if c.inner == nil {
-			return nil, false
-		}
+	for c.inner != nil {
 		if c.inner.Valid() {
 			k := bytes.Clone(c.inner.Key())
 			c.inner.Next()
@@ -65,14 +69,31 @@ func (c *cursor) next() ([]byte, bool) {
 		}
 		c.inner.Close()
 		c.inner = nil
-		// The group is read: move the deepest level that has another group
-		// to it, closing the levels below.
+		if !c.advance() {
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// advance moves the deepest level that has another group to it, closing
+// the levels below, and opens the levels under it: until a group holds a
+// key (a group of the asker list may hold none in the index), or none is
+// left.
+func (c *cursor) advance() bool {
+	for {
 		j := c.split - 1
 		for ; j >= 0; j-- {
 			f := &c.frames[j]
-			if c.desc[j] {
+			if f.it == nil {
+				continue // a level that open found empty
+			}
+			switch {
+			case j == 0 && c.askers != nil:
+				f.it.Next()
+			case c.desc[j]:
 				f.it.Seek(f.group)
-			} else {
+			default:
 				f.it.Seek(storage.PrefixEnd(f.group))
 			}
 			if f.it.Valid() {
@@ -82,17 +103,26 @@ func (c *cursor) next() ([]byte, bool) {
 			f.it = nil
 		}
 		if j < 0 {
-			return nil, false
+			return false
 		}
-		parent := c.base
-		if j > 0 {
-			parent = c.frames[j-1].group
-		}
-		c.frames[j].group = groupOf(c.frames[j].it.Key(), len(parent), c.fields[j])
-		if !c.open(j+1, c.frames[j].group) {
-			return nil, false
+		c.frames[j].group = c.groupAt(j)
+		if c.open(j+1, c.frames[j].group) {
+			return true
 		}
 	}
+}
+
+// groupAt is the group that level j's iterator stands on.
+func (c *cursor) groupAt(j int) []byte {
+	key := c.frames[j].it.Key()
+	if j == 0 && c.askers != nil {
+		return append(bytes.Clone(c.base), key[len(c.askers):]...)
+	}
+	parent := c.base
+	if j > 0 {
+		parent = c.frames[j-1].group
+	}
+	return groupOf(key, len(parent), c.fields[j])
 }
 
 // open starts the levels from j down in the group parent: each group level
@@ -100,13 +130,19 @@ func (c *cursor) next() ([]byte, bool) {
 // agree. It is false when parent holds no key.
 func (c *cursor) open(j int, parent []byte) bool {
 	for ; j < c.split; j++ {
-		it := c.tx.Iterate(storage.Range{Start: parent, End: storage.PrefixEnd(parent), Reverse: c.desc[j]})
+		r := storage.Range{Start: parent, End: storage.PrefixEnd(parent), Reverse: c.desc[j]}
+		if j == 0 && c.askers != nil {
+			r = storage.Prefix(c.askers)
+			r.Reverse = c.desc[0]
+		}
+		it := c.tx.Iterate(r)
 		if !it.Valid() {
 			it.Close()
 			return false
 		}
-		parent = groupOf(it.Key(), len(parent), c.fields[j])
-		c.frames[j] = frame{it: it, group: parent}
+		c.frames[j] = frame{it: it}
+		parent = c.groupAt(j)
+		c.frames[j].group = parent
 	}
 	r := storage.Prefix(parent)
 	r.Reverse = c.desc[len(c.desc)-1]

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/marketplace/marketplace/internal/keycodec"
+	"github.com/marketplace/marketplace/storage"
 )
 
 // index is one of the orders the search reads questions in (keys.go): the
@@ -28,6 +29,64 @@ var (
 	// indexes are every index put keeps, in a fixed order.
 	indexes = []index{sellerByDate, sellerByItem, sellerByFrom, sellerByItemFrom, sellerByFromItem, itemByDate, itemByFrom}
 )
+
+// askerList lists, by class, the askers who have at least one question of
+// the class in a partition, in asker order: a search ordered by asker
+// reads its askers from it, each asker's questions under the asker's
+// component of the index. The index alone would do, but for Badger the
+// keys a change of status deletes stay until a compaction reaches the
+// bottom level, and an iterator walks them to find nothing: a frequent
+// asker whose questions were all answered leaves as many deleted keys at
+// the start of the unanswered class as it asked questions. Here it leaves
+// one, whatever the number of its questions.
+type askerList struct {
+	ns     string
+	byItem bool
+}
+
+var (
+	sellerAskers = askerList{ns: "q/s/a"}
+	itemAskers   = askerList{ns: "q/i/a", byItem: true}
+)
+
+func (l askerList) classPrefix(p partition, class byte) keycodec.Key {
+	return index{ns: l.ns, byItem: l.byItem}.classPrefix(p, class)
+}
+
+func (l askerList) key(r record, class byte) []byte {
+	return l.classPrefix(partition{seller: r.SellerID, item: r.ItemID}, class).Int(r.BuyerID)
+}
+
+func (l askerList) classOf(r record) byte {
+	return index{byItem: l.byItem}.classOf(r)
+}
+
+// follow keeps the list as put moves r (from before, unless nil) in its
+// asker's tally: emptied when before's class is left without a question,
+// filled when r's class had none.
+func (l askerList) follow(tx storage.Tx, before *record, r record, emptied, filled bool) error {
+	if emptied && before != nil {
+		if err := tx.Delete(l.key(*before, l.classOf(*before))); err != nil {
+			return err
+		}
+	}
+	if filled {
+		return tx.Set(l.key(r, l.classOf(r)), nil)
+	}
+	return nil
+}
+
+// askersFor is the asker list whose groups are those of ix's first field,
+// if ix is ordered by asker first.
+func askersFor(ix index) (askerList, bool) {
+	if len(ix.fields) == 0 || ix.fields[0] != SortFromID {
+		return askerList{}, false
+	}
+	if ix.byItem {
+		return itemAskers, true
+	}
+	return sellerAskers, true
+}
 
 // partition names whose questions an index key belongs to: the seller's,
 // or the item's.

@@ -20,6 +20,8 @@ import (
 //	q/s/fi/<seller>/<st>/<from>/<item>/<created>/<qid>
 //	q/i/d/<item>/<cls>/<created>/<qid>             -> an item's questions by date
 //	q/i/f/<item>/<cls>/<from>/<created>/<qid>      -> by asker, then date
+//	q/s/a/<seller>/<st>/<from>                     -> empty; the askers with a question of the status (askerList)
+//	q/i/a/<item>/<cls>/<from>                      -> empty; the askers with a question of the class on the item
 //	q/t/s/<seller>/<st>[<shard>]                   -> tally of the seller's questions (tally.go)
 //	q/t/i/<item>/<cls>[<shard>]                    -> tally of the item's questions
 //	q/t/sf/<seller>/<from>/<st>                    -> tally of one asker's questions to the seller
@@ -36,7 +38,9 @@ import (
 // end in each class it selects, and the total is the sum of the tallies of
 // those classes (tally.go), whatever the number of questions. What this
 // costs the writes: an ask writes eight index keys and four tallies, and a
-// change of status (or of hidden) moves seven keys and four tallies.
+// change of status (or of hidden) moves seven keys and four tallies; an
+// asker's first question of a class, and its last one leaving it, also
+// write its asker lists.
 //
 // Question ids are firstQuestionID - 1 + the next number of the store's
 // questionSequence.

@@ -64,8 +64,14 @@ func put(tx storage.Tx, before *record, r record) error {
 				continue
 			}
 		}
-		if err := moveInTally(tx, f.keyOf(r), r.ID, from, f.classOf(r)); err != nil {
+		emptied, filled, err := moveInTally(tx, f.keyOf(r), r.ID, from, f.classOf(r))
+		if err != nil {
 			return err
+		}
+		if list, ok := f.askers(); ok {
+			if err := list.follow(tx, before, r, emptied, filled); err != nil {
+				return err
+			}
 		}
 	}
 	if wasAnswered, isAnswered := before != nil && before.Status == StatusAnswered, r.Status == StatusAnswered; wasAnswered != isAnswered {

@@ -232,12 +232,17 @@ func (p searchPlan) merge(tx storage.Tx, totalDivisions, division int64) *merge 
 			}
 		}
 		fixed := entry{item: st.part.item, from: st.from}
+		list, byAsker := askersFor(st.ix)
 		for _, class := range st.classes {
 			base := st.ix.classPrefix(st.part, class)
-			if st.from != 0 {
+			var askers []byte
+			switch {
+			case st.from != 0:
 				base = base.Int(st.from)
+			case byAsker:
+				askers = list.classPrefix(st.part, class)
 			}
-			cursors = append(cursors, newCursor(tx, base, fields, desc, fixed))
+			cursors = append(cursors, newCursor(tx, base, fields, desc, fixed, askers))
 		}
 	}
 	return newMerge(cursors, p.order, totalDivisions, division)

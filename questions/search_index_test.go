@@ -221,3 +221,82 @@ func TestSearch_OlderStoreGetsClassIndexesAndTalliesByMigration(t *testing.T) {
 		}
 	}
 }
+
+// TestSearch_OlderStoreGetsAskerListsByMigration gives a store whose
+// questions were written before the asker lists (q/s/a, q/i/a): migration
+// 13, in chunks, writes exactly the lists that asks, answers, deletions
+// and hiding keep, and leaves every other key as it was.
+func TestSearch_OlderStoreGetsAskerListsByMigration(t *testing.T) {
+	e := newEnv(t)
+	seller := e.mustUser(t)
+	buyers := []int64{e.mustUser(t), e.mustUser(t), e.mustUser(t)}
+	items := []string{e.mustItem(t, seller), e.mustItem(t, seller)}
+	for i := range 12 {
+		e.clock.Advance(time.Minute)
+		q := e.mustAsk(t, buyers[i%3], items[i%2], fmt.Sprintf("q%d", i))
+		switch i % 4 {
+		case 0:
+			e.mustAnswer(t, seller, q.ID, "yes")
+		case 1:
+			if _, err := e.q.Hide(e.ctx, seller, questions.HideInput{QuestionIDs: []int64{q.ID}}); err != nil {
+				t.Fatal(err)
+			}
+		case 2:
+			if err := e.q.Delete(e.ctx, seller, q.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	dump := func() map[string][]byte {
+		out := map[string][]byte{}
+		err := e.store.View(e.ctx, func(tx storage.Tx) error {
+			it := tx.Iterate(storage.Prefix([]byte("q/")))
+			defer it.Close()
+			for ; it.Valid(); it.Next() {
+				v, err := it.Value()
+				if err != nil {
+					return err
+				}
+				out[string(it.Key())] = v
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	want := dump()
+	lists := 0
+	err := e.store.Update(e.ctx, func(tx storage.Tx) error {
+		for k := range want {
+			if strings.HasPrefix(k, string(keycodec.New("q/s/a"))) || strings.HasPrefix(k, string(keycodec.New("q/i/a"))) {
+				lists++
+				if err := tx.Delete([]byte(k)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lists == 0 {
+		t.Fatal("no asker list keys to take away")
+	}
+	if _, err := schema.Migrate(e.ctx, e.store, []schema.Migration{questions.AskerListsMigration()}, schema.Options{ChunkSize: 3}); err != nil {
+		t.Fatal(err)
+	}
+	got := dump()
+	for k, v := range want {
+		if g, ok := got[k]; !ok || !bytes.Equal(g, v) {
+			t.Errorf("key %q: got %v (present %v), want %v", k, g, ok, v)
+		}
+	}
+	for k := range got {
+		if _, ok := want[k]; !ok {
+			t.Errorf("key %q written by the migration, not by the questions' changes", k)
+		}
+	}
+}

@@ -52,6 +52,18 @@ var (
 
 func (f tallyFamily) byItem() bool { return f == itemTally || f == itemFromTally }
 
+// askers is the list of askers by class that follows the family's tallies
+// of one asker, if it counts one asker's questions.
+func (f tallyFamily) askers() (askerList, bool) {
+	switch f {
+	case sellerFromTally:
+		return sellerAskers, true
+	case itemFromTally:
+		return itemAskers, true
+	}
+	return askerList{}, false
+}
+
 // prefix is the tally's key before its shard byte; from is the asker of the
 // families that count one asker's questions.
 func (f tallyFamily) prefix(p partition, from int64) keycodec.Key {
@@ -94,19 +106,24 @@ func (f tallyFamily) shardKeys(p partition, from int64) [][]byte {
 // tallyValue is a tally's counts by class.
 type tallyValue map[byte][]int64
 
-// moveInTally counts question id delta times more in class at key, and
-// -delta times in class from unless from is noClass: a change of class is
-// one write.
-func moveInTally(tx storage.Tx, key []byte, id int64, from, to byte) error {
+// moveInTally counts question id once more in class to at key, and once
+// less in class from unless from is noClass: a change of class is one
+// write. It tells whether from was left empty and whether to was empty
+// before, which the asker lists follow (askers).
+func moveInTally(tx storage.Tx, key []byte, id int64, from, to byte) (emptied, filled bool, err error) {
 	v, err := readTally(tx, key)
 	if err != nil {
-		return err
+		return false, false, err
 	}
 	if from != noClass {
 		v.add(from, id, -1)
+		_, held := v[from]
+		emptied = !held
 	}
+	_, held := v[to]
+	filled = !held
 	v.add(to, id, 1)
-	return tx.Set(key, v.encode())
+	return emptied, filled, tx.Set(key, v.encode())
 }
 
 // noClass stands for "none" where a class is expected.
