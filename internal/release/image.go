@@ -167,7 +167,9 @@ func imageLayer(in ImageInput, stamp time.Time) (layer []byte, diffID string, er
 		return nil, "", err
 	}
 	var buf bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	// Not the archives' best level: it takes three times as long (5 s
+	// against 1.7 s) for 0.4% fewer bytes.
+	zw, err := gzip.NewWriterLevel(&buf, gzip.DefaultCompression)
 	if err != nil {
 		return nil, "", err
 	}

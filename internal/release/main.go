@@ -13,6 +13,11 @@
 // order; the gzip header has no name and no time. docs/releasing.md tells
 // how to check a release.
 //
+// With -image it writes the container image instead, built without a
+// container engine (docs/container.md):
+//
+//	go run ./internal/release -image -out dist
+//
 // It is a Go program rather than a Makefile or a script so that it runs
 // wherever Go does (Windows included) with nothing else installed, and so
 // that the archive format is code with tests.
@@ -199,13 +204,26 @@ func writeImage(root, module, work, out, version string, vcs vcsStamp, t Target,
 	if err != nil {
 		return err
 	}
-	name := filepath.Join(out, "marketplaced-image.tar")
+	name := filepath.Join(out, ImageFile)
 	if err := os.WriteFile(name, data, 0o644); err != nil {
 		return err
 	}
+	// Its own sums file: SHA256SUMS is the archives', which a run with
+	// -image does not build.
+	sums, err := SHA256Sums(out, []string{ImageFile})
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(name+".sha256", sums, 0o644); err != nil {
+		return err
+	}
 	fmt.Println(name)
+	fmt.Println(name + ".sha256")
 	return nil
 }
+
+// ImageFile is the name of the container image archive that -image writes.
+const ImageFile = "marketplaced-image.tar"
 
 // imageTargets is the one platform of the image: linux/amd64 unless
 // -targets names one linux platform.
