@@ -13,6 +13,11 @@
 // order; the gzip header has no name and no time. docs/releasing.md tells
 // how to check a release.
 //
+// With -image it writes the container image instead, built without a
+// container engine (docs/container.md):
+//
+//	go run ./internal/release -image -out dist
+//
 // It is a Go program rather than a Makefile or a script so that it runs
 // wherever Go does (Windows included) with nothing else installed, and so
 // that the archive format is code with tests.
@@ -62,18 +67,27 @@ func run(args []string) error {
 	out := fs.String("out", "dist", "folder to write the archives and SHA256SUMS into")
 	targets := fs.String("targets", "", "comma-separated GOOS/GOARCH list (default: every release platform)")
 	allowDirty := fs.Bool("allow-dirty", false, "build even when the checkout has uncommitted changes (vcs.modified is then true)")
+	image := fs.Bool("image", false, "write the container image marketplaced-image.tar (for linux/amd64, or the one linux target of -targets) instead of the archives; -version defaults to a Go pseudo-version of the commit")
+	caCerts := fs.String("ca-certificates", "/etc/ssl/certs/ca-certificates.crt", "with -image: the CA bundle (PEM) to put in the image")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
-	if err := CheckVersion(*version); err != nil {
-		return err
+	if *version != "" || !*image {
+		if err := CheckVersion(*version); err != nil {
+			return err
+		}
 	}
 	list, err := ParseTargets(*targets)
 	if err != nil {
 		return err
+	}
+	if *image {
+		if list, err = imageTargets(*targets, list); err != nil {
+			return err
+		}
 	}
 	root, err := goOutput(".", nil, "list", "-m", "-f", "{{.Dir}}")
 	if err != nil {
@@ -96,6 +110,9 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
+	if *version == "" {
+		*version = pseudoVersion(vcs, stamp)
+	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return err
 	}
@@ -104,6 +121,9 @@ func run(args []string) error {
 		return err
 	}
 	defer os.RemoveAll(work)
+	if *image {
+		return writeImage(root, module, work, *out, *version, vcs, list[0], *caCerts, stamp)
+	}
 
 	extras := make([]File, len(ExtraFiles))
 	for i, name := range ExtraFiles {
@@ -149,6 +169,86 @@ func run(args []string) error {
 	}
 	fmt.Println(filepath.Join(*out, "SHA256SUMS"))
 	return nil
+}
+
+// writeImage builds the binary for t and writes the container image of it
+// into out/marketplaced-image.tar.
+func writeImage(root, module, work, out, version string, vcs vcsStamp, t Target, caCerts string, stamp time.Time) error {
+	bin, err := build(root, module, work, version, vcs, t)
+	if err != nil {
+		return err
+	}
+	if t.Arch == runtime.GOARCH && runtime.GOOS == "linux" {
+		if err := checkStamp(bin, version, vcs.revision); err != nil {
+			return err
+		}
+	}
+	binary, err := os.ReadFile(bin)
+	if err != nil {
+		return err
+	}
+	certs, err := os.ReadFile(caCerts)
+	if err != nil {
+		return fmt.Errorf("-ca-certificates: %w", err)
+	}
+	goroot, err := goOutput(root, nil, "env", "GOROOT")
+	if err != nil {
+		return err
+	}
+	zoneinfo, err := os.ReadFile(filepath.Join(goroot, "lib", "time", "zoneinfo.zip"))
+	if err != nil {
+		return fmt.Errorf("the time zones of Go: %w", err)
+	}
+	data, err := Image(ImageInput{Arch: t.Arch, Version: version, Revision: vcs.revision, Binary: binary,
+		CACerts: certs, Zoneinfo: zoneinfo, Stamp: stamp})
+	if err != nil {
+		return err
+	}
+	name := filepath.Join(out, ImageFile)
+	if err := os.WriteFile(name, data, 0o644); err != nil {
+		return err
+	}
+	// Its own sums file: SHA256SUMS is the archives', which a run with
+	// -image does not build.
+	sums, err := SHA256Sums(out, []string{ImageFile})
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(name+".sha256", sums, 0o644); err != nil {
+		return err
+	}
+	fmt.Println(name)
+	fmt.Println(name + ".sha256")
+	return nil
+}
+
+// ImageFile is the name of the container image archive that -image writes.
+const ImageFile = "marketplaced-image.tar"
+
+// imageTargets is the one platform of the image: linux/amd64 unless
+// -targets names one linux platform.
+func imageTargets(s string, list []Target) ([]Target, error) {
+	if strings.TrimSpace(s) == "" {
+		return []Target{{"linux", "amd64"}}, nil
+	}
+	if len(list) != 1 || list[0].OS != "linux" {
+		return nil, fmt.Errorf("-image: -targets must name one linux platform (linux/amd64 or linux/arm64), not %q", s)
+	}
+	return list, nil
+}
+
+// pseudoVersion is the version of a build that names none: Go's
+// pseudo-version of the commit (v0.0.0-yyyymmddhhmmss-abcdefabcdef), which
+// go install would show for it too.
+func pseudoVersion(vcs vcsStamp, stamp time.Time) string {
+	rev := vcs.revision
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if rev == "" {
+		rev = "000000000000"
+	}
+	return "v0.0.0-" + stamp.UTC().Format("20060102150405") + "-" + rev
 }
 
 var versionPattern = regexp.MustCompile(`^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$`)
