@@ -8,6 +8,7 @@ import (
 	"github.com/marketplace/marketplace"
 	"github.com/marketplace/marketplace/clock"
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/storage"
 	"github.com/marketplace/marketplace/storage/memory"
 )
 
@@ -143,4 +144,32 @@ func TestRestore_WithClockBringsBackTheStateAndTheTime(t *testing.T) {
 	if err := m.Restore(ctx, snap.ID+100, marketplace.RestoreOptions{Clock: resetStart}); !errs.Is(err, errs.NotFound) {
 		t.Fatalf("restore of an unknown snapshot = %v, want NotFound", err)
 	}
+}
+
+func TestReset_SettingTheClockBackWorksOnAStoreOfOneProcessAndIsConflictOnPostgreSQL(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, m *marketplace.Marketplace) {
+		ctx := context.Background()
+		u, _ := mustCreateUser(t, m, "KEPT")
+		manual := m.Clock.(*clock.Manual)
+		start := manual.Now()
+		if err := manual.Advance(time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		err := m.Reset(ctx, marketplace.ResetOptions{Clock: start})
+		if storage.IsShared(m.Store()) {
+			if !errs.Is(err, errs.Conflict) {
+				t.Fatalf("reset on a shared store = %v, want Conflict", err)
+			}
+			if _, err := m.Accounts.User(ctx, u.ID); err != nil {
+				t.Fatalf("the refused reset removed the user: %v", err)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("reset: %v", err)
+		}
+		if got := manual.Now(); !got.Equal(start) {
+			t.Fatalf("clock = %v, want %v", got, start)
+		}
+	})
 }
