@@ -141,6 +141,9 @@ func (m *Marketplace) SyncClock(ctx context.Context) error {
 			return nil
 		}
 	}
+	// A reset may set the clock back meanwhile: a time read before it
+	// must not bring the clock forward again after it.
+	epoch := m.manual.Epoch()
 	var stored time.Time
 	var found bool
 	err := m.store.View(ctx, func(tx storage.Tx) error {
@@ -161,7 +164,7 @@ func (m *Marketplace) SyncClock(ctx context.Context) error {
 	}
 	// Another engine may move the clock on at the same moment: a refused
 	// move backwards means this clock is already later.
-	if err := m.manual.Set(stored); err != nil && !errors.Is(err, clock.ErrBackwards) {
+	if err := m.manual.SetInEpoch(epoch, stored); err != nil && !errors.Is(err, clock.ErrBackwards) && !errors.Is(err, clock.ErrRewound) {
 		return err
 	}
 	return nil
@@ -174,6 +177,12 @@ func (m *Marketplace) publishClock(ctx context.Context, to time.Time) error {
 		stored, found, err := readSharedClock(tx)
 		if err != nil || (found && !to.After(stored)) {
 			return err
+		}
+		// A reset set the clock back since this move: the move is
+		// undone. Checked after the read, so that a reset committed
+		// in between makes this transaction conflict and look again.
+		if m.manual.Now().Before(to) {
+			return nil
 		}
 		return tx.Set(sharedClockKey, binary.BigEndian.AppendUint64(nil, uint64(to.UnixNano())))
 	})

@@ -73,6 +73,15 @@ const MaxSnapshotName = 200
 type ResetOptions struct {
 	// Demo recreates the demo accounts (EnsureDemo) after the reset.
 	Demo bool
+	// Clock, when not zero, sets the engine's manual clock to this time,
+	// earlier or later, as part of the reset: a replayed case then starts
+	// at the same instant every time. A manual clock otherwise never moves
+	// back; here it may, because the state that remembers times (the
+	// latest refresh, retries, expiries, questions and answers) is cleared
+	// in the same hold, so nothing is left that saw the later time. A
+	// later time is a forward move like any other, made once the state is
+	// in place (what it crosses runs).
+	Clock time.Time
 }
 
 // Enter holds the engine's state still until the returned function is
@@ -154,12 +163,25 @@ func (m *Marketplace) clearState(ctx context.Context, next map[string]uint64) er
 // Reset removes every user, token, store, item, question, blacklist,
 // application, delivery and whatever else is state, and starts every id
 // sequence again from its first value; reference data, the clock and the
-// snapshots stay. With opts.Demo the demo accounts are created again.
-// Errors: the storage's.
+// snapshots stay. With opts.Demo the demo accounts are created again;
+// with opts.Clock the manual clock is set to that time.
+// Errors: Conflict when opts.Clock is set on an engine whose clock is not
+// manual, or moves it back on a store that other engines use (their
+// clocks would stay ahead); the storage's.
 func (m *Marketplace) Reset(ctx context.Context, opts ResetOptions) error {
+	if !opts.Clock.IsZero() {
+		if err := m.checkClockReset(opts.Clock); err != nil {
+			return err
+		}
+	}
 	err := m.replaceState(ctx, func(ctx context.Context) error {
 		if err := m.clearState(ctx, nil); err != nil {
 			return err
+		}
+		if !opts.Clock.IsZero() {
+			if err := m.rewindClock(ctx, opts.Clock); err != nil {
+				return err
+			}
 		}
 		if opts.Demo {
 			_, err := m.EnsureDemo(ctx)
@@ -169,6 +191,9 @@ func (m *Marketplace) Reset(ctx context.Context, opts ResetOptions) error {
 	})
 	if err != nil {
 		return errs.Internalf(err, "Reset failed")
+	}
+	if !opts.Clock.IsZero() {
+		return m.forwardClock(opts.Clock)
 	}
 	return nil
 }

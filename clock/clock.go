@@ -36,6 +36,7 @@ var ErrBackwards = errors.New("clock cannot move backwards")
 type Manual struct {
 	mu       sync.Mutex
 	now      time.Time
+	epoch    uint64
 	nextID   int
 	watchers []watcher
 }
@@ -60,6 +61,11 @@ func (m *Manual) Now() time.Time {
 // before Set returns, so whatever the move made due is done when it returns.
 func (m *Manual) Set(t time.Time) error {
 	m.mu.Lock()
+	return m.setLocked(t)
+}
+
+// setLocked is Set with m.mu held; it releases it.
+func (m *Manual) setLocked(t time.Time) error {
 	from := m.now
 	if t.Before(from) {
 		m.mu.Unlock()
@@ -75,6 +81,42 @@ func (m *Manual) Set(t time.Time) error {
 		w.fn(from, t)
 	}
 	return nil
+}
+
+// Rewind puts the clock at t, earlier or later, without telling the
+// watchers. It is for an owner that clears every state that remembers a
+// time in the same step (marketplace's reset to a start instant): the
+// watchers' schedules would otherwise see time run backwards. Anything else
+// moves the clock with Set.
+func (m *Manual) Rewind(t time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.now = t
+	m.epoch++
+}
+
+// ErrRewound is returned by SetInEpoch when the clock was rewound since
+// the epoch was read.
+var ErrRewound = errors.New("clock was rewound")
+
+// Epoch counts the Rewinds: a time read from elsewhere before a Rewind
+// (a copy of the clock shared by another engine) is no longer one the
+// clock may move forward to after it.
+func (m *Manual) Epoch() uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.epoch
+}
+
+// SetInEpoch is Set, unless the clock was rewound since epoch was read
+// (Epoch): then it returns ErrRewound and changes nothing.
+func (m *Manual) SetInEpoch(epoch uint64, t time.Time) error {
+	m.mu.Lock()
+	if m.epoch != epoch {
+		m.mu.Unlock()
+		return ErrRewound
+	}
+	return m.setLocked(t)
 }
 
 // Advance moves the clock forward by d (d < 0 returns ErrBackwards).

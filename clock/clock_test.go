@@ -94,3 +94,36 @@ func TestManual_ConcurrentMovesNeverGoBackwards(t *testing.T) {
 		t.Fatalf("moves that did not go forward: %v", bad)
 	}
 }
+
+func TestManual_RewindMovesBackWithoutTellingTheWatchers(t *testing.T) {
+	start := time.Date(2026, 3, 4, 15, 0, 0, 0, time.UTC)
+	m := clock.NewManual(start)
+	calls := 0
+	m.OnChange(func(_, _ time.Time) { calls++ })
+	if err := m.Advance(time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	m.Rewind(start)
+	if got := m.Now(); !got.Equal(start) {
+		t.Fatalf("Now after Rewind = %v, want %v", got, start)
+	}
+	if calls != 1 {
+		t.Fatalf("watchers called %d times, want 1 (the Advance only)", calls)
+	}
+}
+
+func TestManual_SetInEpochAfterARewindIsRefusedAndChangesNothing(t *testing.T) {
+	start := time.Date(2026, 3, 4, 15, 0, 0, 0, time.UTC)
+	m := clock.NewManual(start)
+	epoch := m.Epoch()
+	if err := m.SetInEpoch(epoch, start.Add(time.Minute)); err != nil {
+		t.Fatalf("SetInEpoch in the same epoch: %v", err)
+	}
+	m.Rewind(start)
+	if err := m.SetInEpoch(epoch, start.Add(time.Hour)); !errors.Is(err, clock.ErrRewound) {
+		t.Fatalf("SetInEpoch after a Rewind = %v, want ErrRewound", err)
+	}
+	if got := m.Now(); !got.Equal(start) {
+		t.Fatalf("Now = %v, want %v", got, start)
+	}
+}

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"net/http"
+	"strconv"
 	"testing"
 	"time"
 
@@ -103,4 +104,36 @@ func TestClockRoutes_TheEnginesManualClockIsFoundWithoutBeingGivenTwice(t *testi
 	if !clk.Now().Equal(time.Date(2026, 3, 5, 10, 30, 0, 0, time.UTC)) {
 		t.Fatalf("the engine's clock reads %s", clk.Now())
 	}
+}
+
+func TestOperatorReset_ClockParameterSetsTheClockBackWithTheState(t *testing.T) {
+	is := is.New(t)
+	ts := newTestServer(t)
+	u := ts.mustUser("MLA")
+	is.NoErr(ts.clock.Advance(72 * time.Hour))
+	res := ts.do("POST", "/operator/reset?clock=2026-03-04T12:00:00-03:00", testOperatorToken, nil)
+	is.Equal(res.Status, http.StatusNoContent)
+	is.True(ts.clock.Now().Equal(testStart)) // the clock is back at the start
+	is.Equal(ts.operator("GET", "/operator/clock", nil).Obj()["now"], "2026-03-04T15:00:00Z")
+	is.Equal(ts.operator("GET", "/operator/users/"+strconv.FormatInt(u.ID, 10), nil).Status, http.StatusNotFound) // the state went with it
+}
+
+func TestOperatorRestore_ClockParameterSetsTheClockBackWithTheState(t *testing.T) {
+	is := is.New(t)
+	ts := newTestServer(t)
+	snap := ts.operator("POST", "/operator/snapshots", nil)
+	is.Equal(snap.Status, http.StatusCreated)
+	is.NoErr(ts.clock.Advance(time.Hour))
+	res := ts.do("POST", "/operator/snapshots/"+strconv.FormatInt(int64(snap.Obj()["id"].(float64)), 10)+"/restore?clock=2026-03-04T15:00:00Z", testOperatorToken, nil)
+	is.Equal(res.Status, http.StatusNoContent)
+	is.True(ts.clock.Now().Equal(testStart))
+}
+
+func TestOperatorReset_MalformedClockIsRefusedAndChangesNothing(t *testing.T) {
+	is := is.New(t)
+	ts := newTestServer(t)
+	u := ts.mustUser("MLA")
+	res := ts.do("POST", "/operator/reset?clock=yesterday", testOperatorToken, nil)
+	wantError(t, res, http.StatusBadRequest, `Invalid clock: "yesterday". It must be an RFC 3339 time, such as 2026-03-04T12:00:00-03:00`)
+	is.Equal(ts.operator("GET", "/operator/users/"+strconv.FormatInt(u.ID, 10), nil).Status, http.StatusOK) // nothing was reset
 }

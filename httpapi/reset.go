@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -17,8 +18,26 @@ func (s *Server) enterState() (leave func()) {
 	return s.m.Enter()
 }
 
-// handleOperatorReset answers POST /operator/reset[?demo=true].
+// clockParam reads the optional clock query parameter of a reset or a
+// restore: the time the manual clock is set to, earlier or later.
+func clockParam(r *http.Request) (time.Time, error) {
+	raw := r.URL.Query().Get("clock")
+	if raw == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, raw)
+	if err != nil {
+		return time.Time{}, errs.Invalidf("Invalid clock: %q. It must be an RFC 3339 time, such as 2026-03-04T12:00:00-03:00", raw)
+	}
+	return t, nil
+}
+
+// handleOperatorReset answers POST /operator/reset[?demo=true][&clock=<RFC 3339>].
 func (s *Server) handleOperatorReset(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	at, err := clockParam(r)
+	if err != nil {
+		return err
+	}
 	demo := false
 	if raw := r.URL.Query().Get("demo"); raw != "" {
 		var err error
@@ -26,7 +45,7 @@ func (s *Server) handleOperatorReset(w http.ResponseWriter, r *http.Request, _ h
 			return errs.Invalidf("Invalid demo: %s. It must be true or false", raw)
 		}
 	}
-	if err := s.m.Reset(r.Context(), marketplace.ResetOptions{Demo: demo}); err != nil {
+	if err := s.m.Reset(r.Context(), marketplace.ResetOptions{Demo: demo, Clock: at}); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -71,13 +90,17 @@ func (s *Server) handleOperatorListSnapshots(w http.ResponseWriter, r *http.Requ
 }
 
 // handleOperatorRestoreSnapshot answers POST
-// /operator/snapshots/:snapshot_id/restore.
+// /operator/snapshots/:snapshot_id/restore[?clock=<RFC 3339>].
 func (s *Server) handleOperatorRestoreSnapshot(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
 	id, err := int64Param(p, "snapshot_id")
 	if err != nil {
 		return err
 	}
-	if err := s.m.RestoreSnapshot(r.Context(), id); err != nil {
+	at, err := clockParam(r)
+	if err != nil {
+		return err
+	}
+	if err := s.m.Restore(r.Context(), id, marketplace.RestoreOptions{Clock: at}); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

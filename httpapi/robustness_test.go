@@ -239,10 +239,10 @@ var allRoutes = []route{
 	{"DELETE", "/operator/requests", nil, nil},
 	{"POST", "/operator/applications/:app_id/deliveries/:delivery_id/redeliver", nil, nil},
 	// reset, snapshots, fixtures
-	{"POST", "/operator/reset", []string{"demo"}, nil},
+	{"POST", "/operator/reset", []string{"demo", "clock"}, nil},
 	{"POST", "/operator/snapshots", nil, []string{"name"}},
 	{"GET", "/operator/snapshots", nil, nil},
-	{"POST", "/operator/snapshots/:snapshot_id/restore", nil, nil},
+	{"POST", "/operator/snapshots/:snapshot_id/restore", []string{"clock"}, nil},
 	{"DELETE", "/operator/snapshots/:snapshot_id", nil, nil},
 	{"PUT", "/operator/fixtures", nil, []string{"users", "users.name", "users.nickname", "users.site_id", "users.tokens"}},
 	// operator lists

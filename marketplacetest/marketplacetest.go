@@ -20,14 +20,12 @@
 package marketplacetest
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -74,6 +72,7 @@ type Server struct {
 	Fixtures fixtures.Result
 
 	initial   int64
+	start     time.Time
 	stop      func() error
 	closeOnce sync.Once
 	closeErr  error
@@ -193,6 +192,7 @@ func Start(opts ...Option) (*Server, error) {
 		return nil, errors.Join(err, m.Close())
 	}
 	s.initial = snap.ID
+	s.start = c.start
 
 	ts := httptest.NewServer(httpapi.New(m, httpapi.Config{OperatorToken: s.OperatorToken, CheckResponse: c.check}))
 	s.URL = ts.URL
@@ -225,7 +225,7 @@ func (s *Server) Close() error {
 
 // Reset puts the server back in the state Start left it in: the seller,
 // the buyer and the fixtures, with the same ids, and nothing else. The
-// clock stays where it is.
+// clock stays where it is; ResetClock also brings it back to the start.
 func (s *Server) Reset() error {
 	return s.Marketplace.RestoreSnapshot(context.Background(), s.initial)
 }
@@ -344,40 +344,8 @@ type Response struct {
 func (r *Response) Decode(v any) error { return json.Unmarshal(r.Body, v) }
 
 // Do sends method path (with its query) and body: nil sends none, a string
-// or []byte is sent as it is, anything else as JSON.
+// or []byte is sent as it is, anything else as JSON. DoWith also sends
+// headers.
 func (c *Client) Do(ctx context.Context, method, path string, body any) (*Response, error) {
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = bytes.NewReader([]byte(b))
-	case []byte:
-		rd = bytes.NewReader(b)
-	default:
-		enc, err := json.Marshal(b)
-		if err != nil {
-			return nil, fmt.Errorf("encode body: %w", err)
-		}
-		rd = bytes.NewReader(enc)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.URL+path, rd)
-	if err != nil {
-		return nil, err
-	}
-	if c.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.Token)
-	}
-	if rd != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.HTTP.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: b}, nil
+	return c.DoWith(ctx, method, path, body, nil)
 }
