@@ -312,7 +312,7 @@ func (s *Server) routeTable() []route {
 		get("/operator/requests", byOperator(s.handleListRequests)),
 		post("/operator/requests/count", byOperator(s.handleCountRequests)).reads(objectBody),
 		post("/operator/requests/find", byOperator(s.handleFindRequests)).reads(objectBody),
-		post("/operator/stubs", byOperator(s.handleCreateStub)).reads(objectBody),
+		post("/operator/stubs", byOperator(s.handleCreateStub)).reads(objectBody).keyed(),
 		get("/operator/stubs", byOperator(s.handleListStubs)),
 		del("/operator/stubs", byOperator(s.handleDeleteStubs)),
 		get("/operator/stubs/:stub_id", byOperator(s.handleGetStub)),

@@ -142,8 +142,8 @@ func (s *Server) wireFault(w http.ResponseWriter, r *http.Request, kind string) 
 // handleCreateStub answers POST /operator/stubs: one mapping in WireMock's
 // format.
 func (s *Server) handleCreateStub(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	b, err := readBody(r)
-	if err != nil {
+	var b json.RawMessage
+	if err := decode(r, &b); err != nil {
 		return err
 	}
 	m, err := s.m.Stubs.Create(r.Context(), b)
@@ -208,8 +208,8 @@ func (s *Server) handleDeleteStubs(w http.ResponseWriter, r *http.Request, _ htt
 // readPattern reads the body of a verification: a request pattern, as
 // WireMock's, or the same wrapped as {"request": pattern}.
 func readPattern(r *http.Request) (*stubs.Pattern, error) {
-	b, err := readBody(r)
-	if err != nil {
+	var b json.RawMessage
+	if err := decode(r, &b); err != nil {
 		return nil, err
 	}
 	var obj map[string]json.RawMessage

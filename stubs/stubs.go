@@ -412,3 +412,32 @@ func wrapInternal(err error, what string) error {
 	}
 	return errs.Internalf(err, "%s", what)
 }
+
+// Load stores the mappings of a file: one mapping, or WireMock's
+// {"mappings": [...]}. Every mapping is checked before any is stored, so
+// that a file with one bad mapping stores none. It returns how many it
+// stored. Errors: Invalid (naming the mapping and its field), Internal.
+func (s *Service) Load(ctx context.Context, data []byte) (int, error) {
+	var doc struct {
+		Mappings []json.RawMessage `json:"mappings"`
+	}
+	list := []json.RawMessage{data}
+	var probe map[string]json.RawMessage
+	if json.Unmarshal(data, &probe) == nil && probe["mappings"] != nil {
+		if err := json.Unmarshal(data, &doc); err != nil {
+			return 0, invalid("mappings", "it must be a list of mappings")
+		}
+		list = doc.Mappings
+	}
+	for i, raw := range list {
+		if _, err := Parse(raw); err != nil {
+			return 0, errs.Invalidf("Mapping %d of %d: %s", i+1, len(list), errs.As(err).Message)
+		}
+	}
+	for _, raw := range list {
+		if _, err := s.Create(ctx, raw); err != nil {
+			return 0, err
+		}
+	}
+	return len(list), nil
+}
