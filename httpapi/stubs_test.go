@@ -96,7 +96,7 @@ func TestStubs_WireMockDocumentedExamplesLoadAndAnswerAsWireMockDocuments(t *tes
 
 	st, _, body := send(t, srv, "GET", "/operator/stubs", srv.OperatorToken, "")
 	var list struct {
-		Mappings []map[string]any `json:"mappings"`
+		Mappings []map[string]any    `json:"mappings"`
 		Meta     struct{ Total int } `json:"meta"`
 	}
 	if err := json.Unmarshal([]byte(body), &list); err != nil || st != 200 || list.Meta.Total != len(files) || len(list.Mappings) != len(files) {
