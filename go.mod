@@ -14,6 +14,7 @@ require (
 	github.com/pb33f/libopenapi v0.41.8
 	github.com/pb33f/libopenapi-validator v0.16.2
 	github.com/prometheus/client_golang v1.25.0
+	github.com/theory/jsonpath v0.12.3
 	github.com/tidwall/btree v1.8.2
 	golang.org/x/oauth2 v0.38.0
 	golang.org/x/text v0.43.0

@@ -37,6 +37,7 @@ import (
 	"github.com/marketplace/marketplace/sales"
 	"github.com/marketplace/marketplace/stock"
 	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/stubs"
 )
 
 // Error is a domain error; Kind classifies it.
@@ -98,6 +99,10 @@ type Marketplace struct {
 	// Faults holds the fault rules that the HTTP server applies before a
 	// request reaches any other service.
 	Faults *faults.Service
+	// Stubs holds the stub mappings (WireMock's format) that the HTTP
+	// server answers with where no emulated route serves a request, or
+	// before the route for an override stub.
+	Stubs *stubs.Service
 	// OAuth answers the authorization page and the token endpoint: the
 	// applications are the clients, the grants are the users'.
 	OAuth *oauth.Service
@@ -225,6 +230,8 @@ func NewContext(ctx context.Context, store storage.Store, opts Options) (*Market
 	m.Faults = faults.New(store, opts.Clock, opts.Faults)
 	// A reset or restore replaces the stored rules; the cache of them goes.
 	m.OnStateReplaced(func(context.Context) { m.Faults.Invalidate() })
+	m.Stubs = stubs.New(store)
+	m.OnStateReplaced(func(context.Context) { m.Stubs.Invalidate() })
 	m.OAuth = oauth.New(m.Accounts, m.Notify)
 	m.Fees = fees.New(store, opts.Clock, m.Geo)
 	m.Catalog = catalog.New(store, opts.Clock, m.Geo)
@@ -309,6 +316,9 @@ func (m *Marketplace) Start(ctx context.Context) error {
 		// Rules made through another server reach this one's cache by
 		// this poll; a store of one process sees its own at once.
 		loops = append(loops, func(ctx context.Context) error { return m.Faults.Watch(ctx, FaultPollInterval) })
+		// A miss reads the stubs' generation itself; only whether an
+		// override exists waits for this poll.
+		loops = append(loops, func(ctx context.Context) error { return m.Stubs.Watch(ctx, FaultPollInterval) })
 	}
 	errc := make(chan error, len(loops))
 	for _, loop := range loops {

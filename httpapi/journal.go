@@ -16,8 +16,9 @@ import (
 // without the operator route.
 func (s *Server) Journal() *journal.Journal { return s.journal }
 
-// record adds r's entry to the journal: no header, no body, and the path
-// and the query with their tokens and secrets redacted.
+// record adds r's entry to the journal: the path and the query with their
+// tokens and secrets redacted, and, in a journal with bodies, the headers
+// and the body redacted too.
 func (s *Server) record(r *http.Request, rec *statusRecorder, at time.Time, elapsed time.Duration) {
 	e := journal.Entry{
 		Time:      at.UTC(),
@@ -37,6 +38,20 @@ func (s *Server) record(r *http.Request, rec *statusRecorder, at time.Time, elap
 	}
 	if fault := rec.fault; fault != 0 {
 		e.FaultID = &fault
+	}
+	e.StubID = rec.stub
+	if s.journal.KeepsBodies() {
+		e.Headers = make(map[string][]string, len(r.Header))
+		for k, vs := range r.Header {
+			kept := make([]string, len(vs))
+			for i, v := range vs {
+				kept[i] = s.redact.Header(k, v)
+			}
+			e.Headers[k] = kept
+		}
+		if rec.capture != nil {
+			e.Body = s.redact.Body(r.Header.Get("Content-Type"), rec.capture.rest())
+		}
 	}
 	s.journal.Add(e)
 }

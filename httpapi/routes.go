@@ -303,13 +303,20 @@ func (s *Server) routeTable() []route {
 		put("/operator/clock", byOperator(s.handlePutClock)).reads(objectBody),
 
 		// What tests use to shape and inspect the server: fault rules, the
-		// request journal, redelivery.
+		// request journal and its verification, stub mappings, redelivery.
 		post("/operator/faults", byOperator(s.handleCreateFault)).reads(objectBody).keyed(),
 		get("/operator/faults", byOperator(s.handleListFaults)),
 		del("/operator/faults", byOperator(s.handleDeleteFaults)),
 		get("/operator/faults/:fault_id", byOperator(s.handleGetFault)),
 		del("/operator/faults/:fault_id", byOperator(s.handleDeleteFault)),
 		get("/operator/requests", byOperator(s.handleListRequests)),
+		post("/operator/requests/count", byOperator(s.handleCountRequests)).reads(objectBody),
+		post("/operator/requests/find", byOperator(s.handleFindRequests)).reads(objectBody),
+		post("/operator/stubs", byOperator(s.handleCreateStub)).reads(objectBody).keyed(),
+		get("/operator/stubs", byOperator(s.handleListStubs)),
+		del("/operator/stubs", byOperator(s.handleDeleteStubs)),
+		get("/operator/stubs/:stub_id", byOperator(s.handleGetStub)),
+		del("/operator/stubs/:stub_id", byOperator(s.handleDeleteStub)),
 		del("/operator/requests", byOperator(s.handleClearRequests)),
 		post("/operator/applications/:app_id/deliveries/:delivery_id/redeliver", byOperator(s.handleRedeliver)),
 

@@ -280,6 +280,8 @@ var unkeyedPosts = map[string]string{
 	"/operator/snapshots":                      "takes the state gate: its writes are not the request's transactions",
 	"/operator/snapshots/:snapshot_id/restore": "replaces the state, records of keys included",
 	"/operator/reset":                          "replaces the state, records of keys included",
+	"/operator/requests/count":                 "reads the journal: changes nothing",
+	"/operator/requests/find":                  "reads the journal: changes nothing",
 	"/operator/applications/:app_id/deliveries/:delivery_id/redeliver": "its effect is a POST to the application, outside the store",
 }
 

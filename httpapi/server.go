@@ -162,12 +162,18 @@ func New(m *marketplace.Marketplace, cfg Config) *Server {
 	r.HandleMethodNotAllowed = true
 	r.NotFound = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		s.logged(w, req, "", journaledPath(req.URL.Path), s.unmatched, func(w http.ResponseWriter) {
+			if s.serveStub(w.(*statusRecorder), req, false, aUser) {
+				return
+			}
 			s.writeError(w, req, &httpError{status: http.StatusNotFound, code: "not_found",
 				message: fmt.Sprintf("Resource %s %s not found", req.Method, req.URL.Path)})
 		})
 	})
 	r.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		s.logged(w, req, "", journaledPath(req.URL.Path), s.unmatched, func(w http.ResponseWriter) {
+			if s.serveStub(w.(*statusRecorder), req, false, aUser) {
+				return
+			}
 			s.writeError(w, req, &httpError{status: http.StatusMethodNotAllowed, code: "method_not_allowed",
 				message: fmt.Sprintf("Method %s not allowed on %s", req.Method, req.URL.Path)})
 		})
@@ -231,7 +237,7 @@ func (s *Server) handle(rt route) {
 	}
 	h := s.authorize(e)
 	rm := s.cfg.Metrics.Route(rt.method, rt.metric)
-	gated, faulted, journaled := rt.gated, rt.faulted, rt.journaled
+	gated, faulted, journaled, who := rt.gated, rt.faulted, rt.journaled, rt.who
 	bounded := s.requestTimeout > 0 && rt.who != theOperator
 	searches := rt.searches
 	if s.searchSlots == nil {
@@ -251,6 +257,10 @@ func (s *Server) handle(rt route) {
 				_ = s.m.SyncClock(r.Context())
 			}
 			if faulted && s.m.Faults.Active() && s.fault(rec, r) {
+				return
+			}
+			// One atomic load when no override stub exists (stubs.go).
+			if s.m.Stubs.HasOverride() && s.serveStub(rec, r, true, who) {
 				return
 			}
 			// The bound starts after a fault rule's latency, which
@@ -286,6 +296,10 @@ type statusRecorder struct {
 	route     string
 	user, app int64
 	fault     int64
+	// stub is the stub mapping that answered.
+	stub string
+	// capture keeps the request body for a journal with bodies.
+	capture *bodyCapture
 	// body keeps what was written when answers are checked against the
 	// OpenAPI document.
 	body *bytes.Buffer
@@ -297,6 +311,10 @@ func (w *statusRecorder) WriteHeader(status int) {
 	}
 	w.ResponseWriter.WriteHeader(status)
 }
+
+// Unwrap lets http.ResponseController reach the connection (the stubs'
+// wire faults).
+func (w *statusRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (w *statusRecorder) Write(b []byte) (int, error) {
 	if w.status == 0 {
@@ -335,6 +353,10 @@ func (s *Server) logged(w http.ResponseWriter, r *http.Request, route string, jo
 	if s.cfg.CheckResponse != nil {
 		rec.body = new(bytes.Buffer)
 	}
+	if journalOn && s.journal.KeepsBodies() && r.Body != nil && r.Body != http.NoBody {
+		rec.capture = &bodyCapture{ReadCloser: r.Body, limit: s.journal.EntryBytes()}
+		r.Body = rec.capture
+	}
 	defer func() {
 		if v := recover(); v != nil {
 			s.logger.Error("panic serving request", "method", r.Method, "path", s.redact.Path(r.URL.Path), "panic", v)
@@ -349,7 +371,7 @@ func (s *Server) logged(w http.ResponseWriter, r *http.Request, route string, jo
 		if rm != nil {
 			rm.Observe(rec.status, elapsed)
 		}
-		if rec.body != nil && rec.fault == 0 {
+		if rec.body != nil && rec.fault == 0 && rec.stub == "" {
 			s.checkResponse(r, rec)
 		}
 		if logOn || journalOn {

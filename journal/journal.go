@@ -10,6 +10,7 @@
 package journal
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +19,7 @@ import (
 	"github.com/marketplace/marketplace/faults"
 	"github.com/marketplace/marketplace/internal/redact"
 	"github.com/marketplace/marketplace/paging"
+	"github.com/marketplace/marketplace/stubs"
 )
 
 // DefaultSize is the number of requests a server keeps unless told
@@ -47,6 +49,28 @@ type Entry struct {
 	ApplicationID *int64 `json:"application_id"`
 	// FaultID is the fault rule that acted on the request, if one did.
 	FaultID *int64 `json:"fault_id,omitempty"`
+	// StubID is the stub mapping that answered the request, if one did.
+	StubID string `json:"stub_id,omitempty"`
+	// Headers and Body are kept by a journal with bodies (NewWithBodies):
+	// the request's headers and body, their credentials, tokens and
+	// secrets redacted, within the journal's bound per entry.
+	Headers map[string][]string `json:"headers,omitempty"`
+	Body    string              `json:"body,omitempty"`
+	// Truncated says that Headers and Body were cut to the bound.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// size is what the entry holds beyond its fixed fields: what a journal
+// with bodies bounds.
+func (e *Entry) size() int64 {
+	n := len(e.Body)
+	for k, vs := range e.Headers {
+		n += len(k)
+		for _, v := range vs {
+			n += len(v)
+		}
+	}
+	return int64(n)
 }
 
 // Query selects entries; zero fields select everything.
@@ -75,7 +99,54 @@ type Journal struct {
 	// listed.
 	cleared atomic.Int64
 	size    int
+	// entryBytes bounds each entry's headers and body; 0: none are kept.
+	entryBytes int
+	// held is what the entries' headers and bodies hold now.
+	held atomic.Int64
 }
+
+// Bodies bound what a journal keeps of request headers and bodies.
+type Bodies struct {
+	// PerEntry bounds one entry's headers and body, in bytes (0:
+	// DefaultEntryBytes).
+	PerEntry int
+	// Total bounds every entry's together, in bytes (0: DefaultTotalBytes);
+	// each entry then gets at most Total divided by the journal's size.
+	Total int64
+}
+
+// Defaults of Bodies.
+const (
+	DefaultEntryBytes = 16 << 10
+	DefaultTotalBytes = 32 << 20
+)
+
+// NewWithBodies returns a journal of the last size requests that keeps
+// their headers and bodies too, within b's bounds.
+func NewWithBodies(size int, b Bodies) *Journal {
+	j := New(size)
+	if b.PerEntry <= 0 {
+		b.PerEntry = DefaultEntryBytes
+	}
+	if b.Total <= 0 {
+		b.Total = DefaultTotalBytes
+	}
+	if j.size > 0 {
+		j.entryBytes = int(min(int64(b.PerEntry), b.Total/int64(j.size)))
+	}
+	return j
+}
+
+// EntryBytes is the bound of one entry's headers and body; 0 when the
+// journal keeps none.
+func (j *Journal) EntryBytes() int { return j.entryBytes }
+
+// KeepsBodies reports whether the journal keeps headers and bodies.
+func (j *Journal) KeepsBodies() bool { return j.Enabled() && j.entryBytes > 0 }
+
+// HeldBytes is what the kept entries' headers and bodies hold: never more
+// than the journal's size times EntryBytes.
+func (j *Journal) HeldBytes() int64 { return j.held.Load() }
 
 type slot struct {
 	mu sync.Mutex
@@ -102,15 +173,91 @@ func (j *Journal) Add(e Entry) int64 {
 	if !j.Enabled() {
 		return 0
 	}
+	if j.entryBytes == 0 {
+		e.Headers, e.Body, e.Truncated = nil, "", false
+	} else {
+		j.bound(&e)
+	}
 	e.ID = j.lastID.Add(1)
 	s := &j.slots[(e.ID-1)%int64(j.size)]
 	s.mu.Lock()
 	// A writer a whole ring ahead may have been quicker: the newer stays.
 	if s.e.ID < e.ID {
+		if j.entryBytes > 0 {
+			j.held.Add(e.size() - s.e.size())
+		}
 		s.e = e
 	}
 	s.mu.Unlock()
 	return e.ID
+}
+
+// bound cuts e's headers, then its body, to the bound of an entry: the
+// headers first, in name order, as far as they fit whole.
+func (j *Journal) bound(e *Entry) {
+	budget := j.entryBytes
+	if len(e.Headers) > 0 {
+		names := make([]string, 0, len(e.Headers))
+		for k := range e.Headers {
+			names = append(names, k)
+		}
+		slices.Sort(names)
+		kept := make(map[string][]string, len(names))
+		for _, k := range names {
+			n := len(k)
+			for _, v := range e.Headers[k] {
+				n += len(v)
+			}
+			if n > budget {
+				e.Truncated = true
+				continue
+			}
+			budget -= n
+			kept[k] = e.Headers[k]
+		}
+		e.Headers = kept
+	}
+	if len(e.Body) > budget {
+		e.Body = strings.ToValidUTF8(e.Body[:budget], "")
+		e.Truncated = true
+	}
+}
+
+// request is the entry as a stub pattern matches it.
+func (e *Entry) request() *stubs.Request {
+	return &stubs.Request{Method: e.Method, Path: e.Path, RawQuery: e.Query, Header: e.Headers, Body: []byte(e.Body)}
+}
+
+// Find returns the entries kept that match p (a request pattern in
+// WireMock's format), newest first. Headers and bodies are matched as
+// kept: redacted, and only in a journal with bodies.
+func (j *Journal) Find(p *stubs.Pattern) []Entry {
+	out := []Entry{}
+	if !j.Enabled() {
+		return out
+	}
+	j.each(func(e Entry) bool {
+		if p.Matches(e.request()) {
+			out = append(out, e)
+		}
+		return true
+	})
+	return out
+}
+
+// Count returns how many entries kept match p, as Find does.
+func (j *Journal) Count(p *stubs.Pattern) int {
+	n := 0
+	if !j.Enabled() {
+		return 0
+	}
+	j.each(func(e Entry) bool {
+		if p.Matches(e.request()) {
+			n++
+		}
+		return true
+	})
+	return n
 }
 
 // each calls f with a copy of each entry kept, newest first, until f

@@ -38,9 +38,11 @@ import (
 	"github.com/marketplace/marketplace/clock"
 	"github.com/marketplace/marketplace/fixtures"
 	"github.com/marketplace/marketplace/httpapi"
+	"github.com/marketplace/marketplace/journal"
 	"github.com/marketplace/marketplace/notify"
 	"github.com/marketplace/marketplace/sales"
 	"github.com/marketplace/marketplace/storage/memory"
+	"github.com/marketplace/marketplace/stubs"
 )
 
 // DefaultStart is the clock's time when no WithStart is given: a
@@ -73,6 +75,7 @@ type Server struct {
 
 	initial   int64
 	start     time.Time
+	journal   *journal.Journal
 	stop      func() error
 	closeOnce sync.Once
 	closeErr  error
@@ -194,7 +197,10 @@ func Start(opts ...Option) (*Server, error) {
 	s.initial = snap.ID
 	s.start = c.start
 
-	ts := httptest.NewServer(httpapi.New(m, httpapi.Config{OperatorToken: s.OperatorToken, CheckResponse: c.check}))
+	// A test kit's journal keeps bodies and headers, for CountRequests
+	// and FindRequests.
+	s.journal = journal.NewWithBodies(journal.DefaultSize, journal.Bodies{})
+	ts := httptest.NewServer(httpapi.New(m, httpapi.Config{OperatorToken: s.OperatorToken, CheckResponse: c.check, Journal: s.journal}))
 	s.URL = ts.URL
 	s.Operator = s.Client(s.OperatorToken)
 	bg, cancel := context.WithCancel(ctx)
@@ -348,4 +354,68 @@ func (r *Response) Decode(v any) error { return json.Unmarshal(r.Body, v) }
 // headers.
 func (c *Client) Do(ctx context.Context, method, path string, body any) (*Response, error) {
 	return c.DoWith(ctx, method, path, body, nil)
+}
+
+// jsonOf is v as JSON: a string or bytes as they are, anything else
+// encoded.
+func jsonOf(t testing.TB, v any) []byte {
+	t.Helper()
+	switch x := v.(type) {
+	case string:
+		return []byte(x)
+	case []byte:
+		return x
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatalf("encode %T: %v", v, err)
+	}
+	return b
+}
+
+// Stub adds a stub mapping in WireMock's JSON format (a string, bytes, or a
+// value encoded as JSON) and returns its id; a mapping the server refuses
+// fails the test:
+//
+//	srv.Stub(t, `{"request": {"method": "GET", "urlPath": "/claims/search"},
+//		"response": {"status": 200, "jsonBody": {"data": []}}}`)
+func (s *Server) Stub(t testing.TB, mapping any) string {
+	t.Helper()
+	m, err := s.Marketplace.Stubs.Create(context.Background(), jsonOf(t, mapping))
+	if err != nil {
+		t.Fatalf("stub: %v", err)
+	}
+	return m.ID
+}
+
+// pattern reads a request pattern in WireMock's format, failing t when it
+// is not one.
+func pattern(t testing.TB, p any) *stubs.Pattern {
+	t.Helper()
+	pt, err := stubs.ParsePattern(jsonOf(t, p))
+	if err != nil {
+		t.Fatalf("request pattern: %v", err)
+	}
+	return pt
+}
+
+// CountRequests returns how many of the requests the server answered (the
+// last journal.DefaultSize) match the request pattern, in WireMock's format
+// (a stub's "request"):
+//
+//	n := srv.CountRequests(t, `{"method": "POST", "urlPath": "/answers",
+//		"bodyPatterns": [{"matchesJsonPath": "$.text"}]}`)
+func (s *Server) CountRequests(t testing.TB, requestPattern any) int {
+	t.Helper()
+	p := pattern(t, requestPattern)
+	return s.journal.Count(p)
+}
+
+// FindRequests returns the requests the server answered that match the
+// request pattern, newest first, with their headers and bodies (tokens and
+// secrets redacted).
+func (s *Server) FindRequests(t testing.TB, requestPattern any) []journal.Entry {
+	t.Helper()
+	p := pattern(t, requestPattern)
+	return s.journal.Find(p)
 }

@@ -42,6 +42,10 @@ type Config struct {
 	// none); FaultSeed seeds the probability draws of fault rules.
 	Journal   int
 	FaultSeed uint64
+	// JournalBodies keeps the requests' headers and bodies in the
+	// journal; Stubs is a file or folder of stub mappings loaded at start.
+	JournalBodies bool
+	Stubs         string
 	// CORSOrigins are the origins whose browser apps may call the API.
 	CORSOrigins []string
 	// Version prints the build and exits; Metrics turns the Prometheus
@@ -131,6 +135,8 @@ func newFlags(c *Config, cors *originList, stderr io.Writer) flags {
 	fs.boolean(&c.AllowPrivateCallbacks, "allow-private-callbacks", false, "let notification callback URLs reach loopback and private addresses (local receivers)")
 	fs.duration(&c.NotificationTimeout, "notification-timeout", notify.DefaultTimeout, "timeout of each notification POST")
 	fs.integer(&c.Journal, "journal", journal.DefaultSize, "number of recent requests kept for GET /operator/requests (0 keeps none)")
+	fs.boolean(&c.JournalBodies, "journal-bodies", false, "keep the requests' headers and bodies in the journal too (redacted and bounded), for POST /operator/requests/count and /find")
+	fs.text(&c.Stubs, "stubs", "", "load the WireMock stub mappings of this file, or of every .json file of this folder, at start (see docs/stubs.md)")
 	fs.uint64(&c.FaultSeed, "fault-seed", 0, "seed of the random draws of fault rules with a probability (the same seed repeats the same faults)")
 	fs.value(cors, "cors-origin", "let browser apps of this origin (scheme://host[:port], or * for any) call the API with CORS; repeatable (comma-separated in the environment); off when none")
 	fs.boolean(&c.Version, "version", false, "print the build (module version, VCS revision and time) and exit")

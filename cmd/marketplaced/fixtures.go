@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"sort"
 
 	"github.com/marketplace/marketplace"
 	"github.com/marketplace/marketplace/fixtures"
@@ -27,5 +29,34 @@ func loadFixturesFile(ctx context.Context, m *marketplace.Marketplace, path stri
 	}
 	fmt.Fprintf(stdout, "fixtures %s: %d users, %d stores, %d items, %d questions, %d orders, %d applications\n",
 		path, len(res.Users), len(res.Stores), len(res.Items), len(res.Questions), len(res.Orders), len(res.Applications))
+	return nil
+}
+
+// loadStubs loads the stub mappings of path (-stubs): a file, or every
+// .json file of a folder, in name order.
+func loadStubs(ctx context.Context, m *marketplace.Marketplace, path string, stdout io.Writer) error {
+	files := []string{path}
+	if st, err := os.Stat(path); err != nil {
+		return fmt.Errorf("-stubs: %w", err)
+	} else if st.IsDir() {
+		files, err = filepath.Glob(filepath.Join(path, "*.json"))
+		if err != nil {
+			return fmt.Errorf("-stubs: %w", err)
+		}
+		sort.Strings(files)
+	}
+	n := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return fmt.Errorf("-stubs: %w", err)
+		}
+		k, err := m.Stubs.Load(ctx, b)
+		if err != nil {
+			return fmt.Errorf("-stubs %s: %w", f, err)
+		}
+		n += k
+	}
+	fmt.Fprintf(stdout, "stubs %s: %d mappings\n", path, n)
 	return nil
 }

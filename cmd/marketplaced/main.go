@@ -166,10 +166,19 @@ func (p *Program) Run(ctx context.Context) error {
 			return err
 		}
 	}
+	if c.Stubs != "" {
+		if err := loadStubs(ctx, m, c.Stubs, stdout); err != nil {
+			return err
+		}
+	}
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cfg := httpapi.Config{OperatorToken: c.OperatorToken, Logger: logger, Journal: journal.New(c.Journal),
+	jnl := journal.New(c.Journal)
+	if c.JournalBodies {
+		jnl = journal.NewWithBodies(c.Journal, journal.Bodies{})
+	}
+	cfg := httpapi.Config{OperatorToken: c.OperatorToken, Logger: logger, Journal: jnl,
 		CORSOrigins: c.CORSOrigins, Metrics: met, MetricsOwnAddress: c.MetricsAddr != "",
 		ValidateRequests: c.ValidateRequests, RequestTimeout: c.RequestTimeout,
 		ConcurrentSearches: c.ConcurrentSearches}

@@ -14,6 +14,7 @@
 package redact
 
 import (
+	"encoding/json"
 	"net/url"
 	"strings"
 )
@@ -186,3 +187,59 @@ func isWordByte(c byte) bool {
 }
 
 func isTokenByte(c byte) bool { return isWordByte(c) || c == '-' }
+
+// Body returns a request body with its tokens and secrets replaced by
+// Mark: in a JSON document, the value of every member whose name says it
+// carries one (password, client_secret, refresh_token, ...); in a form,
+// as Query does; and in any body, every token and secret as Text does.
+func (r *Redactor) Body(contentType string, b []byte) string {
+	s := string(b)
+	if strings.HasPrefix(strings.ToLower(contentType), "application/x-www-form-urlencoded") {
+		return r.Text(r.Query(s))
+	}
+	var doc any
+	if json.Unmarshal(b, &doc) == nil {
+		if redactJSON(doc) {
+			if out, err := json.Marshal(doc); err == nil {
+				s = string(out)
+			}
+		}
+	}
+	return r.Text(s)
+}
+
+// redactJSON replaces the values of secret-named members in place and
+// reports whether it replaced any.
+func redactJSON(v any) bool {
+	changed := false
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if isSecretName(k) {
+				x[k] = Mark
+				changed = true
+				continue
+			}
+			changed = redactJSON(e) || changed
+		}
+	case []any:
+		for _, e := range x {
+			changed = redactJSON(e) || changed
+		}
+	}
+	return changed
+}
+
+// Header returns the value of header name as it may be kept: Mark for the
+// headers that carry credentials, else the value with its tokens and
+// secrets replaced as Text does.
+func (r *Redactor) Header(name, value string) string {
+	switch strings.ToLower(name) {
+	case "authorization", "cookie", "set-cookie", "proxy-authorization":
+		return Mark
+	}
+	if isSecretName(name) {
+		return Mark
+	}
+	return r.Text(value)
+}

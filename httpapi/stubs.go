@@ -1,0 +1,273 @@
+package httpapi
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/journal"
+	"github.com/marketplace/marketplace/stubs"
+)
+
+// stubRequest is r as the stubs match it. Its body is read (to the API's
+// bound) and put back, so that a route can still read it.
+func stubRequest(r *http.Request) (*stubs.Request, error) {
+	sr := &stubs.Request{Method: r.Method, Path: r.URL.Path, RawQuery: r.URL.RawQuery, Header: r.Header}
+	if r.Body != nil && r.Body != http.NoBody {
+		b, err := readBody(r)
+		if err != nil {
+			return nil, err
+		}
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		sr.Body = b
+	}
+	return sr, nil
+}
+
+// serveStub answers r with a stub, if one answers it: on a request that no
+// route serves (who is then aUser), or, with override, before the route,
+// whose access who is. It reports whether r was answered.
+func (s *Server) serveStub(rec *statusRecorder, r *http.Request, override bool, who access) bool {
+	sr, err := stubRequest(r)
+	if err != nil {
+		s.writeError(rec, r, err)
+		return true
+	}
+	a, ok, err := s.m.Stubs.Answer(r.Context(), sr, override, func(m *stubs.Mapping) error {
+		if m.Extension.Public {
+			return nil
+		}
+		return s.admit(rec, r, who)
+	})
+	if err != nil {
+		s.writeError(rec, r, err)
+		return true
+	}
+	if !ok {
+		return false
+	}
+	rec.stub = a.Mapping.ID
+	if a.Delay > 0 {
+		t := time.NewTimer(a.Delay)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			return true
+		}
+	}
+	if a.Fault != "" {
+		s.wireFault(rec, r, a.Fault)
+		return true
+	}
+	h := rec.Header()
+	for _, kv := range a.Header {
+		h.Add(kv[0], kv[1])
+	}
+	rec.WriteHeader(a.Status)
+	_, _ = rec.Write(a.Body)
+	return true
+}
+
+// admit checks r's credentials as a route of access who would.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request, who access) error {
+	switch who {
+	case anyone:
+		return nil
+	case anyoneWithToken:
+		if !hasCredentials(r) {
+			return nil
+		}
+	case theOperator:
+		if !hasCredentials(r) {
+			return errNoToken
+		}
+		if s.cfg.OperatorToken != "" && subtle.ConstantTimeCompare([]byte(token(r)), []byte(s.cfg.OperatorToken)) == 1 {
+			return nil
+		}
+		if _, err := s.m.Accounts.Authenticate(r.Context(), token(r)); err != nil {
+			return err
+		}
+		return errs.Forbiddenf("Operator routes need the operator token")
+	default:
+		if !hasCredentials(r) {
+			return errNoToken
+		}
+	}
+	caller, err := s.m.Accounts.Authenticate(r.Context(), token(r))
+	if err != nil {
+		return err
+	}
+	noteCaller(w, r, caller)
+	return nil
+}
+
+// wireFault breaks the connection of r the way kind (one of stubs.Faults)
+// names, as WireMock does: the one place where an answer is not HTTP.
+func (s *Server) wireFault(w http.ResponseWriter, r *http.Request, kind string) {
+	conn, buf, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		// A writer that cannot be taken over (HTTP/2, a test recorder)
+		// gets the nearest HTTP answer: none that a client could use.
+		s.writeError(w, r, errs.Internalf(err, "wire fault %s", kind))
+		return
+	}
+	defer conn.Close()
+	_ = buf.Flush()
+	switch kind {
+	case stubs.FaultConnectionReset:
+		if tc, ok := conn.(*net.TCPConn); ok {
+			// No linger: closing sends a reset, not a FIN.
+			_ = tc.SetLinger(0)
+		}
+	case stubs.FaultEmptyResponse:
+	case stubs.FaultMalformedChunk:
+		_, _ = io.WriteString(conn, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"+
+			"1a\r\n{\"results\": [1, 2, \r\nzz-not-a-chunk\r\n")
+	case stubs.FaultRandomData:
+		junk := make([]byte, 256)
+		_, _ = rand.Read(junk)
+		_, _ = conn.Write(junk)
+	}
+}
+
+// handleCreateStub answers POST /operator/stubs: one mapping in WireMock's
+// format.
+func (s *Server) handleCreateStub(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	var b json.RawMessage
+	if err := decode(r, &b); err != nil {
+		return err
+	}
+	m, err := s.m.Stubs.Create(r.Context(), b)
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusCreated, m)
+	return nil
+}
+
+// stubsResponse is the answer of GET /operator/stubs, WireMock's shape.
+type stubsResponse struct {
+	Mappings []*stubs.Mapping `json:"mappings"`
+	Meta     struct {
+		Total int `json:"total"`
+	} `json:"meta"`
+}
+
+// handleListStubs answers GET /operator/stubs: every mapping, in the order
+// they are tried.
+func (s *Server) handleListStubs(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	list, err := s.m.Stubs.List(r.Context())
+	if err != nil {
+		return err
+	}
+	out := stubsResponse{Mappings: list}
+	out.Meta.Total = len(list)
+	s.writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// handleGetStub answers GET /operator/stubs/:stub_id.
+func (s *Server) handleGetStub(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	m, err := s.m.Stubs.Get(r.Context(), p.ByName("stub_id"))
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, m)
+	return nil
+}
+
+// handleDeleteStub answers DELETE /operator/stubs/:stub_id.
+func (s *Server) handleDeleteStub(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	id := p.ByName("stub_id")
+	if err := s.m.Stubs.Delete(r.Context(), id); err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, map[string]any{"id": id, "deleted": true})
+	return nil
+}
+
+// handleDeleteStubs answers DELETE /operator/stubs.
+func (s *Server) handleDeleteStubs(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	n, err := s.m.Stubs.DeleteAll(r.Context())
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, map[string]any{"deleted": n})
+	return nil
+}
+
+// readPattern reads the body of a verification: a request pattern, as
+// WireMock's, or the same wrapped as {"request": pattern}.
+func readPattern(r *http.Request) (*stubs.Pattern, error) {
+	var b json.RawMessage
+	if err := decode(r, &b); err != nil {
+		return nil, err
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(b, &obj); err == nil && len(obj) == 1 && obj["request"] != nil {
+		b = obj["request"]
+	}
+	return stubs.ParsePattern(b)
+}
+
+// handleCountRequests answers POST /operator/requests/count: how many of
+// the journal's requests match the pattern.
+func (s *Server) handleCountRequests(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	p, err := readPattern(r)
+	if err != nil {
+		return err
+	}
+	n := s.journal.Count(p)
+	s.writeJSON(w, http.StatusOK, map[string]int{"count": n})
+	return nil
+}
+
+// handleFindRequests answers POST /operator/requests/find: the journal's
+// requests that match the pattern, newest first.
+func (s *Server) handleFindRequests(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	p, err := readPattern(r)
+	if err != nil {
+		return err
+	}
+	found := s.journal.Find(p)
+	s.writeJSON(w, http.StatusOK, map[string][]journal.Entry{"requests": found})
+	return nil
+}
+
+// bodyCapture keeps what a handler reads of a request body, to its
+// journal's bound.
+type bodyCapture struct {
+	io.ReadCloser
+	buf   []byte
+	limit int
+	eof   bool
+}
+
+func (c *bodyCapture) Read(p []byte) (int, error) {
+	n, err := c.ReadCloser.Read(p)
+	if room := c.limit - len(c.buf); room > 0 && n > 0 {
+		c.buf = append(c.buf, p[:min(n, room)]...)
+	}
+	if err == io.EOF {
+		c.eof = true
+	}
+	return n, err
+}
+
+// rest reads what the handler left of the body, to the bound.
+func (c *bodyCapture) rest() []byte {
+	if !c.eof && len(c.buf) < c.limit {
+		more, _ := io.ReadAll(io.LimitReader(c.ReadCloser, int64(c.limit-len(c.buf))))
+		c.buf = append(c.buf, more...)
+	}
+	return c.buf
+}
