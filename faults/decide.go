@@ -20,6 +20,12 @@ type Request struct {
 	// Caller returns the request's user and application (0 when unknown).
 	// Decide calls it at most once, and only when a rule needs it.
 	Caller func() (user, app int64)
+	// Query returns the values of a query parameter (url.Values.Get's
+	// list); nil matches no rule with query selectors.
+	Query func(name string) []string
+	// Body returns the request's body. Decide calls it at most once, and
+	// only when a rule selects on body fields; nil matches no such rule.
+	Body func() []byte
 }
 
 // Action is what a fired rule does to a request.
@@ -31,6 +37,11 @@ type Action struct {
 	// request.
 	Status int
 	Body   json.RawMessage
+	// Fault, when not "", is done instead of serving the request.
+	Fault WireFault
+	// BytesPerSecond, when not 0, is the pace of the answer's bytes: the
+	// rule's own answer, or the route's when Status and Fault are unset.
+	BytesPerSecond int64
 }
 
 // Decide returns the action of the first rule, oldest first, that matches
@@ -53,6 +64,8 @@ func (s *Service) Decide(ctx context.Context, req Request) (act Action, ok bool,
 		known = true
 		return user, app
 	}
+	var body any
+	bodyOK, bodyRead := false, false
 	for i := range snap.rules {
 		r := &snap.rules[i]
 		if r.Method != nil && *r.Method != req.Method {
@@ -60,6 +73,18 @@ func (s *Service) Decide(ctx context.Context, req Request) (act Action, ok bool,
 		}
 		if r.Route != nil && r.route != route {
 			continue
+		}
+		if len(r.Query) > 0 && !matchQuery(r.Query, req.Query) {
+			continue
+		}
+		if len(r.bodyFields) > 0 {
+			if !bodyRead && req.Body != nil {
+				body, bodyOK = decodeBody(req.Body())
+			}
+			bodyRead = true
+			if !matchBody(r.bodyFields, body, bodyOK) {
+				continue
+			}
 		}
 		if r.UserID != nil || r.ApplicationID != nil || r.RequestsPerMinute != nil {
 			u, a := caller()
@@ -99,7 +124,8 @@ func (s *Service) Decide(ctx context.Context, req Request) (act Action, ok bool,
 }
 
 func (r *Rule) action() Action {
-	a := Action{RuleID: r.ID, Latency: time.Duration(r.LatencyMS) * time.Millisecond, Body: r.Body}
+	a := Action{RuleID: r.ID, Latency: time.Duration(r.LatencyMS) * time.Millisecond, Body: r.Body,
+		BytesPerSecond: deref(r.BytesPerSecond), Fault: deref(r.Fault)}
 	if r.Status != nil {
 		a.Status = *r.Status
 	}

@@ -155,7 +155,9 @@ func (s *Service) read(ctx context.Context) ([]Rule, error) {
 				// A record that cannot be read faults nothing.
 				continue
 			}
-			r.route = templateKey(deref(r.Route))
+			if r.prepare() != nil {
+				continue
+			}
 			rules = append(rules, r)
 		}
 		return nil

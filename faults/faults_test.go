@@ -292,7 +292,7 @@ func TestCreate_BadRulesAreRefusedWithTheFieldNamed(t *testing.T) {
 		in   faults.NewRule
 		want string
 	}{
-		{"nothing to do", faults.NewRule{Route: ptr("/health")}, "The fields [status, latency_ms or requests_per_minute] are required"},
+		{"nothing to do", faults.NewRule{Route: ptr("/health")}, "The fields [status, fault, latency_ms, bytes_per_second or requests_per_minute] are required"},
 		{"method", faults.NewRule{Method: ptr("FETCH"), Status: ptr(500)}, "Invalid method: FETCH"},
 		{"route without slash", faults.NewRule{Route: ptr("items"), Status: ptr(500)}, "Invalid route: items"},
 		{"route with query", faults.NewRule{Route: ptr("/items?ids=1"), Status: ptr(500)}, "without a query"},

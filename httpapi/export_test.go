@@ -1,5 +1,10 @@
 package httpapi
 
+import (
+	"context"
+	"time"
+)
+
 // BodyRoutes returns the routes that read their body as JSON, each with
 // what it reads ("object", "optional object" or "params", OAuth 2
 // parameters form-encoded or as an object), from the route table. A route
@@ -24,3 +29,6 @@ func (s *Server) BodyRoutes() map[Route]string {
 	}
 	return out
 }
+
+// SetSleep replaces the wait between the pieces of a trickled answer.
+func (s *Server) SetSleep(f func(context.Context, time.Duration) error) { s.sleep = f }

@@ -1,7 +1,12 @@
 package httpapi
 
 import (
+	"bytes"
+	"encoding/json"
+	"io"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,23 +28,36 @@ func requestTemplate(tmpl string, statics []string, path string) string {
 }
 
 // fault applies the first fault rule that fires on r, if any: it waits the
-// rule's latency, then answers the rule's status and body, or lets the
-// request be served. It reports whether r was answered.
+// rule's latency, then answers the rule's status and body or does its wire
+// fault, or lets the request be served, trickled when the rule says so. It
+// reports whether r was answered.
 func (s *Server) fault(rec *statusRecorder, r *http.Request) bool {
+	asked := false
+	who := func() (int64, int64) {
+		asked = true
+		if !hasCredentials(r) {
+			return 0, 0
+		}
+		// An invalid token has no caller; the route itself answers it,
+		// unless a rule answers first.
+		user, err := s.m.Accounts.Authenticate(r.Context(), token(r))
+		if err != nil {
+			return 0, 0
+		}
+		rec.user, rec.app = user, tokenApp(token(r))
+		return rec.user, rec.app
+	}
+	var query url.Values
 	act, ok, err := s.m.Faults.Decide(r.Context(), faults.Request{Method: r.Method, Route: rec.route,
-		Caller: func() (int64, int64) {
-			if !hasCredentials(r) {
-				return 0, 0
+		Caller: who,
+		Query: func(name string) []string {
+			if query == nil {
+				query = r.URL.Query()
 			}
-			// An invalid token has no caller; the route itself answers it,
-			// unless a rule answers first.
-			user, err := s.m.Accounts.Authenticate(r.Context(), token(r))
-			if err != nil {
-				return 0, 0
-			}
-			rec.user, rec.app = user, tokenApp(token(r))
-			return rec.user, rec.app
-		}})
+			return query[name]
+		},
+		Body: func() []byte { return peekBody(r) },
+	})
 	if err != nil {
 		s.writeError(rec, r, err)
 		return true
@@ -48,6 +66,12 @@ func (s *Server) fault(rec *statusRecorder, r *http.Request) bool {
 		return false
 	}
 	rec.fault = act.RuleID
+	answered := act.Status != 0 || act.Fault != ""
+	if answered && !asked {
+		// The journal names the caller of a faulted request as of a served
+		// one; the route, which would have read the token, is not reached.
+		who()
+	}
 	if act.Latency > 0 {
 		t := time.NewTimer(act.Latency)
 		select {
@@ -57,6 +81,20 @@ func (s *Server) fault(rec *statusRecorder, r *http.Request) bool {
 			t.Stop()
 			return true
 		}
+	}
+	if act.BytesPerSecond > 0 {
+		rec.ResponseWriter = newTrickleWriter(r.Context(), rec.ResponseWriter, act.BytesPerSecond, s.sleep)
+	}
+	if act.Fault != "" {
+		if err := WriteWireFault(rec, act.Fault); err != nil {
+			// A writer whose connection cannot be taken (HTTP/2, a
+			// recorder) gets the answer aborted, as net/http aborts one.
+			panic(http.ErrAbortHandler)
+		}
+		if act.Fault == faults.MalformedResponseChunk {
+			rec.status = http.StatusOK // written on the connection itself
+		}
+		return true
 	}
 	if act.Status == 0 {
 		return false
@@ -70,10 +108,62 @@ func (s *Server) fault(rec *statusRecorder, r *http.Request) bool {
 	return true
 }
 
+// peekBody reads r's body for the fault rules that select on its fields,
+// and puts it back for the route. A body over maxBodyBytes selects
+// nothing; the route refuses it as it would have.
+func peekBody(r *http.Request) []byte {
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil
+	}
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(b), r.Body), r.Body}
+	if err != nil || len(b) > maxBodyBytes {
+		return nil
+	}
+	return b
+}
+
+// faultRuleFields are the fields of a fault rule, for refusing a field
+// that is none of them: a misspelt selector would make a rule that faults
+// every request.
+var faultRuleFields = []string{"method", "route", "user_id", "application_id", "query", "body_fields",
+	"status", "body", "fault", "latency_ms", "bytes_per_second", "probability", "times", "requests_per_minute", "per"}
+
+// checkRuleFields refuses a rule body with a field that no rule has, the
+// first in name order.
+func checkRuleFields(b []byte) error {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(b, &fields) != nil {
+		// decodeBytes says what is wrong with the body.
+		return nil
+	}
+	names := make([]string, 0, len(fields))
+	for name := range fields {
+		if !slices.Contains(faultRuleFields, name) {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	slices.Sort(names)
+	return errs.Invalidf("Invalid field: %s. A fault rule has the fields %s", names[0], strings.Join(faultRuleFields, ", "))
+}
+
 // handleCreateFault answers POST /operator/faults.
 func (s *Server) handleCreateFault(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	b, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	if err := checkRuleFields(b); err != nil {
+		return err
+	}
 	var in faults.NewRule
-	if err := decode(r, &in); err != nil {
+	if err := decodeBytes(b, &in); err != nil {
 		return err
 	}
 	if in.Route != nil {

@@ -82,7 +82,7 @@ func TestFaultsAPI_BadRulesAre400AndNeedTheOperator(t *testing.T) {
 	}{
 		{"UnknownRoute", testOperatorToken, map[string]any{"route": "/questoins/{id}", "status": 500}, 400, "Invalid route: /questoins/{id}. No route of the API has that template"},
 		{"OperatorRoute", testOperatorToken, map[string]any{"route": "/operator/faults", "status": 500}, 400, "Invalid route: /operator/faults. Operator routes are never faulted"},
-		{"NothingToDo", testOperatorToken, map[string]any{"route": "/health"}, 400, "The fields [status, latency_ms or requests_per_minute] are required for requested call: a rule must answer a status, add latency or limit a rate"},
+		{"NothingToDo", testOperatorToken, map[string]any{"route": "/health"}, 400, "The fields [status, fault, latency_ms, bytes_per_second or requests_per_minute] are required for requested call: a rule must answer a status, fault the wire, add latency, trickle the answer or limit a rate"},
 		{"StatusNotAnError", testOperatorToken, map[string]any{"status": 302}, 400, "Invalid status: 302. It must be an error status, from 400 to 599"},
 		{"StatusNotANumber", testOperatorToken, map[string]any{"status": "500"}, 400, "Invalid JSON: the field [status] must be of type integer"},
 		{"UserToken", u.Token, map[string]any{"status": 500}, 403, "Operator routes need the operator token"},

@@ -116,6 +116,9 @@ type Server struct {
 	// redact takes tokens and the operator token out of the log, the
 	// journal and error messages.
 	redact *redact.Redactor
+	// sleep waits between the pieces of a trickled answer; tests replace
+	// it to see the pacing without waiting.
+	sleep func(context.Context, time.Duration) error
 }
 
 // New returns a server over m.
@@ -126,7 +129,7 @@ func New(m *marketplace.Marketplace, cfg Config) *Server {
 		}
 	}
 	s := &Server{m: m, cfg: cfg, logger: cfg.Logger, journal: cfg.Journal, routeKeys: map[string]bool{},
-		cors: newCORSPolicy(cfg.CORSOrigins), redact: redact.New(cfg.OperatorToken)}
+		cors: newCORSPolicy(cfg.CORSOrigins), redact: redact.New(cfg.OperatorToken), sleep: sleepCtx}
 	if s.journal == nil {
 		s.journal = journal.New(journal.DefaultSize)
 	}
@@ -305,16 +308,16 @@ type statusRecorder struct {
 	body *bytes.Buffer
 }
 
+// Unwrap gives http.ResponseController the writer beneath, for the wire
+// faults' Hijack (of rules and of stubs) and the trickle's Flush.
+func (w *statusRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 func (w *statusRecorder) WriteHeader(status int) {
 	if w.status == 0 {
 		w.status = status
 	}
 	w.ResponseWriter.WriteHeader(status)
 }
-
-// Unwrap lets http.ResponseController reach the connection (the stubs'
-// wire faults).
-func (w *statusRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (w *statusRecorder) Write(b []byte) (int, error) {
 	if w.status == 0 {
@@ -358,7 +361,12 @@ func (s *Server) logged(w http.ResponseWriter, r *http.Request, route string, jo
 		r.Body = rec.capture
 	}
 	defer func() {
-		if v := recover(); v != nil {
+		v := recover()
+		if v == http.ErrAbortHandler {
+			// An answer aborted on purpose (a wire fault on a connection
+			// that cannot be taken) is journaled as it is, then aborted.
+			defer panic(v)
+		} else if v != nil {
 			s.logger.Error("panic serving request", "method", r.Method, "path", s.redact.Path(r.URL.Path), "panic", v)
 			if rec.status == 0 {
 				s.writeError(rec, r, &httpError{status: http.StatusInternalServerError, code: "internal_error", message: "Internal server error"})

@@ -2,17 +2,16 @@ package httpapi
 
 import (
 	"bytes"
-	"crypto/rand"
 	"crypto/subtle"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"time"
 
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/faults"
 	"github.com/marketplace/marketplace/journal"
 	"github.com/marketplace/marketplace/stubs"
 )
@@ -65,7 +64,14 @@ func (s *Server) serveStub(rec *statusRecorder, r *http.Request, override bool, 
 		}
 	}
 	if a.Fault != "" {
-		s.wireFault(rec, r, a.Fault)
+		if err := WriteWireFault(rec, a.Fault); err != nil {
+			// A writer whose connection cannot be taken (HTTP/2, a
+			// recorder) gets the answer aborted, as net/http aborts one.
+			panic(http.ErrAbortHandler)
+		}
+		if a.Fault == faults.MalformedResponseChunk {
+			rec.status = http.StatusOK // written on the connection itself
+		}
 		return true
 	}
 	h := rec.Header()
@@ -108,35 +114,6 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, who access) error
 	}
 	noteCaller(w, r, caller)
 	return nil
-}
-
-// wireFault breaks the connection of r the way kind (one of stubs.Faults)
-// names, as WireMock does: the one place where an answer is not HTTP.
-func (s *Server) wireFault(w http.ResponseWriter, r *http.Request, kind string) {
-	conn, buf, err := http.NewResponseController(w).Hijack()
-	if err != nil {
-		// A writer that cannot be taken over (HTTP/2, a test recorder)
-		// gets the nearest HTTP answer: none that a client could use.
-		s.writeError(w, r, errs.Internalf(err, "wire fault %s", kind))
-		return
-	}
-	defer conn.Close()
-	_ = buf.Flush()
-	switch kind {
-	case stubs.FaultConnectionReset:
-		if tc, ok := conn.(*net.TCPConn); ok {
-			// No linger: closing sends a reset, not a FIN.
-			_ = tc.SetLinger(0)
-		}
-	case stubs.FaultEmptyResponse:
-	case stubs.FaultMalformedChunk:
-		_, _ = io.WriteString(conn, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"+
-			"1a\r\n{\"results\": [1, 2, \r\nzz-not-a-chunk\r\n")
-	case stubs.FaultRandomData:
-		junk := make([]byte, 256)
-		_, _ = rand.Read(junk)
-		_, _ = conn.Write(junk)
-	}
 }
 
 // handleCreateStub answers POST /operator/stubs: one mapping in WireMock's

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/marketplace/marketplace/marketplacetest"
@@ -211,17 +212,39 @@ func TestStubs_ResetClearsThemAndASnapshotKeepsThem(t *testing.T) {
 	}
 }
 
-func TestStubs_EachWireFaultIsAnErrorOfTheClientsTransport(t *testing.T) {
+func TestStubs_EachWireFaultIsTheErrorARealNetworkGivesTheClient(t *testing.T) {
 	srv := marketplacetest.NewServer(t)
-	for _, kind := range []string{"CONNECTION_RESET_BY_PEER", "EMPTY_RESPONSE", "MALFORMED_RESPONSE_CHUNK", "RANDOM_DATA_THEN_CLOSE"} {
-		srv.Stub(t, `{"request": {"urlPath": "/f/`+kind+`"}, "response": {"fault": "`+kind+`"}, "marketplace": {"public": true}}`)
-		res, err := http.Get(srv.URL + "/f/" + kind)
+	for _, c := range []struct {
+		kind string
+		want func(error) bool
+	}{
+		{"CONNECTION_RESET_BY_PEER", func(err error) bool { return errors.Is(err, syscall.ECONNRESET) }},
+		{"EMPTY_RESPONSE", func(err error) bool { return errors.Is(err, io.EOF) }},
+		{"MALFORMED_RESPONSE_CHUNK", func(err error) bool {
+			return err != nil && strings.Contains(err.Error(), "invalid byte in chunk length")
+		}},
+		{"RANDOM_DATA_THEN_CLOSE", func(err error) bool { return err != nil && strings.Contains(err.Error(), "malformed HTTP response") }},
+		{"MALFORMED_JSON", func(err error) bool {
+			var syntax *json.SyntaxError
+			return errors.As(err, &syntax) || errors.Is(err, io.ErrUnexpectedEOF)
+		}},
+	} {
+		srv.Stub(t, `{"request": {"urlPath": "/f/`+c.kind+`"}, "response": {"fault": "`+c.kind+`"}, "marketplace": {"public": true}}`)
+		// A client of its own per fault: no connection is reused, so the
+		// transport does not retry on another.
+		client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+		res, err := client.Get(srv.URL + "/f/" + c.kind)
 		if err == nil {
-			_, err = io.ReadAll(res.Body)
+			var b []byte
+			b, err = io.ReadAll(res.Body)
 			res.Body.Close()
+			if err == nil {
+				var v any
+				err = json.Unmarshal(b, &v)
+			}
 		}
-		if err == nil || errors.Is(err, context.DeadlineExceeded) {
-			t.Errorf("%s: err = %v, want a broken connection", kind, err)
+		if !c.want(err) {
+			t.Errorf("%s: err = %v", c.kind, err)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/faults"
 )
 
 // DefaultPriority is a mapping's priority when it names none, as in
@@ -23,18 +24,6 @@ const DefaultPriority = 5
 // MaxDelay bounds fixedDelayMilliseconds: the server's write timeout is a
 // minute, and a slower answer would never arrive.
 const MaxDelay = 30 * time.Second
-
-// Wire faults a response may name: WireMock's names.
-const (
-	FaultConnectionReset = "CONNECTION_RESET_BY_PEER"
-	FaultEmptyResponse   = "EMPTY_RESPONSE"
-	FaultMalformedChunk  = "MALFORMED_RESPONSE_CHUNK"
-	FaultRandomData      = "RANDOM_DATA_THEN_CLOSE"
-)
-
-// Faults are the wire faults a response may name, in the order errors list
-// them.
-var Faults = []string{FaultConnectionReset, FaultEmptyResponse, FaultMalformedChunk, FaultRandomData}
 
 // Mapping is one stub: a request pattern and the response to it, in
 // WireMock's JSON format.
@@ -75,7 +64,7 @@ type response struct {
 	body      []byte
 	jsonBody  any // when set, body is its encoding and templates run on its strings
 	delay     time.Duration
-	fault     string
+	fault     faults.WireFault
 	templated bool
 }
 
@@ -104,6 +93,15 @@ func join(where, name string) string {
 		return name
 	}
 	return where + "." + name
+}
+
+// faultNames lists the wire faults a response may name.
+func faultNames() string {
+	names := make([]string, len(faults.WireFaults))
+	for i, f := range faults.WireFaults {
+		names[i] = string(f)
+	}
+	return strings.Join(names, ", ")
 }
 
 func invalid(field, why string) error {
@@ -304,9 +302,15 @@ func parseResponse(raw json.RawMessage) (response, error) {
 		r.delay = time.Duration(ms) * time.Millisecond
 	}
 	if v, ok := obj["fault"]; ok {
-		if err := json.Unmarshal(v, &r.fault); err != nil || !slices.Contains(Faults, r.fault) {
-			return r, invalid("response.fault", "it must be one of "+strings.Join(Faults, ", "))
+		// The fault rules' names, so that a rule and a stub say the same:
+		// WireMock's four and MALFORMED_JSON.
+		var name string
+		_ = json.Unmarshal(v, &name)
+		f, err := faults.ParseWireFault("response.fault", name)
+		if err != nil {
+			return r, invalid("response.fault", "it must be one of "+faultNames())
 		}
+		r.fault = f
 	}
 	if v, ok := obj["transformers"]; ok {
 		var ts []string

@@ -31,6 +31,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/faults"
 	"github.com/marketplace/marketplace/internal/kv"
 	"github.com/marketplace/marketplace/storage"
 )
@@ -313,9 +314,8 @@ type Answer struct {
 	Body   []byte
 	// Delay is how long to wait before answering.
 	Delay time.Duration
-	// Fault, when set, is the wire fault (one of Faults) to answer with
-	// instead.
-	Fault string
+	// Fault, when set, is the wire fault to answer with instead.
+	Fault faults.WireFault
 }
 
 // Answer finds the stub that answers r: the first, in priority order,
