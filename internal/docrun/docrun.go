@@ -266,7 +266,7 @@ func Commands(text string) []string {
 			continue
 		}
 		if c, ok := strings.CutSuffix(t, `\`); ok {
-			cur.WriteString(c)
+			cur.WriteString(strings.TrimSpace(c))
 			cur.WriteByte(' ')
 			continue
 		}

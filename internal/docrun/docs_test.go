@@ -159,7 +159,7 @@ func (r *run) writeFile(bl docrun.Block) {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		r.t.Fatal(err)
 	}
-	if err := os.WriteFile(p, []byte(bl.Text), 0o644); err != nil {
+	if err := os.WriteFile(p, []byte(docrun.Ports(bl.Text, r.ports)), 0o644); err != nil {
 		r.t.Fatal(err)
 	}
 }
