@@ -210,12 +210,6 @@ func (r *run) script(bl docrun.Block) {
 	stderr, _ := os.ReadFile(errOut.Name())
 	segments := bytes.Split(got, []byte("\x1eDOCRUN "))
 	outputs := map[int]string{}
-	for _, seg := range segments[1:] {
-		n, rest, _ := bytes.Cut(seg, []byte("\x1e"))
-		i, _ := strconv.Atoi(string(n))
-		outputs[i] = ""
-		_ = rest
-	}
 	// The output of check i is what came between marker i-1 and marker i.
 	prev := segments[0]
 	for _, seg := range segments[1:] {
