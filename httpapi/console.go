@@ -43,3 +43,10 @@ func (s *Server) serveConsole(w http.ResponseWriter, r *http.Request, p httprout
 	h.Set("Cache-Control", "no-cache")
 	http.ServeContent(w, r, name, consoleModTime, bytes.NewReader(b))
 }
+
+// serveFavicon answers GET /favicon.ico with 204: no icon, no error in
+// the browser's console, and nothing in the journal or the request metrics.
+func serveFavicon(w http.ResponseWriter, _ *http.Request, _ httprouter.Params) {
+	w.Header().Set("Cache-Control", "max-age=86400")
+	w.WriteHeader(http.StatusNoContent)
+}

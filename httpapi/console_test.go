@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -80,6 +81,23 @@ func TestConsole_IsNotAnAPIRouteAndIsNeverFaulted(t *testing.T) {
 	is.Equal(ts.do("GET", "/users/1", "", nil).Status, http.StatusServiceUnavailable) // the rule acts on the API
 	is.Equal(ts.page("/console").Code, http.StatusOK)
 	is.Equal(ts.page("/console/console.js").Code, http.StatusOK)
+}
+
+func TestFavicon_IsAnsweredWith204AndNotJournaled(t *testing.T) {
+	is := is.New(t)
+	ts := newTestServer(t)
+	for range 3 {
+		is.Equal(ts.page("/favicon.ico").Code, http.StatusNoContent) // no icon, no 404
+	}
+	is.Equal(ts.do("GET", "/sites", "", nil).Status, http.StatusOK)
+	res := ts.operator("GET", "/operator/requests", nil)
+	is.Equal(res.Status, http.StatusOK)
+	var got struct {
+		Results []struct{ Path string } `json:"results"`
+	}
+	is.NoErr(json.Unmarshal(res.Raw, &got))
+	is.Equal(len(got.Results), 1)           // only the API request
+	is.Equal(got.Results[0].Path, "/sites") // the favicon left no entry
 }
 
 // page gets path without a token and keeps the answer as it is: the

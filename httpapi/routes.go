@@ -340,6 +340,10 @@ func (s *Server) routeTable() []route {
 		// the API's.
 		bare("/console", s.serveConsole),
 		bare("/console/*asset", s.serveConsole),
+		// Browsers ask for /favicon.ico beside every page they open; a 404
+		// would be journaled once per page and bury the requests a test
+		// wants to read.
+		bare("/favicon.ico", serveFavicon),
 
 		// Public reads: sites, categories, multigets, a seller's items.
 		get("/sites", withToken(s.handleSites)),

@@ -27,8 +27,9 @@ func loadFixturesFile(ctx context.Context, m *marketplace.Marketplace, path stri
 	if err != nil {
 		return fmt.Errorf("-fixtures %s: %w", path, err)
 	}
-	fmt.Fprintf(stdout, "fixtures %s: %d users, %d stores, %d items, %d questions, %d orders, %d applications\n",
-		path, len(res.Users), len(res.Stores), len(res.Items), len(res.Questions), len(res.Orders), len(res.Applications))
+	fmt.Fprintf(stdout, "fixtures %s: %s, %s, %s, %s, %s, %s\n", path,
+		count(len(res.Users), "user"), count(len(res.Stores), "store"), count(len(res.Items), "item"),
+		count(len(res.Questions), "question"), count(len(res.Orders), "order"), count(len(res.Applications), "application"))
 	return nil
 }
 
@@ -57,6 +58,14 @@ func loadStubs(ctx context.Context, m *marketplace.Marketplace, path string, std
 		}
 		n += k
 	}
-	fmt.Fprintf(stdout, "stubs %s: %d mappings\n", path, n)
+	fmt.Fprintf(stdout, "stubs %s: %s\n", path, count(n, "mapping"))
 	return nil
+}
+
+// count writes n and the noun, plural unless n is 1: "1 item", "0 items".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

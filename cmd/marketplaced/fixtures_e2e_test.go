@@ -44,7 +44,7 @@ func TestEndToEnd_FixturesAtStartResetAndSnapshotsSurviveARestart(t *testing.T) 
 	const shopToken = "APP_USR-e2e-shop-token-0000001"
 	for run := 0; run < 2; run++ {
 		s := startServer(t, bin, "-data", dir, "-demo", "-fixtures", file, "-operator-token", op)
-		if !strings.Contains(strings.Join(s.banner, "\n"), "fixtures "+file+": 1 users, 1 stores") {
+		if !strings.Contains(strings.Join(s.banner, "\n"), "fixtures "+file+": 1 user, 1 store") {
 			t.Errorf("run %d: banner %q", run, s.banner)
 		}
 		// The demo seller came first, so the fixture's user is the third.
