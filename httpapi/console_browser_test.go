@@ -33,8 +33,6 @@ import (
 // With CONSOLE_SCREENSHOTS=dir it also saves a PNG of each main screen in
 // dir (docs/console holds the ones the documentation shows).
 func TestConsole_InChromium(t *testing.T) {
-	browser := chromiumPath(t)
-
 	// The receiver refuses the first notification and acknowledges the
 	// rest, so that the first delivery needs a retry.
 	var posts atomic.Int32
@@ -47,66 +45,10 @@ func TestConsole_InChromium(t *testing.T) {
 	}))
 	t.Cleanup(receiver.Close)
 	srv := marketplacetest.NewServer(t)
+	p := openConsole(t, srv)
+	ctx, b := p.ctx, p.b
+	step, text, until, shot, settled, nav, choose := p.step, p.text, p.until, p.shot, p.settled(), p.nav, p.choose
 	shots := os.Getenv("CONSOLE_SCREENSHOTS")
-
-	// A bound for a browser that hangs, not a timing the test relies on.
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(browser),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.WindowSize(1400, 900),
-		chromedp.UserDataDir(t.TempDir()),
-	)
-	defer cancelAlloc()
-	b, cancelBrowser := chromedp.NewContext(actx)
-	defer cancelBrowser()
-
-	step := func(what string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(b, actions...); err != nil {
-			msg, _ := chromedp.Run(b, chromedp.Evaluate[string](`document.querySelector("#message").textContent`))
-			t.Fatalf("browser: %s: %v (the page says %q)", what, err, msg)
-		}
-	}
-	text := func(sel string) string {
-		t.Helper()
-		s, err := chromedp.Run(b, chromedp.Text(sel))
-		if err != nil {
-			t.Fatalf("browser: text of %s: %v", sel, err)
-		}
-		return s
-	}
-	// until waits for a predicate of the page; the page's own timers do
-	// the polling, so the test only waits, it never times a pass.
-	until := func(js string) chromedp.Action[chromedp.Void] {
-		return chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(time.Minute))
-	}
-	shot := func(name string) {
-		t.Helper()
-		if shots == "" {
-			return
-		}
-		// Quality 100 makes chromium encode PNG; below it, JPEG.
-		png, err := chromedp.Run(b, chromedp.FullScreenshot(100))
-		if err != nil {
-			t.Fatalf("screenshot %s: %v", name, err)
-		}
-		if err := os.WriteFile(filepath.Join(shots, name+".png"), png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// settled waits until the page has no request in flight, so that a
-	// table is not rendered again under the keys the test types into it.
-	settled := until(`document.body.dataset.pending === "0"`)
-	nav := func(screen string) chromedp.Action[chromedp.Void] {
-		return chromedp.Steps(chromedp.Click(`nav button[data-screen="`+screen+`"]`), settled)
-	}
 
 	step("sign in",
 		chromedp.Navigate(srv.URL+"/console"),
@@ -139,7 +81,7 @@ func TestConsole_InChromium(t *testing.T) {
 
 	step("register the seller's application",
 		nav("apps"),
-		chromedp.SetValue("#app-owner", strconv.FormatInt(sellerID, 10)),
+		choose("#app-owner", strconv.FormatInt(sellerID, 10)),
 		chromedp.SetValue("#app-callback", receiver.URL+"/notifications"),
 		chromedp.Click("#app-create"),
 		until(`document.querySelector("#apps-table tbody tr[data-app-id]")`),
@@ -202,8 +144,8 @@ func TestConsole_InChromium(t *testing.T) {
 
 	step("ask a question as the buyer",
 		nav("questions"),
-		chromedp.SetValue("#q-item", itemID),
-		chromedp.SetValue("#q-asker", strconv.FormatInt(srv.Buyer.ID, 10)),
+		choose("#q-item", itemID),
+		choose("#q-asker", strconv.FormatInt(srv.Buyer.ID, 10)),
 		chromedp.SetValue("#q-text", "Does it fit a large coffee?"),
 		chromedp.Click("#q-ask"),
 		until(`document.querySelector("#questions-table .question-status")?.textContent === "UNANSWERED"`),
@@ -236,6 +178,9 @@ func TestConsole_InChromium(t *testing.T) {
 	if got := text("#questions-table .question-answer"); got != "Yes, 400 ml. (ACTIVE)" {
 		t.Fatalf("answer shown %q", got)
 	}
+	if n := p.count("#questions-table .answer-text"); n != 0 {
+		t.Fatalf("the answered question still offers %d answer boxes", n)
+	}
 	shot("questions")
 	step("moderate the question",
 		chromedp.SetValue(".moderate-status", "status:UNDER_REVIEW"),
@@ -245,17 +190,6 @@ func TestConsole_InChromium(t *testing.T) {
 
 	// Orders: sell the item's three units through the purchase form, pay,
 	// cancel and ship, and see the item paused once its last unit sells.
-	// choose picks a value of a select as a person would, change event and
-	// all, once the page offers it.
-	choose := func(sel, value string) chromedp.Action[chromedp.Void] {
-		return until(fmt.Sprintf(`(() => {
-			const s = document.querySelector(%q);
-			if (!s || ![...s.options].some(o => o.value === %q)) return false;
-			s.value = %q;
-			s.dispatchEvent(new Event("change"));
-			return true;
-		})()`, sel, value, value))
-	}
 	orderIDs := func() []string {
 		t.Helper()
 		ids, err := chromedp.Run(b, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#orders-table tbody tr[data-order-id]")].map(tr => tr.dataset.orderId)`))
@@ -427,5 +361,131 @@ func TestConsole_InChromium(t *testing.T) {
 		step("snapshots", nav("state"), chromedp.SetValue("#snapshot-name", "after the walk-through"), chromedp.Click("#snapshot-create"),
 			until(`[...document.querySelectorAll("#snapshots-table tbody td")].some(td => td.textContent === "after the walk-through")`))
 		shot("snapshots")
+	}
+}
+
+// consolePage is the console open in a fresh headless chromium at 1280 by
+// 800 pixels, the size of the documentation's screenshots.
+type consolePage struct {
+	t   *testing.T
+	srv *marketplacetest.Server
+	ctx context.Context
+	b   context.Context
+}
+
+func openConsole(t *testing.T, srv *marketplacetest.Server) *consolePage {
+	t.Helper()
+	browser := chromiumPath(t)
+	// A bound for a browser that hangs, not a timing the test relies on.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	actx, cancelAlloc := chromedp.NewExecAllocator(ctx,
+		chromedp.ExecPath(browser),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.WindowSize(1280, 800),
+		chromedp.UserDataDir(t.TempDir()),
+	)
+	t.Cleanup(cancelAlloc)
+	b, cancelBrowser := chromedp.NewContext(actx)
+	t.Cleanup(cancelBrowser)
+	p := &consolePage{t: t, srv: srv, ctx: ctx, b: b}
+	p.step("open the console", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(srv.URL+"/console"), chromedp.WaitVisible("#token"))
+	return p
+}
+
+func (p *consolePage) step(what string, actions ...chromedp.Action[chromedp.Void]) {
+	p.t.Helper()
+	if err := chromedp.Do(p.b, actions...); err != nil {
+		msg, _ := chromedp.Run(p.b, chromedp.Evaluate[string](`document.querySelector("#message").textContent`))
+		p.t.Fatalf("browser: %s: %v (the page says %q)", what, err, msg)
+	}
+}
+
+func (p *consolePage) text(sel string) string {
+	p.t.Helper()
+	s, err := chromedp.Run(p.b, chromedp.Text(sel))
+	if err != nil {
+		p.t.Fatalf("browser: text of %s: %v", sel, err)
+	}
+	return s
+}
+
+func (p *consolePage) count(sel string) int {
+	p.t.Helper()
+	n, err := chromedp.Run(p.b, chromedp.Evaluate[int](fmt.Sprintf(`document.querySelectorAll(%q).length`, sel)))
+	if err != nil {
+		p.t.Fatalf("browser: count of %s: %v", sel, err)
+	}
+	return n
+}
+
+// value is the value of a form field.
+func (p *consolePage) value(sel string) string {
+	p.t.Helper()
+	v, err := chromedp.Run(p.b, chromedp.Evaluate[string](fmt.Sprintf(`document.querySelector(%q).value`, sel)))
+	if err != nil {
+		p.t.Fatalf("browser: value of %s: %v", sel, err)
+	}
+	return v
+}
+
+// until waits for a predicate of the page; the page's own timers do the
+// polling, so the test only waits, it never times a pass.
+func (p *consolePage) until(js string) chromedp.Action[chromedp.Void] {
+	return chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(time.Minute))
+}
+
+// settled waits until the page has no request in flight, so that a table
+// is not rendered again under the keys the test types into it.
+func (p *consolePage) settled() chromedp.Action[chromedp.Void] {
+	return p.until(`document.body.dataset.pending === "0"`)
+}
+
+func (p *consolePage) nav(screen string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(chromedp.Click(`nav button[data-screen="`+screen+`"]`), p.settled())
+}
+
+// choose picks a value of a select as a person would, change event and
+// all, once the page offers it.
+func (p *consolePage) choose(sel, value string) chromedp.Action[chromedp.Void] {
+	return p.until(fmt.Sprintf(`(() => {
+		const s = document.querySelector(%q);
+		if (!s || ![...s.options].some(o => o.value === %q)) return false;
+		s.value = %q;
+		s.dispatchEvent(new Event("change"));
+		return true;
+	})()`, sel, value, value))
+}
+
+func (p *consolePage) signIn() {
+	p.t.Helper()
+	p.step("sign in",
+		chromedp.SendKeys("#token", p.srv.OperatorToken),
+		chromedp.Click("#signin-button"),
+		chromedp.WaitVisible("#user-nickname"),
+		p.settled(),
+	)
+}
+
+// shot saves the window (1280 by 800) as dir/name.png when
+// CONSOLE_SCREENSHOTS=dir is set, and does nothing otherwise, so that a
+// test run never changes the tree.
+func (p *consolePage) shot(name string) {
+	p.t.Helper()
+	dir := os.Getenv("CONSOLE_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	png, err := chromedp.Run(p.b, chromedp.CaptureScreenshot())
+	if err != nil {
+		p.t.Fatalf("screenshot %s: %v", name, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+		p.t.Fatal(err)
 	}
 }
