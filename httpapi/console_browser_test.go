@@ -18,6 +18,8 @@ import (
 
 	"github.com/marketplace/marketplace/accounts"
 	"github.com/marketplace/marketplace/marketplacetest"
+	"github.com/marketplace/marketplace/money"
+	"github.com/marketplace/marketplace/questions"
 	"github.com/marketplace/marketplace/sales"
 	"github.com/marketplace/marketplace/stock"
 )
@@ -488,4 +490,170 @@ func (p *consolePage) shot(name string) {
 	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
 		p.t.Fatal(err)
 	}
+}
+
+// visible is a predicate of the page: sel is laid out (the hidden
+// attribute, or a display of none, lays out nothing).
+func visible(sel string) string {
+	return fmt.Sprintf(`document.querySelector(%q).getClientRects().length > 0`, sel)
+}
+
+func (p *consolePage) is(js string) bool {
+	p.t.Helper()
+	v, err := chromedp.Run(p.b, chromedp.Evaluate[bool](js))
+	if err != nil {
+		p.t.Fatalf("browser: %s: %v", js, err)
+	}
+	return v
+}
+
+func TestConsole_SignedOutShowsNeitherTheTabsNorSignOut(t *testing.T) {
+	p := openConsole(t, marketplacetest.NewServer(t))
+	if p.is(visible("#nav")) || p.is(visible("#signout")) {
+		t.Fatal("signed out, the page shows the tabs or Sign out")
+	}
+	p.signIn()
+	if !p.is(visible("#nav")) || !p.is(visible("#signout")) {
+		t.Fatal("signed in, the page hides the tabs or Sign out")
+	}
+	p.step("sign out", chromedp.Click("#signout"), chromedp.WaitVisible("#token"))
+	if p.is(visible("#nav")) || p.is(visible("#signout")) {
+		t.Fatal("after signing out, the page shows the tabs or Sign out")
+	}
+}
+
+func TestConsole_HeaderIsOneLineAt1280PixelsWide(t *testing.T) {
+	srv := marketplacetest.NewServer(t)
+	// The longest clock text: an offset rather than Z.
+	if err := srv.Clock.Set(time.Date(2026, 12, 31, 23, 59, 59, 999999999, time.FixedZone("", -3*3600))); err != nil {
+		t.Fatal(err)
+	}
+	p := openConsole(t, srv)
+	p.signIn()
+	if w, _ := chromedp.Run(p.b, chromedp.Evaluate[int](`window.innerWidth`)); w != 1280 {
+		t.Fatalf("the window is %d pixels wide", w)
+	}
+	// One line: every part of the header overlaps every other vertically,
+	// and the header is less than two of its tallest parts high.
+	for _, screen := range []string{"users", "state"} {
+		p.step("open "+screen, p.nav(screen))
+		var got struct {
+			Parts, Header, Tallest float64
+			OneLine                bool
+		}
+		r, err := chromedp.Run(p.b, chromedp.Evaluate[map[string]any](`(() => {
+			const parts = [...document.querySelectorAll("header h1, nav button, #session > *")].map(e => e.getBoundingClientRect());
+			const top = Math.max(...parts.map(r => r.top)), bottom = Math.min(...parts.map(r => r.bottom));
+			return { parts: parts.length, header: document.querySelector("header").getBoundingClientRect().height,
+				tallest: Math.max(...parts.map(r => r.height)), oneLine: top < bottom };
+		})()`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got.Parts, got.Header, got.Tallest, got.OneLine = r["parts"].(float64), r["header"].(float64), r["tallest"].(float64), r["oneLine"].(bool)
+		if got.Parts != 12 || !got.OneLine || got.Header >= 2*got.Tallest {
+			t.Fatalf("on %s the header wraps: %+v", screen, got)
+		}
+	}
+	p.shot("header")
+}
+
+func TestConsole_ClockIsShownToTheSecond(t *testing.T) {
+	srv := marketplacetest.NewServer(t)
+	if err := srv.Clock.Set(time.Date(2026, 3, 4, 15, 0, 7, 123456789, time.UTC)); err != nil {
+		t.Fatal(err)
+	}
+	p := openConsole(t, srv)
+	p.signIn()
+	p.step("open the clock", p.nav("clock"), p.until(`document.querySelector("#clock-value").textContent !== "…"`))
+	for _, sel := range []string{"#clock-now", "#clock-value"} {
+		if got := p.text(sel); got != "2026-03-04T15:00:07Z" {
+			t.Errorf("%s shows %q", sel, got)
+		}
+	}
+}
+
+// seedQuestions publishes an item of srv.Seller and has srv.Buyer ask two
+// questions about it, the second answered; it answers the item's id and
+// the two questions' ids.
+func seedQuestions(t *testing.T, srv *marketplacetest.Server) (item string, open, answered int64) {
+	t.Helper()
+	ctx := context.Background()
+	p, err := srv.Marketplace.Stock.PublishMultiOrigin(ctx, srv.Seller.ID, stock.NewItem{Title: "Picked mug", CategoryID: "MLA1055",
+		Price: money.FromInt(1500), ListingTypeID: "gold_special", CurrencyID: "ARS", Condition: "new", Channels: []string{"marketplace"},
+		StockLocations: []stock.StockLocation{{StoreID: srv.Seller.Stores[0].ID, Quantity: 4}}})
+	if err != nil {
+		t.Fatalf("publish: %v", err)
+	}
+	ids := make([]int64, 2)
+	for i, text := range []string{"Is it red?", "Is it blue?"} {
+		q, err := srv.Marketplace.Questions.Ask(ctx, srv.Buyer.ID, questions.AskInput{ItemID: p.ID, Text: text})
+		if err != nil {
+			t.Fatalf("ask: %v", err)
+		}
+		ids[i] = q.ID
+	}
+	if _, err := srv.Marketplace.Questions.Answer(ctx, srv.Seller.ID, questions.AnswerInput{QuestionID: ids[1], Text: "No, green."}); err != nil {
+		t.Fatalf("answer: %v", err)
+	}
+	return p.ID, ids[0], ids[1]
+}
+
+func TestConsole_ItemsQuestionsAndResponseTimeOpenOnTheFirstSellerWithoutAnId(t *testing.T) {
+	srv := marketplacetest.NewServer(t)
+	item, open, _ := seedQuestions(t, srv)
+	seller := strconv.FormatInt(srv.Seller.ID, 10)
+	p := openConsole(t, srv)
+	p.signIn()
+
+	p.step("open the items", p.nav("items"),
+		p.until(fmt.Sprintf(`!!document.querySelector('#items-table tr[data-item-id=%q]')`, item)))
+	if got := p.value("#items-seller"); got != seller {
+		t.Fatalf("the items screen opens on seller %s, want the first user %s", got, seller)
+	}
+	p.shot("items-first-seller")
+
+	p.step("open the questions", p.nav("questions"),
+		p.until(fmt.Sprintf(`!!document.querySelector('#questions-table tr[data-question-id="%d"]')`, open)))
+	if got := p.value("#q-seller"); got != seller {
+		t.Fatalf("the questions screen opens on seller %s", got)
+	}
+	if got := p.value("#q-item"); got != item {
+		t.Fatalf("the ask form offers item %q, want the seller's %s", got, item)
+	}
+	if got := p.value("#q-asker"); got != strconv.FormatInt(srv.Buyer.ID, 10) {
+		t.Fatalf("the ask form asks as %s, want a user other than the seller", got)
+	}
+
+	p.step("open the clock", p.nav("clock"), p.until(`document.querySelector("#rt-out").textContent !== ""`))
+	if got, want := p.text("#rt-out"), "404 not_found: Response time not found for user id: "+seller; got != want {
+		t.Fatalf("before the daily refresh the response time shows %q, want %q", got, want)
+	}
+	if err := srv.Marketplace.ResponseTimes.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	p.step("show the response time again", chromedp.Click("#rt-load"), p.until(`document.querySelector("#rt-out").textContent.startsWith("{")`))
+	if got := p.value("#rt-user"); got != seller {
+		t.Fatalf("the response time opens on seller %s", got)
+	}
+	if got := p.text("#rt-out"); !strings.Contains(got, `"user_id": `+seller) {
+		t.Fatalf("the response time shown is %q", got)
+	}
+}
+
+func TestConsole_AnsweredQuestionOffersNoAnswerBox(t *testing.T) {
+	srv := marketplacetest.NewServer(t)
+	_, open, answered := seedQuestions(t, srv)
+	p := openConsole(t, srv)
+	p.signIn()
+	p.step("open the questions", p.nav("questions"),
+		p.until(fmt.Sprintf(`!!document.querySelector('#questions-table tr[data-question-id="%d"]')`, answered)))
+	row := func(id int64) string { return fmt.Sprintf(`#questions-table tr[data-question-id="%d"]`, id) }
+	if n := p.count(row(answered) + " .answer-text"); n != 0 {
+		t.Fatalf("the answered question offers %d answer boxes", n)
+	}
+	if n := p.count(row(open) + " .answer-text"); n != 1 {
+		t.Fatalf("the unanswered question offers %d answer boxes", n)
+	}
+	p.shot("questions")
 }
