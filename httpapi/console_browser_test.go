@@ -512,6 +512,7 @@ func TestConsole_SignedOutShowsNeitherTheTabsNorSignOut(t *testing.T) {
 	if p.is(visible("#nav")) || p.is(visible("#signout")) {
 		t.Fatal("signed out, the page shows the tabs or Sign out")
 	}
+	p.shot("signin")
 	p.signIn()
 	if !p.is(visible("#nav")) || !p.is(visible("#signout")) {
 		t.Fatal("signed in, the page hides the tabs or Sign out")
@@ -555,7 +556,6 @@ func TestConsole_HeaderIsOneLineAt1280PixelsWide(t *testing.T) {
 			t.Fatalf("on %s the header wraps: %+v", screen, got)
 		}
 	}
-	p.shot("header")
 }
 
 func TestConsole_ClockIsShownToTheSecond(t *testing.T) {
@@ -611,7 +611,6 @@ func TestConsole_ItemsQuestionsAndResponseTimeOpenOnTheFirstSellerWithoutAnId(t 
 	if got := p.value("#items-seller"); got != seller {
 		t.Fatalf("the items screen opens on seller %s, want the first user %s", got, seller)
 	}
-	p.shot("items-first-seller")
 
 	p.step("open the questions", p.nav("questions"),
 		p.until(fmt.Sprintf(`!!document.querySelector('#questions-table tr[data-question-id="%d"]')`, open)))
@@ -655,5 +654,4 @@ func TestConsole_AnsweredQuestionOffersNoAnswerBox(t *testing.T) {
 	if n := p.count(row(open) + " .answer-text"); n != 1 {
 		t.Fatalf("the unanswered question offers %d answer boxes", n)
 	}
-	p.shot("questions")
 }
