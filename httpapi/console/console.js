@@ -480,11 +480,13 @@ async function loadParties() {
 
 on("#orders-form", "submit", async () => {
   sellerPicked = ordersSeller = positive($("#orders-seller").value, "seller id");
+  $("#order-detail").hidden = true;
   await loadOrders(0);
 });
 
 on("#orders-seller", "change", async () => {
   sellerPicked = ordersSeller = positive($("#orders-seller").value, "seller id");
+  $("#order-detail").hidden = true;
   await loadOrders(0);
 });
 
@@ -540,7 +542,9 @@ function orderRow(o) {
     actions.push(el("button", { type: "button", class: "order-cancel", onclick: guarded(() => cancelOrder(o.id)) }, "Cancel"));
   }
   return el("tr", { dataset: { orderId: o.id } },
-    el("td", {}, o.id), el("td", {}, o.date_created), el("td", { class: "order-status" }, o.status),
+    el("td", {}, el("button", { type: "button", class: "order-open link", title: "Open the order and its shipment",
+      onclick: guarded(() => openOrder(o.id)) }, o.id)),
+    el("td", {}, seconds(o.date_created)), el("td", { class: "order-status" }, o.status),
     el("td", { class: "order-item", dataset: { itemId: line.item.id } }, `${line.item.id} ${line.item.title || ""}`),
     el("td", { class: "order-quantity" }, line.quantity), el("td", { class: "order-store" }, store),
     el("td", { class: "order-buyer", dataset: { buyerId: o.buyer.id } }, `${o.buyer.nickname} (${o.buyer.id})`),
@@ -590,6 +594,25 @@ async function moveShipment(id, ev) {
   shipments.set(id, { status: res.body.status, substatus: res.body.substatus });
   say(`Shipment ${id} is ${res.body.status}${res.body.substatus ? " / " + res.body.substatus : ""}.`, "ok");
   await loadOrders(ordersOffset);
+}
+
+// openOrder shows an order whole (GET /operator/orders/{id}) beside its
+// shipment as the seller reads it.
+async function openOrder(id) {
+  const res = await api("GET", `/operator/orders/${id}`);
+  const o = res.body;
+  const ship = o.shipping && o.shipping.id;
+  $("#order-detail").hidden = false;
+  $("#order-detail-id").textContent = o.id;
+  $("#order-detail-order").textContent = JSON.stringify(o, null, 2);
+  $("#order-detail-shipment-id").textContent = ship || "";
+  if (!ship) {
+    $("#order-detail-shipment").textContent = "The order has no shipment.";
+    return;
+  }
+  const sh = await asUser(o.seller.id, "GET", `/shipments/${ship}`, undefined, { headers: { "x-format-new": "true" }, raw: true })
+    .catch((e) => { if (!e.res) throw e; return e.res; });
+  $("#order-detail-shipment").textContent = sh.status === 200 ? JSON.stringify(sh.body, null, 2) : describe(sh);
 }
 
 async function payOrder(id) {
