@@ -18,6 +18,8 @@ import (
 
 	"github.com/marketplace/marketplace/accounts"
 	"github.com/marketplace/marketplace/marketplacetest"
+	"github.com/marketplace/marketplace/money"
+	"github.com/marketplace/marketplace/questions"
 	"github.com/marketplace/marketplace/sales"
 	"github.com/marketplace/marketplace/stock"
 )
@@ -33,8 +35,6 @@ import (
 // With CONSOLE_SCREENSHOTS=dir it also saves a PNG of each main screen in
 // dir (docs/console holds the ones the documentation shows).
 func TestConsole_InChromium(t *testing.T) {
-	browser := chromiumPath(t)
-
 	// The receiver refuses the first notification and acknowledges the
 	// rest, so that the first delivery needs a retry.
 	var posts atomic.Int32
@@ -47,66 +47,10 @@ func TestConsole_InChromium(t *testing.T) {
 	}))
 	t.Cleanup(receiver.Close)
 	srv := marketplacetest.NewServer(t)
+	p := openConsole(t, srv)
+	ctx, b := p.ctx, p.b
+	step, text, until, shot, settled, nav, choose := p.step, p.text, p.until, p.shot, p.settled(), p.nav, p.choose
 	shots := os.Getenv("CONSOLE_SCREENSHOTS")
-
-	// A bound for a browser that hangs, not a timing the test relies on.
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(browser),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.WindowSize(1400, 900),
-		chromedp.UserDataDir(t.TempDir()),
-	)
-	defer cancelAlloc()
-	b, cancelBrowser := chromedp.NewContext(actx)
-	defer cancelBrowser()
-
-	step := func(what string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(b, actions...); err != nil {
-			msg, _ := chromedp.Run(b, chromedp.Evaluate[string](`document.querySelector("#message").textContent`))
-			t.Fatalf("browser: %s: %v (the page says %q)", what, err, msg)
-		}
-	}
-	text := func(sel string) string {
-		t.Helper()
-		s, err := chromedp.Run(b, chromedp.Text(sel))
-		if err != nil {
-			t.Fatalf("browser: text of %s: %v", sel, err)
-		}
-		return s
-	}
-	// until waits for a predicate of the page; the page's own timers do
-	// the polling, so the test only waits, it never times a pass.
-	until := func(js string) chromedp.Action[chromedp.Void] {
-		return chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(time.Minute))
-	}
-	shot := func(name string) {
-		t.Helper()
-		if shots == "" {
-			return
-		}
-		// Quality 100 makes chromium encode PNG; below it, JPEG.
-		png, err := chromedp.Run(b, chromedp.FullScreenshot(100))
-		if err != nil {
-			t.Fatalf("screenshot %s: %v", name, err)
-		}
-		if err := os.WriteFile(filepath.Join(shots, name+".png"), png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// settled waits until the page has no request in flight, so that a
-	// table is not rendered again under the keys the test types into it.
-	settled := until(`document.body.dataset.pending === "0"`)
-	nav := func(screen string) chromedp.Action[chromedp.Void] {
-		return chromedp.Steps(chromedp.Click(`nav button[data-screen="`+screen+`"]`), settled)
-	}
 
 	step("sign in",
 		chromedp.Navigate(srv.URL+"/console"),
@@ -139,7 +83,7 @@ func TestConsole_InChromium(t *testing.T) {
 
 	step("register the seller's application",
 		nav("apps"),
-		chromedp.SetValue("#app-owner", strconv.FormatInt(sellerID, 10)),
+		choose("#app-owner", strconv.FormatInt(sellerID, 10)),
 		chromedp.SetValue("#app-callback", receiver.URL+"/notifications"),
 		chromedp.Click("#app-create"),
 		until(`document.querySelector("#apps-table tbody tr[data-app-id]")`),
@@ -202,8 +146,8 @@ func TestConsole_InChromium(t *testing.T) {
 
 	step("ask a question as the buyer",
 		nav("questions"),
-		chromedp.SetValue("#q-item", itemID),
-		chromedp.SetValue("#q-asker", strconv.FormatInt(srv.Buyer.ID, 10)),
+		choose("#q-item", itemID),
+		choose("#q-asker", strconv.FormatInt(srv.Buyer.ID, 10)),
 		chromedp.SetValue("#q-text", "Does it fit a large coffee?"),
 		chromedp.Click("#q-ask"),
 		until(`document.querySelector("#questions-table .question-status")?.textContent === "UNANSWERED"`),
@@ -236,6 +180,9 @@ func TestConsole_InChromium(t *testing.T) {
 	if got := text("#questions-table .question-answer"); got != "Yes, 400 ml. (ACTIVE)" {
 		t.Fatalf("answer shown %q", got)
 	}
+	if n := p.count("#questions-table .answer-text"); n != 0 {
+		t.Fatalf("the answered question still offers %d answer boxes", n)
+	}
 	shot("questions")
 	step("moderate the question",
 		chromedp.SetValue(".moderate-status", "status:UNDER_REVIEW"),
@@ -245,17 +192,6 @@ func TestConsole_InChromium(t *testing.T) {
 
 	// Orders: sell the item's three units through the purchase form, pay,
 	// cancel and ship, and see the item paused once its last unit sells.
-	// choose picks a value of a select as a person would, change event and
-	// all, once the page offers it.
-	choose := func(sel, value string) chromedp.Action[chromedp.Void] {
-		return until(fmt.Sprintf(`(() => {
-			const s = document.querySelector(%q);
-			if (!s || ![...s.options].some(o => o.value === %q)) return false;
-			s.value = %q;
-			s.dispatchEvent(new Event("change"));
-			return true;
-		})()`, sel, value, value))
-	}
 	orderIDs := func() []string {
 		t.Helper()
 		ids, err := chromedp.Run(b, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#orders-table tbody tr[data-order-id]")].map(tr => tr.dataset.orderId)`))
@@ -333,8 +269,8 @@ func TestConsole_InChromium(t *testing.T) {
 	if o := order(unpaid); o.Status != sales.StatusCancelled {
 		t.Fatalf("the cancelled order in the engine is %s", o.Status)
 	}
-	if n, err := chromedp.Run(b, chromedp.Evaluate[int](fmt.Sprintf(`document.querySelectorAll(%q).length`, row(unpaid, "button")))); err != nil || n != 0 {
-		t.Fatalf("a cancelled order offers %d buttons (%v)", n, err)
+	if n, err := chromedp.Run(b, chromedp.Evaluate[int](fmt.Sprintf(`document.querySelectorAll(%q).length`, row(unpaid, ":is(.order-pay, .order-cancel)")))); err != nil || n != 0 {
+		t.Fatalf("a cancelled order offers %d payments or cancellations (%v)", n, err)
 	}
 
 	last := buy("2", storeID, "payment_required")
@@ -378,6 +314,17 @@ func TestConsole_InChromium(t *testing.T) {
 	}
 	if sh, err := srv.Marketplace.Sales.Shipment(ctx, sales.Operator, *ship); err != nil || sh.Status != "delivered" {
 		t.Fatalf("the shipment in the engine: %v, %+v", err, sh)
+	}
+	step("open the paid order with its shipment",
+		chromedp.Click(row(paid, ".order-open")),
+		until(`document.querySelector("#order-detail-shipment").textContent.includes('"status": "delivered"')`),
+		settled,
+	)
+	if got, want := text("#order-detail-id"), strconv.FormatInt(paid, 10); got != want {
+		t.Fatalf("the order opened is %q, want %s", got, want)
+	}
+	if got, want := text("#order-detail-shipment-id"), strconv.FormatInt(*ship, 10); got != want {
+		t.Fatalf("the order opened shows shipment %q, want %s", got, want)
 	}
 
 	// Another client ships the last order behind the page: the move the
@@ -427,5 +374,295 @@ func TestConsole_InChromium(t *testing.T) {
 		step("snapshots", nav("state"), chromedp.SetValue("#snapshot-name", "after the walk-through"), chromedp.Click("#snapshot-create"),
 			until(`[...document.querySelectorAll("#snapshots-table tbody td")].some(td => td.textContent === "after the walk-through")`))
 		shot("snapshots")
+	}
+}
+
+// consolePage is the console open in a fresh headless chromium at 1280 by
+// 800 pixels, the size of the documentation's screenshots.
+type consolePage struct {
+	t   *testing.T
+	srv *marketplacetest.Server
+	ctx context.Context
+	b   context.Context
+}
+
+func openConsole(t *testing.T, srv *marketplacetest.Server) *consolePage {
+	t.Helper()
+	browser := chromiumPath(t)
+	// A bound for a browser that hangs, not a timing the test relies on.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	actx, cancelAlloc := chromedp.NewExecAllocator(ctx,
+		chromedp.ExecPath(browser),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.WindowSize(1280, 800),
+		chromedp.UserDataDir(t.TempDir()),
+	)
+	t.Cleanup(cancelAlloc)
+	b, cancelBrowser := chromedp.NewContext(actx)
+	t.Cleanup(cancelBrowser)
+	p := &consolePage{t: t, srv: srv, ctx: ctx, b: b}
+	p.step("open the console", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(srv.URL+"/console"), chromedp.WaitVisible("#token"))
+	return p
+}
+
+func (p *consolePage) step(what string, actions ...chromedp.Action[chromedp.Void]) {
+	p.t.Helper()
+	if err := chromedp.Do(p.b, actions...); err != nil {
+		msg, _ := chromedp.Run(p.b, chromedp.Evaluate[string](`document.querySelector("#message").textContent`))
+		p.t.Fatalf("browser: %s: %v (the page says %q)", what, err, msg)
+	}
+}
+
+func (p *consolePage) text(sel string) string {
+	p.t.Helper()
+	s, err := chromedp.Run(p.b, chromedp.Text(sel))
+	if err != nil {
+		p.t.Fatalf("browser: text of %s: %v", sel, err)
+	}
+	return s
+}
+
+func (p *consolePage) count(sel string) int {
+	p.t.Helper()
+	n, err := chromedp.Run(p.b, chromedp.Evaluate[int](fmt.Sprintf(`document.querySelectorAll(%q).length`, sel)))
+	if err != nil {
+		p.t.Fatalf("browser: count of %s: %v", sel, err)
+	}
+	return n
+}
+
+// value is the value of a form field.
+func (p *consolePage) value(sel string) string {
+	p.t.Helper()
+	v, err := chromedp.Run(p.b, chromedp.Evaluate[string](fmt.Sprintf(`document.querySelector(%q).value`, sel)))
+	if err != nil {
+		p.t.Fatalf("browser: value of %s: %v", sel, err)
+	}
+	return v
+}
+
+// until waits for a predicate of the page; the page's own timers do the
+// polling, so the test only waits, it never times a pass.
+func (p *consolePage) until(js string) chromedp.Action[chromedp.Void] {
+	return chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(time.Minute))
+}
+
+// settled waits until the page has no request in flight, so that a table
+// is not rendered again under the keys the test types into it.
+func (p *consolePage) settled() chromedp.Action[chromedp.Void] {
+	return p.until(`document.body.dataset.pending === "0"`)
+}
+
+func (p *consolePage) nav(screen string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(chromedp.Click(`nav button[data-screen="`+screen+`"]`), p.settled())
+}
+
+// choose picks a value of a select as a person would, change event and
+// all, once the page offers it.
+func (p *consolePage) choose(sel, value string) chromedp.Action[chromedp.Void] {
+	return p.until(fmt.Sprintf(`(() => {
+		const s = document.querySelector(%q);
+		if (!s || ![...s.options].some(o => o.value === %q)) return false;
+		s.value = %q;
+		s.dispatchEvent(new Event("change"));
+		return true;
+	})()`, sel, value, value))
+}
+
+func (p *consolePage) signIn() {
+	p.t.Helper()
+	p.step("sign in",
+		chromedp.SendKeys("#token", p.srv.OperatorToken),
+		chromedp.Click("#signin-button"),
+		chromedp.WaitVisible("#user-nickname"),
+		p.settled(),
+	)
+}
+
+// shot saves the window (1280 by 800) as dir/name.png when
+// CONSOLE_SCREENSHOTS=dir is set, and does nothing otherwise, so that a
+// test run never changes the tree.
+func (p *consolePage) shot(name string) {
+	p.t.Helper()
+	dir := os.Getenv("CONSOLE_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	png, err := chromedp.Run(p.b, chromedp.CaptureScreenshot())
+	if err != nil {
+		p.t.Fatalf("screenshot %s: %v", name, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// visible is a predicate of the page: sel is laid out (the hidden
+// attribute, or a display of none, lays out nothing).
+func visible(sel string) string {
+	return fmt.Sprintf(`document.querySelector(%q).getClientRects().length > 0`, sel)
+}
+
+func (p *consolePage) is(js string) bool {
+	p.t.Helper()
+	v, err := chromedp.Run(p.b, chromedp.Evaluate[bool](js))
+	if err != nil {
+		p.t.Fatalf("browser: %s: %v", js, err)
+	}
+	return v
+}
+
+func TestConsole_SignedOutShowsNeitherTheTabsNorSignOut(t *testing.T) {
+	p := openConsole(t, marketplacetest.NewServer(t))
+	if p.is(visible("#nav")) || p.is(visible("#signout")) {
+		t.Fatal("signed out, the page shows the tabs or Sign out")
+	}
+	p.shot("signin")
+	p.signIn()
+	if !p.is(visible("#nav")) || !p.is(visible("#signout")) {
+		t.Fatal("signed in, the page hides the tabs or Sign out")
+	}
+	p.step("sign out", chromedp.Click("#signout"), chromedp.WaitVisible("#token"))
+	if p.is(visible("#nav")) || p.is(visible("#signout")) {
+		t.Fatal("after signing out, the page shows the tabs or Sign out")
+	}
+}
+
+func TestConsole_HeaderIsOneLineAt1280PixelsWide(t *testing.T) {
+	srv := marketplacetest.NewServer(t)
+	// The longest clock text: an offset rather than Z.
+	if err := srv.Clock.Set(time.Date(2026, 12, 31, 23, 59, 59, 999999999, time.FixedZone("", -3*3600))); err != nil {
+		t.Fatal(err)
+	}
+	p := openConsole(t, srv)
+	p.signIn()
+	if w, _ := chromedp.Run(p.b, chromedp.Evaluate[int](`window.innerWidth`)); w != 1280 {
+		t.Fatalf("the window is %d pixels wide", w)
+	}
+	// One line: every part of the header overlaps every other vertically,
+	// and the header is less than two of its tallest parts high.
+	for _, screen := range []string{"users", "state"} {
+		p.step("open "+screen, p.nav(screen))
+		var got struct {
+			Parts, Header, Tallest float64
+			OneLine                bool
+		}
+		r, err := chromedp.Run(p.b, chromedp.Evaluate[map[string]any](`(() => {
+			const parts = [...document.querySelectorAll("header h1, nav button, #session > *")].map(e => e.getBoundingClientRect());
+			const top = Math.max(...parts.map(r => r.top)), bottom = Math.min(...parts.map(r => r.bottom));
+			return { parts: parts.length, header: document.querySelector("header").getBoundingClientRect().height,
+				tallest: Math.max(...parts.map(r => r.height)), oneLine: top < bottom };
+		})()`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got.Parts, got.Header, got.Tallest, got.OneLine = r["parts"].(float64), r["header"].(float64), r["tallest"].(float64), r["oneLine"].(bool)
+		if got.Parts != 12 || !got.OneLine || got.Header >= 2*got.Tallest {
+			t.Fatalf("on %s the header wraps: %+v", screen, got)
+		}
+	}
+}
+
+func TestConsole_ClockIsShownToTheSecond(t *testing.T) {
+	srv := marketplacetest.NewServer(t)
+	if err := srv.Clock.Set(time.Date(2026, 3, 4, 15, 0, 7, 123456789, time.UTC)); err != nil {
+		t.Fatal(err)
+	}
+	p := openConsole(t, srv)
+	p.signIn()
+	p.step("open the clock", p.nav("clock"), p.until(`document.querySelector("#clock-value").textContent !== "…"`))
+	for _, sel := range []string{"#clock-now", "#clock-value"} {
+		if got := p.text(sel); got != "2026-03-04T15:00:07Z" {
+			t.Errorf("%s shows %q", sel, got)
+		}
+	}
+}
+
+// seedQuestions publishes an item of srv.Seller and has srv.Buyer ask two
+// questions about it, the second answered; it answers the item's id and
+// the two questions' ids.
+func seedQuestions(t *testing.T, srv *marketplacetest.Server) (item string, open, answered int64) {
+	t.Helper()
+	ctx := context.Background()
+	p, err := srv.Marketplace.Stock.PublishMultiOrigin(ctx, srv.Seller.ID, stock.NewItem{Title: "Picked mug", CategoryID: "MLA1055",
+		Price: money.FromInt(1500), ListingTypeID: "gold_special", CurrencyID: "ARS", Condition: "new", Channels: []string{"marketplace"},
+		StockLocations: []stock.StockLocation{{StoreID: srv.Seller.Stores[0].ID, Quantity: 4}}})
+	if err != nil {
+		t.Fatalf("publish: %v", err)
+	}
+	ids := make([]int64, 2)
+	for i, text := range []string{"Is it red?", "Is it blue?"} {
+		q, err := srv.Marketplace.Questions.Ask(ctx, srv.Buyer.ID, questions.AskInput{ItemID: p.ID, Text: text})
+		if err != nil {
+			t.Fatalf("ask: %v", err)
+		}
+		ids[i] = q.ID
+	}
+	if _, err := srv.Marketplace.Questions.Answer(ctx, srv.Seller.ID, questions.AnswerInput{QuestionID: ids[1], Text: "No, green."}); err != nil {
+		t.Fatalf("answer: %v", err)
+	}
+	return p.ID, ids[0], ids[1]
+}
+
+func TestConsole_ItemsQuestionsAndResponseTimeOpenOnTheFirstSellerWithoutAnId(t *testing.T) {
+	srv := marketplacetest.NewServer(t)
+	item, open, _ := seedQuestions(t, srv)
+	seller := strconv.FormatInt(srv.Seller.ID, 10)
+	p := openConsole(t, srv)
+	p.signIn()
+
+	p.step("open the items", p.nav("items"),
+		p.until(fmt.Sprintf(`!!document.querySelector('#items-table tr[data-item-id=%q]')`, item)))
+	if got := p.value("#items-seller"); got != seller {
+		t.Fatalf("the items screen opens on seller %s, want the first user %s", got, seller)
+	}
+
+	p.step("open the questions", p.nav("questions"),
+		p.until(fmt.Sprintf(`!!document.querySelector('#questions-table tr[data-question-id="%d"]')`, open)))
+	if got := p.value("#q-seller"); got != seller {
+		t.Fatalf("the questions screen opens on seller %s", got)
+	}
+	if got := p.value("#q-item"); got != item {
+		t.Fatalf("the ask form offers item %q, want the seller's %s", got, item)
+	}
+	if got := p.value("#q-asker"); got != strconv.FormatInt(srv.Buyer.ID, 10) {
+		t.Fatalf("the ask form asks as %s, want a user other than the seller", got)
+	}
+
+	p.step("open the clock", p.nav("clock"), p.until(`document.querySelector("#rt-out").textContent !== ""`))
+	if got, want := p.text("#rt-out"), "404 not_found: Response time not found for user id: "+seller; got != want {
+		t.Fatalf("before the daily refresh the response time shows %q, want %q", got, want)
+	}
+	if err := srv.Marketplace.ResponseTimes.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	p.step("show the response time again", chromedp.Click("#rt-load"), p.until(`document.querySelector("#rt-out").textContent.startsWith("{")`))
+	if got := p.value("#rt-user"); got != seller {
+		t.Fatalf("the response time opens on seller %s", got)
+	}
+	if got := p.text("#rt-out"); !strings.Contains(got, `"user_id": `+seller) {
+		t.Fatalf("the response time shown is %q", got)
+	}
+}
+
+func TestConsole_AnsweredQuestionOffersNoAnswerBox(t *testing.T) {
+	srv := marketplacetest.NewServer(t)
+	_, open, answered := seedQuestions(t, srv)
+	p := openConsole(t, srv)
+	p.signIn()
+	p.step("open the questions", p.nav("questions"),
+		p.until(fmt.Sprintf(`!!document.querySelector('#questions-table tr[data-question-id="%d"]')`, answered)))
+	row := func(id int64) string { return fmt.Sprintf(`#questions-table tr[data-question-id="%d"]`, id) }
+	if n := p.count(row(answered) + " .answer-text"); n != 0 {
+		t.Fatalf("the answered question offers %d answer boxes", n)
+	}
+	if n := p.count(row(open) + " .answer-text"); n != 1 {
+		t.Fatalf("the unanswered question offers %d answer boxes", n)
 	}
 }

@@ -170,6 +170,46 @@ function pager(node, paging, load) {
 
 const PAGE = 20;
 
+// ---- pick lists ----------------------------------------------------------
+
+// PICK is how many entries a pick list (users, items) holds: the most a
+// page of the operator lists gives.
+const PICK = 1000;
+
+// sellerPicked is the seller last picked on any screen, so that Items,
+// Orders, Questions and Response time show the same seller until another
+// is picked.
+let sellerPicked = 0;
+
+async function listUsers() {
+  const res = await api("GET", `/operator/users?limit=${PICK}`);
+  return res.body.results;
+}
+
+// pickUser fills a select with the users and picks want when it is among
+// them, else the first user other than avoid, else the first; it answers
+// the id picked (0 when there is no user).
+function pickUser(select, users, want, avoid) {
+  select.replaceChildren(...users.map((u) => el("option", { value: u.id }, `${u.nickname} (${u.id})`)));
+  const u = users.find((x) => x.id === want) || users.find((x) => x.id !== avoid) || users[0];
+  if (u) select.value = u.id;
+  return u ? u.id : 0;
+}
+
+// pickSeller fills a seller list with the seller last picked, else the
+// user open on the Users screen, else the first user: a screen never opens
+// empty waiting for an id, and with -demo it opens on the demo seller, the
+// first user the server creates.
+async function pickSeller(select) {
+  const users = await listUsers();
+  sellerPicked = pickUser(select, users, sellerPicked || selectedUser);
+  return users;
+}
+
+// seconds is an RFC 3339 time without its fraction of a second: the server
+// keeps nanoseconds, a reader wants the second.
+const seconds = (t) => String(t).replace(/\.\d+(?=Z$|[+-]\d\d:\d\d$)/, "");
+
 // ---- screens -------------------------------------------------------------
 
 const screens = {};
@@ -197,7 +237,7 @@ function show(name) {
 
 async function refreshClock() {
   const res = await api("GET", "/operator/clock", undefined, { raw: true });
-  const text = res.status === 200 ? res.body.now : "wall clock";
+  const text = res.status === 200 ? seconds(res.body.now) : "wall clock";
   $("#clock-now").textContent = text;
   $("#clock-value").textContent = text;
   return res;
@@ -309,16 +349,19 @@ let stockOpen = null; // {up, version, seller}
 
 screens.items = {
   async enter() {
-    if (!itemsSeller && selectedUser) $("#items-seller").value = selectedUser;
-    if (itemsSeller) await loadItems(0);
+    await pickSeller($("#items-seller"));
+    await showItemsOf(sellerPicked);
   },
 };
 
-on("#items-form", "submit", async () => {
-  itemsSeller = positive($("#items-seller").value, "seller id");
-  $("#stock-panel").hidden = true;
-  await loadItems(0);
-});
+async function showItemsOf(seller) {
+  if (seller !== itemsSeller) $("#stock-panel").hidden = true;
+  sellerPicked = itemsSeller = seller;
+  if (itemsSeller) await loadItems(0);
+}
+
+on("#items-form", "submit", () => showItemsOf(positive($("#items-seller").value, "seller id")));
+on("#items-seller", "change", () => showItemsOf(positive($("#items-seller").value, "seller id")));
 
 async function loadItems(offset) {
   const seller = itemsSeller;
@@ -409,10 +452,6 @@ on("#stock-form", "submit", async () => {
 
 // ---- orders --------------------------------------------------------------
 
-// PICK is how many entries a pick list (users, items) holds: the most a
-// page of the operator lists gives.
-const PICK = 1000;
-
 let ordersSeller = 0;
 let ordersOffset = 0;
 // flow is GET /shipment_statuses by status id: the statuses a shipment in
@@ -434,28 +473,20 @@ screens.orders = {
 // loadParties fills the seller and buyer pick lists from the users list,
 // keeping what was picked.
 async function loadParties() {
-  const res = await api("GET", `/operator/users?limit=${PICK}`);
-  const users = res.body.results;
-  const options = () => users.map((u) => el("option", { value: u.id }, `${u.nickname} (${u.id})`));
-  const seller = $("#orders-seller");
-  seller.replaceChildren(...options());
-  const want = ordersSeller || itemsSeller || selectedUser;
-  if (users.some((u) => u.id === want)) seller.value = want;
-  ordersSeller = Number(seller.value) || 0;
-  const buyer = $("#purchase-buyer");
-  const keep = Number(buyer.value);
-  buyer.replaceChildren(...options());
-  const other = users.find((u) => u.id === keep) || users.find((u) => u.id !== ordersSeller);
-  if (other) buyer.value = other.id;
+  const users = await pickSeller($("#orders-seller"));
+  ordersSeller = sellerPicked;
+  pickUser($("#purchase-buyer"), users, Number($("#purchase-buyer").value), ordersSeller);
 }
 
 on("#orders-form", "submit", async () => {
-  ordersSeller = positive($("#orders-seller").value, "seller id");
+  sellerPicked = ordersSeller = positive($("#orders-seller").value, "seller id");
+  $("#order-detail").hidden = true;
   await loadOrders(0);
 });
 
 on("#orders-seller", "change", async () => {
-  ordersSeller = positive($("#orders-seller").value, "seller id");
+  sellerPicked = ordersSeller = positive($("#orders-seller").value, "seller id");
+  $("#order-detail").hidden = true;
   await loadOrders(0);
 });
 
@@ -511,7 +542,9 @@ function orderRow(o) {
     actions.push(el("button", { type: "button", class: "order-cancel", onclick: guarded(() => cancelOrder(o.id)) }, "Cancel"));
   }
   return el("tr", { dataset: { orderId: o.id } },
-    el("td", {}, o.id), el("td", {}, o.date_created), el("td", { class: "order-status" }, o.status),
+    el("td", {}, el("button", { type: "button", class: "order-open link", title: "Open the order and its shipment",
+      onclick: guarded(() => openOrder(o.id)) }, o.id)),
+    el("td", {}, seconds(o.date_created)), el("td", { class: "order-status" }, o.status),
     el("td", { class: "order-item", dataset: { itemId: line.item.id } }, `${line.item.id} ${line.item.title || ""}`),
     el("td", { class: "order-quantity" }, line.quantity), el("td", { class: "order-store" }, store),
     el("td", { class: "order-buyer", dataset: { buyerId: o.buyer.id } }, `${o.buyer.nickname} (${o.buyer.id})`),
@@ -561,6 +594,25 @@ async function moveShipment(id, ev) {
   shipments.set(id, { status: res.body.status, substatus: res.body.substatus });
   say(`Shipment ${id} is ${res.body.status}${res.body.substatus ? " / " + res.body.substatus : ""}.`, "ok");
   await loadOrders(ordersOffset);
+}
+
+// openOrder shows an order whole (GET /operator/orders/{id}) beside its
+// shipment as the seller reads it.
+async function openOrder(id) {
+  const res = await api("GET", `/operator/orders/${id}`);
+  const o = res.body;
+  const ship = o.shipping && o.shipping.id;
+  $("#order-detail").hidden = false;
+  $("#order-detail-id").textContent = o.id;
+  $("#order-detail-order").textContent = JSON.stringify(o, null, 2);
+  $("#order-detail-shipment-id").textContent = ship || "";
+  if (!ship) {
+    $("#order-detail-shipment").textContent = "The order has no shipment.";
+    return;
+  }
+  const sh = await asUser(o.seller.id, "GET", `/shipments/${ship}`, undefined, { headers: { "x-format-new": "true" }, raw: true })
+    .catch((e) => { if (!e.res) throw e; return e.res; });
+  $("#order-detail-shipment").textContent = sh.status === 200 ? JSON.stringify(sh.body, null, 2) : describe(sh);
 }
 
 async function payOrder(id) {
@@ -628,15 +680,33 @@ let questionsSeller = 0;
 
 screens.questions = {
   async enter() {
-    if (!questionsSeller && itemsSeller) $("#q-seller").value = itemsSeller;
-    if (questionsSeller) await loadQuestions(0);
+    const users = await pickSeller($("#q-seller"));
+    pickUser($("#q-asker"), users, Number($("#q-asker").value), sellerPicked);
+    await showQuestionsOf(sellerPicked);
   },
 };
 
-on("#questions-form", "submit", async () => {
-  questionsSeller = positive($("#q-seller").value, "seller id");
-  await loadQuestions(0);
-});
+async function showQuestionsOf(seller) {
+  sellerPicked = questionsSeller = seller;
+  if (questionsSeller) await Promise.all([loadQuestions(0), loadAskItems(questionsSeller)]);
+}
+
+// loadAskItems offers the seller's items to ask about, keeping the one
+// picked; the server says why a question on an item that is not active is
+// refused.
+async function loadAskItems(seller) {
+  const res = await api("GET", `/operator/items?seller_id=${seller}&limit=${PICK}`);
+  const select = $("#q-item");
+  const keep = select.value;
+  const items = res.body.results;
+  select.replaceChildren(...items.map((it) => el("option", { value: it.id },
+    `${it.id} ${it.title}` + (it.status === "active" ? "" : ` (${it.status})`))));
+  if (items.length === 0) select.append(el("option", { value: "" }, "no item"));
+  if (items.some((it) => it.id === keep)) select.value = keep;
+}
+
+on("#questions-form", "submit", () => showQuestionsOf(positive($("#q-seller").value, "seller id")));
+on("#q-seller", "change", () => showQuestionsOf(positive($("#q-seller").value, "seller id")));
 
 async function loadQuestions(offset) {
   const status = $("#q-status").value;
@@ -649,8 +719,12 @@ async function loadQuestions(offset) {
     return el("tr", { dataset: { questionId: qn.id } },
       el("td", {}, qn.id), el("td", {}, qn.item_id), el("td", {}, from), el("td", { class: "question-text" }, qn.text),
       el("td", { class: "question-status" }, qn.status), el("td", { class: "question-answer" }, answer),
-      el("td", { class: "wide" }, el("input", { class: "answer-text", placeholder: "Answer" }),
-        el("button", { type: "button", class: "answer-send", onclick: guarded((ev) => answer_(qn.id, ev)) }, "Answer")),
+      // Only an unanswered question takes an answer: the server refuses a
+      // second one, so the page does not offer it.
+      qn.status === "UNANSWERED" && !qn.answer
+        ? el("td", { class: "wide" }, el("input", { class: "answer-text", placeholder: "Answer" }),
+          el("button", { type: "button", class: "answer-send", onclick: guarded((ev) => answer_(qn.id, ev)) }, "Answer"))
+        : el("td", {}),
       el("td", {}, el("select", { class: "moderate-status" }, MODERATION.map(([field, value]) =>
         el("option", { value: field + ":" + value }, (field === "status" ? "question " : "answer ") + value))),
       el("button", { type: "button", class: "moderate-send", onclick: guarded((ev) => moderate(qn.id, ev)) }, "Set")));
@@ -679,14 +753,12 @@ async function moderate(id, ev) {
 
 on("#ask-form", "submit", async () => {
   const asker = positive($("#q-asker").value, "asker id");
-  const res = await asUser(asker, "POST", "/questions", { item_id: $("#q-item").value.trim(), text: $("#q-text").value });
+  const item = $("#q-item").value;
+  if (!item) throw new Error("The seller has no item to ask about.");
+  const res = await asUser(asker, "POST", "/questions", { item_id: item, text: $("#q-text").value });
   say(`Question ${res.body.id} asked.`, "ok");
   $("#q-text").value = "";
-  if (!questionsSeller && res.body.seller_id) {
-    questionsSeller = res.body.seller_id;
-    $("#q-seller").value = questionsSeller;
-  }
-  if (questionsSeller) await loadQuestions(0);
+  await loadQuestions(0);
 });
 
 // ---- applications --------------------------------------------------------
@@ -694,7 +766,12 @@ on("#ask-form", "submit", async () => {
 let openApp = null;
 
 screens.apps = {
-  async enter() { await loadApps(0); if (openApp) await showApp(openApp); },
+  async enter() {
+    const owner = $("#app-owner");
+    pickUser(owner, await listUsers(), Number(owner.value) || sellerPicked || selectedUser);
+    await loadApps(0);
+    if (openApp) await showApp(openApp);
+  },
   async tick() { if (openApp) await showApp(openApp); },
 };
 
@@ -755,7 +832,10 @@ async function showApp(app) {
 // ---- clock ---------------------------------------------------------------
 
 screens.clock = {
-  async enter() { await recentAttempts(); },
+  async enter() {
+    await pickSeller($("#rt-user"));
+    await Promise.all([recentAttempts(), responseTime()]);
+  },
   async tick() { await refreshClock(); await recentAttempts(); },
 };
 
@@ -770,7 +850,7 @@ async function recentAttempts() {
 
 async function setClock(now) {
   const res = await api("PUT", "/operator/clock", { now });
-  say(`The clock is now ${res.body.now}.`, "ok");
+  say(`The clock is now ${seconds(res.body.now)}.`, "ok");
   await refreshClock();
   await recentAttempts();
 }
@@ -786,11 +866,21 @@ for (const b of $$(".clock-advance")) {
 
 on("#clock-form", "submit", async () => { await setClock($("#clock-set-input").value.trim()); });
 
-on("#rt-form", "submit", async () => {
-  const id = positive($("#rt-user").value, "seller id");
-  const res = await asUser(id, "GET", `/users/${id}/questions/response_time`);
-  $("#rt-out").textContent = JSON.stringify(res.body, null, 2);
-});
+// responseTime shows the picked seller's response time as the seller reads
+// it.
+async function responseTime() {
+  const id = Number($("#rt-user").value);
+  if (!id) return;
+  sellerPicked = id;
+  // Before the first daily refresh that counts the seller, the server
+  // answers 404: that is what there is to see, not an error of the page.
+  const res = await asUser(id, "GET", `/users/${id}/questions/response_time`)
+    .catch((e) => { if (!e.res) throw e; return e.res; });
+  $("#rt-out").textContent = res.status === 200 ? JSON.stringify(res.body, null, 2) : describe(res);
+}
+
+on("#rt-form", "submit", () => responseTime());
+on("#rt-user", "change", () => responseTime());
 
 // ---- faults --------------------------------------------------------------
 
@@ -878,7 +968,7 @@ on("#snapshot-form", "submit", async () => {
 on("#reset-button", "click", async () => {
   await api("POST", "/operator/reset" + ($("#reset-demo").checked ? "?demo=true" : ""));
   forgetUserTokens();
-  selectedUser = itemsSeller = questionsSeller = ordersSeller = 0;
+  selectedUser = itemsSeller = questionsSeller = ordersSeller = sellerPicked = 0;
   shipments.clear();
   openApp = null;
   say("The server is reset.", "ok");
