@@ -35,7 +35,7 @@ func (m *Marketplace) LoadFixtures(ctx context.Context, d fixtures.Document) (fi
 			return err
 		}
 		res, loadErr = fixtures.Load(ctx, fixtures.Services{
-			Store: m.store, Accounts: m.Accounts, Stock: m.Stock, Questions: m.Questions, Sales: m.Sales, Notify: m.Notify,
+			Store: m.store, Accounts: m.Accounts, Stock: m.Stock, Questions: m.Questions, Sales: m.Sales, Notify: m.Notify, Stubs: m.Stubs,
 		}, d)
 		if loadErr != nil {
 			if err := m.putState(ctx, rollbackSnapshot, seqs); err != nil {

@@ -285,3 +285,22 @@ func TestVerification_CountAndFindMatchMethodPathHeadersAndBody(t *testing.T) {
 		t.Fatalf("an unknown matcher: %d %s", st, body)
 	}
 }
+
+func TestStubs_AFixturesDocumentsStubsAnswerAndAReloadAddsNone(t *testing.T) {
+	srv := marketplacetest.NewServer(t)
+	doc := `{"stubs": [{"request": {"method": "GET", "urlPath": "/v1/payments/7"},
+		"response": {"status": 200, "jsonBody": {"id": 7, "status": "approved"}}, "marketplace": {"public": true}}]}`
+	for range 2 {
+		st, _, body := send(t, srv, "PUT", "/operator/fixtures", srv.OperatorToken, doc, "Content-Type", "application/json")
+		if st != 200 || !strings.Contains(body, `"stubs":["`) {
+			t.Fatalf("fixtures: %d %s", st, body)
+		}
+	}
+	if st, _, body := send(t, srv, "GET", "/v1/payments/7", "", ""); st != 200 || body != `{"id":7,"status":"approved"}` {
+		t.Fatalf("stubbed answer: %d %q", st, body)
+	}
+	_, _, body := send(t, srv, "GET", "/operator/stubs", srv.OperatorToken, "")
+	if !strings.Contains(body, `"total":1`) {
+		t.Fatalf("two loads of one document: %s", body)
+	}
+}

@@ -27,9 +27,10 @@ func loadFixturesFile(ctx context.Context, m *marketplace.Marketplace, path stri
 	if err != nil {
 		return fmt.Errorf("-fixtures %s: %w", path, err)
 	}
-	fmt.Fprintf(stdout, "fixtures %s: %s, %s, %s, %s, %s, %s\n", path,
+	fmt.Fprintf(stdout, "fixtures %s: %s, %s, %s, %s, %s, %s, %s\n", path,
 		count(len(res.Users), "user"), count(len(res.Stores), "store"), count(len(res.Items), "item"),
-		count(len(res.Questions), "question"), count(len(res.Orders), "order"), count(len(res.Applications), "application"))
+		count(len(res.Questions), "question"), count(len(res.Orders), "order"), count(len(res.Applications), "application"),
+		count(len(res.Stubs), "stub"))
 	return nil
 }
 
