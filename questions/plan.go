@@ -188,7 +188,7 @@ func (p *searchPlan) total(ctx context.Context, tx storage.Tx, totalDivisions, d
 	}
 	var total int64
 	for i, st := range p.streams {
-		n, held, err := sumTallies(tx, st.tallyFamily(), st.part, st.from, st.classes, slot)
+		n, held, err := sumTallies(tx, st.tallyFamily().shardKeys(st.part, st.from), st.classes, slot)
 		if err != nil {
 			return 0, err
 		}

@@ -160,18 +160,14 @@ func (v tallyValue) encode() []byte {
 }
 
 func readTally(tx storage.Tx, key []byte) (tallyValue, error) {
+	v := tallyValue{}
 	b, err := tx.Get(key)
 	if errors.Is(err, storage.ErrNotFound) {
-		return tallyValue{}, nil
+		return v, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	return decodeTally(key, b)
-}
-
-func decodeTally(key, b []byte) (tallyValue, error) {
-	v := tallyValue{}
 	for len(b) > 0 {
 		class, slots := b[0], make([]int64, tallySlots)
 		b = b[1:]
@@ -187,60 +183,27 @@ func decodeTally(key, b []byte) (tallyValue, error) {
 	return v, nil
 }
 
-// eachTallyShard calls fn with every shard of one tally that exists. A
-// store that reads several keys in one round trip (PostgreSQL) gets them
-// by key; elsewhere the shards, which are the only keys under their
-// prefix, are read by one walk: on Badger a Get of a key written as often
-// as a tally shard consults every level of the tree, since its versions
-// are in all of them, and a walk pays that once per tally instead of once
-// per shard.
-func eachTallyShard(tx storage.Tx, f tallyFamily, p partition, from int64, fn func(tallyValue)) error {
-	if _, ok := tx.(storage.Prefetcher); ok {
-		keys := f.shardKeys(p, from)
-		if err := storage.Prefetch(tx, keys...); err != nil {
-			return err
-		}
-		for _, k := range keys {
-			v, err := readTally(tx, k)
-			if err != nil {
-				return err
-			}
-			fn(v)
-		}
-		return nil
+// sumTallies adds slot of classes in the tallies at keys, read in one
+// round trip where the store can, and returns the classes that hold any
+// question: a question is counted in one shard, so a class a shard holds
+// counts at least one.
+func sumTallies(tx storage.Tx, keys [][]byte, classes []byte, slot int) (int64, []byte, error) {
+	if err := storage.Prefetch(tx, keys...); err != nil {
+		return 0, nil, err
 	}
-	it := tx.Iterate(storage.Prefix(f.prefix(p, from)))
-	defer it.Close()
-	for ; it.Valid(); it.Next() {
-		b, err := it.Value()
-		if err != nil {
-			return err
-		}
-		v, err := decodeTally(it.Key(), b)
-		if err != nil {
-			return err
-		}
-		fn(v)
-	}
-	return nil
-}
-
-// sumTallies adds slot of classes in the shards of tally f of p (and of
-// asker from), and returns the classes that hold any question: a question
-// is counted in one shard, so a class a shard holds counts at least one.
-func sumTallies(tx storage.Tx, f tallyFamily, p partition, from int64, classes []byte, slot int) (int64, []byte, error) {
 	var total int64
 	held := make([]bool, len(classes))
-	err := eachTallyShard(tx, f, p, from, func(v tallyValue) {
+	for _, k := range keys {
+		v, err := readTally(tx, k)
+		if err != nil {
+			return 0, nil, err
+		}
 		for i, c := range classes {
 			if slots, ok := v[c]; ok {
 				total += slots[slot]
 				held[i] = true
 			}
 		}
-	})
-	if err != nil {
-		return 0, nil, err
 	}
 	var out []byte
 	for i, c := range classes {
