@@ -28,29 +28,9 @@ func (m *Marketplace) Restore(ctx context.Context, id int64, opts RestoreOptions
 	if err := m.checkClockReset(opts.Clock); err != nil {
 		return err
 	}
-	if _, err := m.snapshot(ctx, id); err != nil {
-		return err
-	}
-	var notFound error
-	err := m.replaceState(ctx, func(ctx context.Context) error {
-		rec, err := m.snapshot(ctx, id)
-		if errs.Is(err, errs.NotFound) {
-			notFound = err
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if err := m.putState(ctx, id, rec.Sequences); err != nil {
-			return err
-		}
-		return m.rewindClock(ctx, opts.Clock)
-	})
-	if notFound != nil {
-		return notFound
-	}
+	err := m.restoreState(ctx, id, func(ctx context.Context) error { return m.rewindClock(ctx, opts.Clock) })
 	if err != nil {
-		return errs.Internalf(err, "Restore failed")
+		return err
 	}
 	return m.forwardClock(opts.Clock)
 }

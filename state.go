@@ -307,6 +307,12 @@ func (m *Marketplace) snapshot(ctx context.Context, id int64) (snapshotRecord, e
 // snapshot stays, to be restored again. Errors: NotFound for an unknown id;
 // the storage's.
 func (m *Marketplace) RestoreSnapshot(ctx context.Context, id int64) error {
+	return m.restoreState(ctx, id, nil)
+}
+
+// restoreState puts snapshot id's state in place and then, still holding
+// the state, runs then when it is not nil.
+func (m *Marketplace) restoreState(ctx context.Context, id int64, then func(context.Context) error) error {
 	var notFound error
 	err := m.replaceState(ctx, func(ctx context.Context) error {
 		// Read under the gate, so that a deletion cannot come between.
@@ -318,7 +324,13 @@ func (m *Marketplace) RestoreSnapshot(ctx context.Context, id int64) error {
 		if err != nil {
 			return err
 		}
-		return m.putState(ctx, id, rec.Sequences)
+		if err := m.putState(ctx, id, rec.Sequences); err != nil {
+			return err
+		}
+		if then != nil {
+			return then(ctx)
+		}
+		return nil
 	})
 	if notFound != nil {
 		return notFound
