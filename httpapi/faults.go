@@ -86,7 +86,9 @@ func (s *Server) fault(rec *statusRecorder, r *http.Request) bool {
 		rec.ResponseWriter = newTrickleWriter(r.Context(), rec.ResponseWriter, act.BytesPerSecond, s.sleep)
 	}
 	if act.Fault != "" {
-		if err := WriteWireFault(rec, act.Fault); err != nil {
+		closeConn, err := writeWireFault(rec, act.Fault)
+		rec.closeConn = closeConn
+		if err != nil {
 			// A writer whose connection cannot be taken (HTTP/2, a
 			// recorder) gets the answer aborted, as net/http aborts one.
 			panic(http.ErrAbortHandler)

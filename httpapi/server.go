@@ -301,6 +301,9 @@ type statusRecorder struct {
 	fault     int64
 	// stub is the stub mapping that answered.
 	stub string
+	// closeConn closes the connection a wire fault took, once the request
+	// is logged and journaled.
+	closeConn func()
 	// capture keeps the request body for a journal with bodies.
 	capture *bodyCapture
 	// body keeps what was written when answers are checked against the
@@ -394,6 +397,9 @@ func (s *Server) logged(w http.ResponseWriter, r *http.Request, route string, jo
 			if journalOn {
 				s.record(r, rec, at, elapsed)
 			}
+		}
+		if rec.closeConn != nil {
+			rec.closeConn()
 		}
 		*rec = statusRecorder{}
 		recorderPool.Put(rec)

@@ -64,7 +64,9 @@ func (s *Server) serveStub(rec *statusRecorder, r *http.Request, override bool, 
 		}
 	}
 	if a.Fault != "" {
-		if err := WriteWireFault(rec, a.Fault); err != nil {
+		closeConn, err := writeWireFault(rec, a.Fault)
+		rec.closeConn = closeConn
+		if err != nil {
 			// A writer whose connection cannot be taken (HTTP/2, a
 			// recorder) gets the answer aborted, as net/http aborts one.
 			panic(http.ErrAbortHandler)

@@ -24,22 +24,34 @@ import (
 // httptest.ResponseRecorder, or HTTP/2): the caller should then abort the
 // answer, as net/http does for panic(http.ErrAbortHandler).
 func WriteWireFault(w http.ResponseWriter, kind faults.WireFault) error {
+	closeConn, err := writeWireFault(w, kind)
+	closeConn()
+	return err
+}
+
+// writeWireFault does WriteWireFault's work but leaves the connection it
+// took open: closeConn (never nil) closes it, which is when the client
+// sees the fault. The server closes it once the request is journaled, so
+// that a test that reads the journal as soon as its client failed finds
+// the request there.
+func writeWireFault(w http.ResponseWriter, kind faults.WireFault) (closeConn func(), err error) {
+	noop := func() {}
 	if kind == faults.MalformedJSON {
 		h := w.Header()
 		h.Set("Content-Type", "application/json; charset=utf-8")
 		h.Set("Content-Length", strconv.Itoa(len(faults.MalformedJSONBody)))
 		w.WriteHeader(http.StatusOK)
 		_, err := io.WriteString(w, faults.MalformedJSONBody)
-		return err
+		return noop, err
 	}
 	if _, err := faults.ParseWireFault("fault", string(kind)); err != nil {
-		return err
+		return noop, err
 	}
 	conn, buf, err := http.NewResponseController(w).Hijack()
 	if err != nil {
-		return fmt.Errorf("wire fault %s: %w", kind, err)
+		return noop, fmt.Errorf("wire fault %s: %w", kind, err)
 	}
-	defer conn.Close()
+	closeConn = func() { _ = conn.Close() }
 	switch kind {
 	case faults.ConnectionResetByPeer:
 		// Linger 0 makes the close a RST rather than a FIN. A connection
@@ -59,7 +71,7 @@ func WriteWireFault(w http.ResponseWriter, kind faults.WireFault) error {
 		_, _ = buf.Write(randomGarbage())
 		_ = buf.Flush()
 	}
-	return nil
+	return closeConn, nil
 }
 
 // randomGarbage is the bytes of RANDOM_DATA_THEN_CLOSE: random, never the
