@@ -60,6 +60,9 @@ type Store struct {
 	// space refuses writes when the disk runs short; nil when the data is
 	// in memory or free space cannot be measured here.
 	space *spaceGuard
+
+	// hot answers the Views' prefetched keys from memory where it can.
+	hot *hotValues
 }
 
 // sequenceBandwidth is the default of Options.SequenceLease.
@@ -117,7 +120,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if lease == 0 {
 		lease = sequenceBandwidth
 	}
-	s := &Store{db: db, dir: dir, seqs: map[string]*leasedSequence{}, lease: lease}
+	s := &Store{db: db, dir: dir, seqs: map[string]*leasedSequence{}, lease: lease, hot: newHotValues()}
 	if !opts.InMemory && canMeasureFreeSpace {
 		s.space = newSpaceGuard(dir, margin, func() int64 { return compactionReserve(db.Levels()) })
 	}
@@ -145,8 +148,10 @@ func (s *Store) View(ctx context.Context, fn func(storage.Tx) error) (err error)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	// Read before Badger gives the View its snapshot (hotValues).
+	begin := s.hot.begin()
 	err = s.db.View(func(btx *badgerdb.Txn) error {
-		t := &tx{btx: btx, ctx: ctx}
+		t := &tx{btx: btx, ctx: ctx, view: &viewState{hot: s.hot, begin: begin}}
 		err := fn(t)
 		if t.ended != nil {
 			return t.ended
@@ -199,6 +204,7 @@ func (s *Store) attempt(ctx context.Context, fn func(storage.Tx) error, alone bo
 		defer s.gate.RUnlock()
 	}
 	var admitted int64
+	var commit hotCommit
 	err = s.db.Update(func(btx *badgerdb.Txn) error {
 		t := &tx{btx: btx, ctx: ctx}
 		if err := fn(t); err != nil || t.ended != nil {
@@ -214,8 +220,13 @@ func (s *Store) attempt(ctx context.Context, fn func(storage.Tx) error, alone bo
 			return err
 		}
 		admitted, err = s.admit(t)
-		return err
+		if err != nil {
+			return err
+		}
+		commit = s.hot.precommit(t.writes)
+		return nil
 	})
+	s.hot.postcommit(commit, err)
 	s.admitted(admitted)
 	return wrote, err
 }
@@ -286,6 +297,7 @@ func (s *Store) updateUngated(ctx context.Context, fn func(storage.Tx) error) er
 			return err
 		}
 		var admitted int64
+		var commit hotCommit
 		err := s.db.Update(func(btx *badgerdb.Txn) error {
 			t := &tx{btx: btx, ctx: ctx}
 			if err := fn(t); err != nil {
@@ -293,8 +305,13 @@ func (s *Store) updateUngated(ctx context.Context, fn func(storage.Tx) error) er
 			}
 			var err error
 			admitted, err = s.admit(t)
-			return err
+			if err != nil {
+				return err
+			}
+			commit = s.hot.precommit(t.writes)
+			return nil
 		})
+		s.hot.postcommit(commit, err)
 		s.admitted(admitted)
 		if err == nil {
 			err = s.syncCommitted()
@@ -428,9 +445,29 @@ type tx struct {
 	wrote bool
 	// bytes estimates what the transaction's writes take in Badger's logs.
 	bytes int64
+	// writes are the transaction's Sets and Deletes, for hotValues.
+	writes []hotWrite
+	// view is set in a View, whose prefetched keys hotValues answers.
+	view *viewState
+}
+
+type viewState struct {
+	hot   *hotValues
+	begin uint64
+	// prefetched holds the values of the keys Prefetch read, nil where
+	// the key was not found.
+	prefetched map[string][]byte
 }
 
 func (t *tx) Get(key []byte) ([]byte, error) {
+	if t.view != nil && t.view.prefetched != nil {
+		if v, ok := t.view.prefetched[string(key)]; ok {
+			if v == nil {
+				return nil, storage.ErrNotFound
+			}
+			return bytes.Clone(v), nil
+		}
+	}
 	item, err := t.btx.Get(key)
 	if err != nil {
 		return nil, translate(err)
@@ -438,17 +475,78 @@ func (t *tx) Get(key []byte) ([]byte, error) {
 	return item.ValueCopy(nil)
 }
 
+var _ storage.Prefetcher = (*tx)(nil)
+
+// Prefetch answers a View's keys from hotValues where it holds them, and
+// reads the others from Badger, offering them to it. An Update reads from
+// Badger alone, which must see its reads to find its conflicts.
+func (t *tx) Prefetch(keys [][]byte) error {
+	v := t.view
+	if v == nil {
+		return nil
+	}
+	if v.prefetched == nil {
+		v.prefetched = make(map[string][]byte, len(keys))
+	}
+	for _, k := range keys {
+		if _, ok := v.prefetched[string(k)]; ok {
+			continue
+		}
+		if value, found, ok := v.hot.lookup(k, v.begin); ok {
+			v.prefetched[string(k)] = presentOrNil(value, found)
+			continue
+		}
+		item, err := t.btx.Get(k)
+		if errors.Is(err, badgerdb.ErrKeyNotFound) {
+			v.prefetched[string(k)] = nil
+			v.hot.offer(k, v.begin, nil, false)
+			continue
+		}
+		if err != nil {
+			return translate(err)
+		}
+		value, err := item.ValueCopy(nil)
+		if err != nil {
+			return translate(err)
+		}
+		v.prefetched[string(k)] = presentOrNil(value, true)
+		v.hot.offer(k, v.begin, value, true)
+	}
+	return nil
+}
+
+// presentOrNil keeps a found empty value apart from a missing one.
+func presentOrNil(value []byte, found bool) []byte {
+	if !found {
+		return nil
+	}
+	if value == nil {
+		return []byte{}
+	}
+	return value
+}
+
 func (t *tx) Set(key, value []byte) error {
 	t.wrote = true
 	t.bytes += int64(2*len(key)+len(value)) + entryOverhead
 	// Badger keeps the slices until commit; copy so callers may reuse theirs.
-	return translate(t.btx.Set(bytes.Clone(key), bytes.Clone(value)))
+	key, value = bytes.Clone(key), bytes.Clone(value)
+	if err := t.btx.Set(key, value); err != nil {
+		return translate(err)
+	}
+	t.writes = append(t.writes, hotWrite{key: key, value: value})
+	return nil
 }
 
 func (t *tx) Delete(key []byte) error {
 	t.wrote = true
 	t.bytes += int64(2*len(key)) + entryOverhead
-	return translate(t.btx.Delete(bytes.Clone(key)))
+	key = bytes.Clone(key)
+	if err := t.btx.Delete(key); err != nil {
+		return translate(err)
+	}
+	t.writes = append(t.writes, hotWrite{key: key, deleted: true})
+	return nil
 }
 
 func (t *tx) Iterate(r storage.Range) storage.Iterator {

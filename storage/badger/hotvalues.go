@@ -1,0 +1,267 @@
+package badger
+
+import (
+	"hash/maphash"
+	"sync"
+	"sync/atomic"
+)
+
+// hotValues keeps in memory the newest committed value of keys that Views
+// prefetch, so that a View answers them without Badger's Get. The keys a
+// View prefetches are the shards of a count (a seller's question total is
+// the sum of 64), which every write of the kind rewrites and every read of
+// the kind reads all of: such a key has a version in each memtable, in each
+// table of level 0 and in one table of every level below, and Badger's Get
+// looks in every one of them (it stops early only on the exact version it
+// was asked for, and a read asks for the newest at its snapshot, whose
+// version it does not know). So a Get of a hot key costs more as the store
+// grows, where a map lookup does not.
+//
+// A cached value is used only where it is what the View's snapshot holds.
+// commits counts the Updates that have ended their commit, and a View reads
+// it before Badger gives it its snapshot: every Update counted by then is in
+// the snapshot, and one that commits after it is not. An Update that is
+// committing marks the entries of the keys it wrote (writers), and on its
+// end stores what it wrote, as the key's newest value, if no other Update
+// wrote the key meanwhile (else no one can tell which of the two Badger
+// committed last, and the entry waits for a View to fill it again). A View
+// uses an entry only if no Update is committing the key and the key's last
+// commit, and the entry's making, were counted before its snapshot.
+//
+// An entry is made by a View that read the key from Badger, and only when no
+// Update at all was committing and none had ended since the View began: the
+// Updates of keys without an entry leave no trace, so only then is the
+// View's value certainly the newest. A View that finds an entry without a
+// value fills it on the same terms as a commit would, per key.
+type hotValues struct {
+	commits  atomic.Uint64
+	inflight atomic.Int64
+	// hits counts the keys answered from memory.
+	hits    atomic.Uint64
+	seed    maphash.Seed
+	stripes [hotStripes]hotStripe
+}
+
+const (
+	hotStripes = 64
+	// hotPerStripe bounds the entries: 16,384 in all, a few MiB of small
+	// values.
+	hotPerStripe = 256
+	// hotMaxValue is the largest value kept: counts are small, and a large
+	// value is not what the cache is for.
+	hotMaxValue = 4 << 10
+	// hotEvictScan bounds the entries looked at to find one to evict.
+	hotEvictScan = 32
+)
+
+type hotStripe struct {
+	mu      sync.Mutex
+	entries map[string]*hotEntry
+}
+
+type hotEntry struct {
+	value []byte
+	found bool
+	// valid says value is the key's newest committed value.
+	valid bool
+	// writers counts the Updates committing a write of the key;
+	// overlapped that two were at once since writers was last zero.
+	writers    int
+	overlapped bool
+	// lastCommit is commits after the last Update that wrote the key, and
+	// made commits when the entry was made: every Update before that is in
+	// the value the entry was made with.
+	lastCommit uint64
+	made       uint64
+	// used is set by a View's use and cleared by a pass of eviction, which
+	// takes an entry not used since (keys read by every search stay).
+	used bool
+}
+
+func newHotValues() *hotValues {
+	h := &hotValues{seed: maphash.MakeSeed()}
+	for i := range h.stripes {
+		h.stripes[i].entries = map[string]*hotEntry{}
+	}
+	return h
+}
+
+func (h *hotValues) stripe(key []byte) *hotStripe {
+	return &h.stripes[maphash.Bytes(h.seed, key)%hotStripes]
+}
+
+// begin is read by a View before Badger gives it its snapshot.
+func (h *hotValues) begin() uint64 { return h.commits.Load() }
+
+// usable reports whether e holds what a View that began at begin reads.
+func (e *hotEntry) usable(begin uint64) bool {
+	return e.valid && e.writers == 0 && e.lastCommit <= begin && e.made <= begin
+}
+
+// lookup returns the value of key as a View that began at begin reads it,
+// if the cache holds it; ok is false if the View must read Badger.
+func (h *hotValues) lookup(key []byte, begin uint64) (value []byte, found, ok bool) {
+	s := h.stripe(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.entries[string(key)]
+	if e == nil || !e.usable(begin) {
+		return nil, false, false
+	}
+	e.used = true
+	h.hits.Add(1)
+	return e.value, e.found, true
+}
+
+// offer gives the cache what a View that began at begin read of key from
+// Badger.
+func (h *hotValues) offer(key []byte, begin uint64, value []byte, found bool) {
+	if len(value) > hotMaxValue {
+		return
+	}
+	s := h.stripe(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.entries[string(key)]
+	if e != nil {
+		if !e.valid && e.writers == 0 && e.lastCommit <= begin && e.made <= begin {
+			e.value, e.found, e.valid = value, found, true
+		}
+		return
+	}
+	// An Update that is committing, or that ended after the View began,
+	// may have written the key unseen: its pre-commit looked for the entry
+	// under this lock, after it counted itself in inflight.
+	if h.inflight.Load() != 0 || h.commits.Load() != begin {
+		return
+	}
+	if len(s.entries) >= hotPerStripe && !s.evictOne() {
+		return
+	}
+	s.entries[string(key)] = &hotEntry{value: value, found: found, valid: true, lastCommit: begin, made: begin}
+}
+
+// evictOne drops an entry not used since the last pass, or failing that
+// the last one looked at; never one that an Update is committing.
+func (s *hotStripe) evictOne() bool {
+	var last string
+	seen := 0
+	for k, e := range s.entries {
+		if e.writers > 0 {
+			continue
+		}
+		if !e.used {
+			delete(s.entries, k)
+			return true
+		}
+		e.used = false
+		last = k
+		if seen++; seen >= hotEvictScan {
+			break
+		}
+	}
+	if last == "" {
+		return false
+	}
+	delete(s.entries, last)
+	return true
+}
+
+// hotWrite is one Set or Delete of a transaction, in its order.
+type hotWrite struct {
+	key, value []byte
+	deleted    bool
+}
+
+// hotCommit is what an Update's commit tells the cache at its end.
+type hotCommit struct {
+	started bool
+	entries []*hotEntry
+	writes  []hotWrite // the last write of each entry's key
+}
+
+// precommit is called once an Update's function has returned and before
+// Badger commits it.
+func (h *hotValues) precommit(writes []hotWrite) hotCommit {
+	if len(writes) == 0 {
+		return hotCommit{}
+	}
+	h.inflight.Add(1)
+	c := hotCommit{started: true}
+	var index map[*hotEntry]int
+	for _, w := range writes {
+		s := h.stripe(w.key)
+		s.mu.Lock()
+		e := s.entries[string(w.key)]
+		if e == nil {
+			s.mu.Unlock()
+			continue
+		}
+		i, seen := c.find(e, &index)
+		if seen {
+			s.mu.Unlock()
+			c.writes[i] = w
+			continue
+		}
+		if e.writers > 0 {
+			e.overlapped = true
+		}
+		e.writers++
+		e.valid = false
+		s.mu.Unlock()
+		c.entries = append(c.entries, e)
+		c.writes = append(c.writes, w)
+	}
+	return c
+}
+
+// find returns where e is in c, by a scan while c is short and by an index
+// once it is not (a large transaction may write thousands of cached keys).
+func (c *hotCommit) find(e *hotEntry, index *map[*hotEntry]int) (int, bool) {
+	const scanUpTo = 16
+	if len(c.entries) <= scanUpTo {
+		for i, x := range c.entries {
+			if x == e {
+				return i, true
+			}
+		}
+		return 0, false
+	}
+	if *index == nil {
+		*index = make(map[*hotEntry]int, 2*len(c.entries))
+		for i, x := range c.entries {
+			(*index)[x] = i
+		}
+	}
+	i, ok := (*index)[e]
+	if !ok {
+		(*index)[e] = len(c.entries)
+	}
+	return i, ok
+}
+
+// postcommit is called when Badger's commit of the Update has ended, err
+// its outcome.
+func (h *hotValues) postcommit(c hotCommit, err error) {
+	if !c.started {
+		return
+	}
+	n := h.commits.Add(1)
+	for i, e := range c.entries {
+		w := c.writes[i]
+		s := h.stripe(w.key)
+		s.mu.Lock()
+		e.writers--
+		e.lastCommit = n
+		if err == nil && e.writers == 0 && !e.overlapped && len(w.value) <= hotMaxValue {
+			e.value, e.found, e.valid = w.value, !w.deleted, true
+		} else {
+			e.valid = false
+		}
+		if e.writers == 0 {
+			e.overlapped = false
+		}
+		s.mu.Unlock()
+	}
+	h.inflight.Add(-1)
+}
