@@ -61,7 +61,7 @@ type Store struct {
 	// in memory or free space cannot be measured here.
 	space *spaceGuard
 
-	// hot answers the Views' prefetched keys from memory where it can.
+	// hot answers prefetched keys from memory where it can.
 	hot *hotValues
 }
 
@@ -151,7 +151,7 @@ func (s *Store) View(ctx context.Context, fn func(storage.Tx) error) (err error)
 	// Read before Badger gives the View its snapshot (hotValues).
 	begin := s.hot.begin()
 	err = s.db.View(func(btx *badgerdb.Txn) error {
-		t := &tx{btx: btx, ctx: ctx, view: &viewState{hot: s.hot, begin: begin}}
+		t := &tx{btx: btx, ctx: ctx, hot: s.hot, begin: begin}
 		err := fn(t)
 		if t.ended != nil {
 			return t.ended
@@ -205,8 +205,9 @@ func (s *Store) attempt(ctx context.Context, fn func(storage.Tx) error, alone bo
 	}
 	var admitted int64
 	var commit hotCommit
+	begin := s.hot.begin()
 	err = s.db.Update(func(btx *badgerdb.Txn) error {
-		t := &tx{btx: btx, ctx: ctx}
+		t := &tx{btx: btx, ctx: ctx, hot: s.hot, begin: begin, update: true}
 		if err := fn(t); err != nil || t.ended != nil {
 			if t.ended != nil {
 				return t.ended
@@ -223,8 +224,8 @@ func (s *Store) attempt(ctx context.Context, fn func(storage.Tx) error, alone bo
 		if err != nil {
 			return err
 		}
-		commit = s.hot.precommit(t.writes)
-		return nil
+		commit, err = s.hot.precommit(begin, t.writes, t.fromMemory)
+		return err
 	})
 	s.hot.postcommit(commit, err)
 	s.admitted(admitted)
@@ -298,8 +299,9 @@ func (s *Store) updateUngated(ctx context.Context, fn func(storage.Tx) error) er
 		}
 		var admitted int64
 		var commit hotCommit
+		begin := s.hot.begin()
 		err := s.db.Update(func(btx *badgerdb.Txn) error {
-			t := &tx{btx: btx, ctx: ctx}
+			t := &tx{btx: btx, ctx: ctx, hot: s.hot, begin: begin, update: true}
 			if err := fn(t); err != nil {
 				return err
 			}
@@ -308,8 +310,8 @@ func (s *Store) updateUngated(ctx context.Context, fn func(storage.Tx) error) er
 			if err != nil {
 				return err
 			}
-			commit = s.hot.precommit(t.writes)
-			return nil
+			commit, err = s.hot.precommit(begin, t.writes, t.fromMemory)
+			return err
 		})
 		s.hot.postcommit(commit, err)
 		s.admitted(admitted)
@@ -447,21 +449,22 @@ type tx struct {
 	bytes int64
 	// writes are the transaction's Sets and Deletes, for hotValues.
 	writes []hotWrite
-	// view is set in a View, whose prefetched keys hotValues answers.
-	view *viewState
-}
-
-type viewState struct {
-	hot   *hotValues
-	begin uint64
-	// prefetched holds the values of the keys Prefetch read, nil where
-	// the key was not found.
+	// hot answers the transaction's prefetched keys from memory where it
+	// can; update tells that the transaction writes.
+	hot    *hotValues
+	begin  uint64
+	update bool
+	// prefetched holds the values of the keys Prefetch read and the
+	// transaction has not written since, nil where the key was not found.
 	prefetched map[string][]byte
+	// fromMemory are the keys an Update read from hotValues: Badger does
+	// not see those reads, so hotValues checks them for conflicts.
+	fromMemory []hotRead
 }
 
 func (t *tx) Get(key []byte) ([]byte, error) {
-	if t.view != nil && t.view.prefetched != nil {
-		if v, ok := t.view.prefetched[string(key)]; ok {
+	if t.prefetched != nil {
+		if v, ok := t.prefetched[string(key)]; ok {
 			if v == nil {
 				return nil, storage.ErrNotFound
 			}
@@ -477,29 +480,32 @@ func (t *tx) Get(key []byte) ([]byte, error) {
 
 var _ storage.Prefetcher = (*tx)(nil)
 
-// Prefetch answers a View's keys from hotValues where it holds them, and
-// reads the others from Badger, offering them to it. An Update reads from
-// Badger alone, which must see its reads to find its conflicts.
+// Prefetch answers keys from hotValues where it holds them, and reads the
+// others from Badger, offering them to it.
 func (t *tx) Prefetch(keys [][]byte) error {
-	v := t.view
-	if v == nil {
+	if t.update && len(t.writes) > 0 {
+		// Badger and memory would answer with what this transaction
+		// wrote or what it overwrote: the Gets read Badger.
 		return nil
 	}
-	if v.prefetched == nil {
-		v.prefetched = make(map[string][]byte, len(keys))
+	if t.prefetched == nil {
+		t.prefetched = make(map[string][]byte, len(keys))
 	}
 	for _, k := range keys {
-		if _, ok := v.prefetched[string(k)]; ok {
+		if _, ok := t.prefetched[string(k)]; ok {
 			continue
 		}
-		if value, found, ok := v.hot.lookup(k, v.begin); ok {
-			v.prefetched[string(k)] = presentOrNil(value, found)
+		if e, value, found, ok := t.hot.lookup(k, t.begin); ok {
+			t.prefetched[string(k)] = presentOrNil(value, found)
+			if t.update {
+				t.fromMemory = append(t.fromMemory, hotRead{key: bytes.Clone(k), entry: e})
+			}
 			continue
 		}
 		item, err := t.btx.Get(k)
 		if errors.Is(err, badgerdb.ErrKeyNotFound) {
-			v.prefetched[string(k)] = nil
-			v.hot.offer(k, v.begin, nil, false)
+			t.prefetched[string(k)] = nil
+			t.hot.offer(k, t.begin, nil, false)
 			continue
 		}
 		if err != nil {
@@ -509,8 +515,8 @@ func (t *tx) Prefetch(keys [][]byte) error {
 		if err != nil {
 			return translate(err)
 		}
-		v.prefetched[string(k)] = presentOrNil(value, true)
-		v.hot.offer(k, v.begin, value, true)
+		t.prefetched[string(k)] = presentOrNil(value, true)
+		t.hot.offer(k, t.begin, value, true)
 	}
 	return nil
 }
@@ -534,7 +540,7 @@ func (t *tx) Set(key, value []byte) error {
 	if err := t.btx.Set(key, value); err != nil {
 		return translate(err)
 	}
-	t.writes = append(t.writes, hotWrite{key: key, value: value})
+	t.wrote1(hotWrite{key: key, value: value})
 	return nil
 }
 
@@ -545,8 +551,17 @@ func (t *tx) Delete(key []byte) error {
 	if err := t.btx.Delete(key); err != nil {
 		return translate(err)
 	}
-	t.writes = append(t.writes, hotWrite{key: key, deleted: true})
+	t.wrote1(hotWrite{key: key, deleted: true})
 	return nil
+}
+
+// wrote1 keeps a write for hotValues; a Get of the key after it reads the
+// write, from Badger.
+func (t *tx) wrote1(w hotWrite) {
+	t.writes = append(t.writes, w)
+	if t.prefetched != nil {
+		delete(t.prefetched, string(w.key))
+	}
 }
 
 func (t *tx) Iterate(r storage.Range) storage.Iterator {

@@ -4,6 +4,8 @@ import (
 	"hash/maphash"
 	"sync"
 	"sync/atomic"
+
+	badgerdb "github.com/dgraph-io/badger/v4"
 )
 
 // hotValues keeps in memory the newest committed value of keys that Views
@@ -73,6 +75,10 @@ type hotEntry struct {
 	// the value the entry was made with.
 	lastCommit uint64
 	made       uint64
+	// readers counts the Updates committing that read the key from
+	// memory: Badger does not know of those reads, so a write of the key
+	// that would commit before them is refused here as a conflict.
+	readers int
 	// used is set by a View's use and cleared by a pass of eviction, which
 	// takes an entry not used since (keys read by every search stay).
 	used bool
@@ -98,19 +104,20 @@ func (e *hotEntry) usable(begin uint64) bool {
 	return e.valid && e.writers == 0 && e.lastCommit <= begin && e.made <= begin
 }
 
-// lookup returns the value of key as a View that began at begin reads it,
-// if the cache holds it; ok is false if the View must read Badger.
-func (h *hotValues) lookup(key []byte, begin uint64) (value []byte, found, ok bool) {
+// lookup returns the value of key as a transaction that began at begin
+// reads it, and its entry, if the cache holds it; ok is false if the
+// transaction must read Badger.
+func (h *hotValues) lookup(key []byte, begin uint64) (e *hotEntry, value []byte, found, ok bool) {
 	s := h.stripe(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e := s.entries[string(key)]
+	e = s.entries[string(key)]
 	if e == nil || !e.usable(begin) {
-		return nil, false, false
+		return nil, nil, false, false
 	}
 	e.used = true
 	h.hits.Add(1)
-	return e.value, e.found, true
+	return e, e.value, e.found, true
 }
 
 // offer gives the cache what a View that began at begin read of key from
@@ -147,7 +154,7 @@ func (s *hotStripe) evictOne() bool {
 	var last string
 	seen := 0
 	for k, e := range s.entries {
-		if e.writers > 0 {
+		if e.writers > 0 || e.readers > 0 {
 			continue
 		}
 		if !e.used {
@@ -173,18 +180,30 @@ type hotWrite struct {
 	deleted    bool
 }
 
+// hotRead is a key an Update read from memory.
+type hotRead struct {
+	key   []byte
+	entry *hotEntry
+}
+
 // hotCommit is what an Update's commit tells the cache at its end.
 type hotCommit struct {
 	started bool
 	entries []*hotEntry
 	writes  []hotWrite // the last write of each entry's key
+	reads   []hotRead
 }
 
-// precommit is called once an Update's function has returned and before
-// Badger commits it.
-func (h *hotValues) precommit(writes []hotWrite) hotCommit {
+// precommit is called once the function of an Update that began at begin
+// has returned and before Badger commits it. It refuses the commit with
+// Badger's conflict error where Badger would have, had it seen the reads
+// from memory: a key read was written since, or is being written; or a key
+// written is being read from memory by an Update that is committing.
+func (h *hotValues) precommit(begin uint64, writes []hotWrite, reads []hotRead) (hotCommit, error) {
 	if len(writes) == 0 {
-		return hotCommit{}
+		// Badger commits nothing and checks nothing then: the reads were
+		// of one snapshot.
+		return hotCommit{}, nil
 	}
 	h.inflight.Add(1)
 	c := hotCommit{started: true}
@@ -203,6 +222,11 @@ func (h *hotValues) precommit(writes []hotWrite) hotCommit {
 			c.writes[i] = w
 			continue
 		}
+		if e.readers > 0 {
+			s.mu.Unlock()
+			h.abort(c)
+			return hotCommit{}, badgerdb.ErrConflict
+		}
 		if e.writers > 0 {
 			e.overlapped = true
 		}
@@ -212,7 +236,48 @@ func (h *hotValues) precommit(writes []hotWrite) hotCommit {
 		c.entries = append(c.entries, e)
 		c.writes = append(c.writes, w)
 	}
-	return c
+	for _, r := range reads {
+		own := 0
+		if c.wrote(r.entry, index) {
+			own = 1
+		}
+		s := h.stripe(r.key)
+		s.mu.Lock()
+		e := s.entries[string(r.key)]
+		if e != r.entry || e.writers != own || e.lastCommit > begin {
+			s.mu.Unlock()
+			h.abort(c)
+			return hotCommit{}, badgerdb.ErrConflict
+		}
+		e.readers++
+		s.mu.Unlock()
+		c.reads = append(c.reads, r)
+	}
+	return c, nil
+}
+
+// abort undoes a precommit whose Update will not commit.
+func (h *hotValues) abort(c hotCommit) {
+	for i, e := range c.entries {
+		s := h.stripe(c.writes[i].key)
+		s.mu.Lock()
+		e.writers--
+		if e.writers == 0 {
+			e.overlapped = false
+		}
+		s.mu.Unlock()
+	}
+	h.releaseReads(c.reads)
+	h.inflight.Add(-1)
+}
+
+func (h *hotValues) releaseReads(reads []hotRead) {
+	for _, r := range reads {
+		s := h.stripe(r.key)
+		s.mu.Lock()
+		r.entry.readers--
+		s.mu.Unlock()
+	}
 }
 
 // find returns where e is in c, by a scan while c is short and by an index
@@ -240,6 +305,20 @@ func (c *hotCommit) find(e *hotEntry, index *map[*hotEntry]int) (int, bool) {
 	return i, ok
 }
 
+// wrote tells whether the Update wrote e's key (index: find's, if made).
+func (c *hotCommit) wrote(e *hotEntry, index map[*hotEntry]int) bool {
+	if index != nil {
+		_, ok := index[e]
+		return ok
+	}
+	for _, x := range c.entries {
+		if x == e {
+			return true
+		}
+	}
+	return false
+}
+
 // postcommit is called when Badger's commit of the Update has ended, err
 // its outcome.
 func (h *hotValues) postcommit(c hotCommit, err error) {
@@ -263,5 +342,6 @@ func (h *hotValues) postcommit(c hotCommit, err error) {
 		}
 		s.mu.Unlock()
 	}
+	h.releaseReads(c.reads)
 	h.inflight.Add(-1)
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/matryer/is"
 
@@ -79,6 +80,13 @@ func TestHotValues_AViewReadsWhatItsSnapshotHoldsWhileUpdatesCommit(t *testing.T
 				var wrote uint64
 				err := st.Update(ctx, func(tx storage.Tx) error {
 					k := keys[rng.IntN(shards)]
+					// Half the writers read from memory where they can,
+					// half from Badger alone.
+					if w%2 == 0 {
+						if err := storage.Prefetch(tx, k, total); err != nil {
+							return err
+						}
+					}
 					n, _, err := readCount(tx, k)
 					if err != nil {
 						return err
@@ -88,6 +96,11 @@ func TestHotValues_AViewReadsWhatItsSnapshotHoldsWhileUpdatesCommit(t *testing.T
 						return err
 					}
 					wrote = sum + 1
+					if rng.IntN(4) == 0 {
+						// Widens the window in which another Update
+						// commits between this one's reads and its commit.
+						time.Sleep(200 * time.Microsecond)
+					}
 					return errors.Join(tx.Set(k, countValue(n+1)), tx.Set(total, countValue(wrote)))
 				})
 				if err != nil {
@@ -195,6 +208,28 @@ func TestHotValues_AViewReadsWhatItsSnapshotHoldsWhileUpdatesCommit(t *testing.T
 	readersWG.Wait()
 	close(failures)
 	for err := range failures {
+		t.Fatal(err)
+	}
+	// No increment was lost, whether its reads came from memory or not.
+	err := st.View(ctx, func(tx storage.Tx) error {
+		var sum uint64
+		for _, k := range keys {
+			n, _, err := readCount(tx, k)
+			if err != nil {
+				return err
+			}
+			sum += n
+		}
+		want, _, err := readCount(tx, total)
+		if err != nil {
+			return err
+		}
+		if sum != writers*updatesEach || want != writers*updatesEach {
+			return fmt.Errorf("after %d increments the shards add up to %d and the total is %d", writers*updatesEach, sum, want)
+		}
+		return nil
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if st.hot.hits.Load() == 0 {
