@@ -83,13 +83,12 @@ type logFiles struct {
 }
 
 func (l *logFiles) syncReplaced() error {
-	entries, err := os.ReadDir(l.dir)
+	names, err := readNames(l.dir)
 	if err != nil {
 		return err
 	}
 	var mems, vlogs []logFile
-	for _, e := range entries {
-		name := e.Name()
+	for _, name := range names {
 		ext := filepath.Ext(name)
 		id, err := strconv.ParseUint(strings.TrimSuffix(name, ext), 10, 64)
 		switch {
@@ -104,6 +103,18 @@ func (l *logFiles) syncReplaced() error {
 	l.lastMem, errs = l.syncBelowNewest(mems, l.lastMem, errs)
 	l.lastV, errs = l.syncBelowNewest(vlogs, l.lastV, errs)
 	return errors.Join(errs...)
+}
+
+// readNames lists the folder's names, unsorted: the folder holds every table
+// of the store, and a sync lists it, so sorting and typing each entry as
+// os.ReadDir does would cost more as the store grows.
+func readNames(dir string) ([]string, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Readdirnames(-1)
 }
 
 type logFile struct {

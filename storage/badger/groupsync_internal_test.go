@@ -2,6 +2,8 @@ package badger
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -84,5 +86,38 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not reached in 10s")
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestLogFiles_FollowTheNewestMemtableAndValueLogAmongTheTables(t *testing.T) {
+	dir := t.TempDir()
+	touch := func(name string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"00001.mem", "00002.mem", "000001.vlog", "000001.sst", "000002.sst", "MANIFEST", "KEYREGISTRY"} {
+		touch(name)
+	}
+	l := &logFiles{dir: dir}
+	if err := l.syncReplaced(); err != nil {
+		t.Fatal(err)
+	}
+	if l.lastMem != 2 || l.lastV != 1 {
+		t.Fatalf("newest memtable log %d and value log %d, want 2 and 1", l.lastMem, l.lastV)
+	}
+	// A memtable replaced and flushed (its log deleted) between two syncs.
+	touch("00003.mem")
+	touch("00004.mem")
+	if err := os.Remove(filepath.Join(dir, "00003.mem")); err != nil {
+		t.Fatal(err)
+	}
+	touch("000002.vlog")
+	if err := l.syncReplaced(); err != nil {
+		t.Fatal(err)
+	}
+	if l.lastMem != 4 || l.lastV != 2 {
+		t.Fatalf("newest memtable log %d and value log %d, want 4 and 2", l.lastMem, l.lastV)
 	}
 }
