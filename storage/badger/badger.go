@@ -12,7 +12,6 @@
 package badger
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -193,8 +192,7 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) (err erro
 	}
 }
 
-// attempt runs fn once and commits it; wrote reports that it wrote
-// something (and so must be synced).
+// attempt runs fn once under the gate: shared, or alone after conflicts.
 func (s *Store) attempt(ctx context.Context, fn func(storage.Tx) error, alone bool) (wrote bool, err error) {
 	if alone {
 		s.gate.Lock()
@@ -203,6 +201,12 @@ func (s *Store) attempt(ctx context.Context, fn func(storage.Tx) error, alone bo
 		s.gate.RLock()
 		defer s.gate.RUnlock()
 	}
+	return s.commitOnce(ctx, fn)
+}
+
+// commitOnce runs fn in one Badger transaction and commits it; wrote
+// reports that it wrote something (and so must be synced).
+func (s *Store) commitOnce(ctx context.Context, fn func(storage.Tx) error) (wrote bool, err error) {
 	var admitted int64
 	var commit hotCommit
 	begin := s.hot.begin()
@@ -270,129 +274,6 @@ func (s *Store) syncCommitted() error {
 // touch different records.
 func (s *Store) Conflicts() uint64 { return s.conflicts.Load() }
 
-// Sequence returns the sequence called name, leased from its key in blocks of
-// Options.SequenceLease ids (the scheme of Badger's own DB.GetSequence, on the
-// store's Update so that conflicts and errors are handled as everywhere).
-func (s *Store) Sequence(name string) (storage.Sequence, error) {
-	if s.db.IsClosed() {
-		return nil, storage.ErrClosed
-	}
-	s.seqMu.Lock()
-	defer s.seqMu.Unlock()
-	q, ok := s.seqs[name]
-	if !ok {
-		q = newLeasedSequence(s.updateUngated, name, s.lease)
-		s.seqs[name] = q
-	}
-	return q, nil
-}
-
-// updateUngated runs fn in a transaction that does not take the gate: ids
-// are drawn inside Updates that hold the gate shared, and a lease waiting
-// for the gate behind an Update that waits to run alone would never end.
-// Only a sequence's lease key is written this way, under the sequence's own
-// lock, so it needs no protection from starvation.
-func (s *Store) updateUngated(ctx context.Context, fn func(storage.Tx) error) error {
-	for attempt := 0; ; attempt++ {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		var admitted int64
-		var commit hotCommit
-		begin := s.hot.begin()
-		err := s.db.Update(func(btx *badgerdb.Txn) error {
-			t := &tx{btx: btx, ctx: ctx, hot: s.hot, begin: begin, update: true}
-			if err := fn(t); err != nil {
-				return err
-			}
-			var err error
-			admitted, err = s.admit(t)
-			if err != nil {
-				return err
-			}
-			commit, err = s.hot.precommit(begin, t.writes, t.fromMemory)
-			return err
-		})
-		s.hot.postcommit(commit, err)
-		s.admitted(admitted)
-		if err == nil {
-			err = s.syncCommitted()
-		}
-		if !errors.Is(err, badgerdb.ErrConflict) || attempt+1 >= maxAttempts {
-			return translate(err)
-		}
-	}
-}
-
-var _ storage.SequenceRewinder = (*Store)(nil)
-
-// SequenceStates returns the next id of every sequence: from the block a
-// sequence open in this process leased, else from its key.
-func (s *Store) SequenceStates(ctx context.Context) (map[string]uint64, error) {
-	if s.db.IsClosed() {
-		return nil, storage.ErrClosed
-	}
-	var out map[string]uint64
-	err := s.View(ctx, func(tx storage.Tx) error {
-		var err error
-		out, err = leasedSequenceStates(tx)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	s.seqMu.Lock()
-	defer s.seqMu.Unlock()
-	for name, q := range s.seqs {
-		n, err := q.State(ctx, s.View)
-		if err != nil {
-			return nil, err
-		}
-		if n > 1 {
-			out[name] = n
-		}
-	}
-	return out, nil
-}
-
-// RewindSequences sets every sequence back to next, or to 1 when not named.
-func (s *Store) RewindSequences(ctx context.Context, next map[string]uint64) error {
-	if s.db.IsClosed() {
-		return storage.ErrClosed
-	}
-	var stored map[string]uint64
-	err := s.View(ctx, func(tx storage.Tx) error {
-		var err error
-		stored, err = leasedSequenceStates(tx)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	s.seqMu.Lock()
-	defer s.seqMu.Unlock()
-	for name := range stored {
-		if _, ok := s.seqs[name]; !ok {
-			s.seqs[name] = newLeasedSequence(s.updateUngated, name, s.lease)
-		}
-	}
-	for name := range next {
-		if _, ok := s.seqs[name]; !ok {
-			s.seqs[name] = newLeasedSequence(s.updateUngated, name, s.lease)
-		}
-	}
-	for name, q := range s.seqs {
-		n := next[name]
-		if n == 0 {
-			n = 1
-		}
-		if err := q.Rewind(ctx, n); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // Close gives back the unused ids of every sequence, so that a clean
 // restart continues without a gap, then flushes and closes the database.
 func (s *Store) Close() error {
@@ -437,236 +318,6 @@ func translate(err error) error {
 	}
 	return err
 }
-
-type tx struct {
-	btx *badgerdb.Txn
-	ctx context.Context
-	// ended is the context's error once a range walk saw it: the walk
-	// stopped there, so the transaction's answer is that error.
-	ended error
-	wrote bool
-	// bytes estimates what the transaction's writes take in Badger's logs.
-	bytes int64
-	// writes are the transaction's Sets and Deletes, for hotValues.
-	writes []hotWrite
-	// hot answers the transaction's prefetched keys from memory where it
-	// can; update tells that the transaction writes.
-	hot    *hotValues
-	begin  uint64
-	update bool
-	// prefetched holds the values of the keys Prefetch read and the
-	// transaction has not written since, nil where the key was not found.
-	prefetched map[string][]byte
-	// fromMemory are the keys an Update read from hotValues: Badger does
-	// not see those reads, so hotValues checks them for conflicts.
-	fromMemory []hotRead
-}
-
-func (t *tx) Get(key []byte) ([]byte, error) {
-	if t.prefetched != nil {
-		if v, ok := t.prefetched[string(key)]; ok {
-			if v == nil {
-				return nil, storage.ErrNotFound
-			}
-			return bytes.Clone(v), nil
-		}
-	}
-	item, err := t.btx.Get(key)
-	if err != nil {
-		return nil, translate(err)
-	}
-	return item.ValueCopy(nil)
-}
-
-var _ storage.Prefetcher = (*tx)(nil)
-
-// Prefetch answers keys from hotValues where it holds them, and reads the
-// others from Badger, offering them to it.
-func (t *tx) Prefetch(keys [][]byte) error {
-	if t.update && len(t.writes) > 0 {
-		// Badger and memory would answer with what this transaction
-		// wrote or what it overwrote: the Gets read Badger.
-		return nil
-	}
-	if t.prefetched == nil {
-		t.prefetched = make(map[string][]byte, len(keys))
-	}
-	for _, k := range keys {
-		if _, ok := t.prefetched[string(k)]; ok {
-			continue
-		}
-		if e, value, found, ok := t.hot.lookup(k, t.begin); ok {
-			t.prefetched[string(k)] = presentOrNil(value, found)
-			if t.update {
-				t.fromMemory = append(t.fromMemory, hotRead{key: bytes.Clone(k), entry: e})
-			}
-			continue
-		}
-		item, err := t.btx.Get(k)
-		if errors.Is(err, badgerdb.ErrKeyNotFound) {
-			t.prefetched[string(k)] = nil
-			t.hot.offer(k, t.begin, nil, false)
-			continue
-		}
-		if err != nil {
-			return translate(err)
-		}
-		value, err := item.ValueCopy(nil)
-		if err != nil {
-			return translate(err)
-		}
-		t.prefetched[string(k)] = presentOrNil(value, true)
-		t.hot.offer(k, t.begin, value, true)
-	}
-	return nil
-}
-
-// presentOrNil keeps a found empty value apart from a missing one.
-func presentOrNil(value []byte, found bool) []byte {
-	if !found {
-		return nil
-	}
-	if value == nil {
-		return []byte{}
-	}
-	return value
-}
-
-func (t *tx) Set(key, value []byte) error {
-	t.wrote = true
-	t.bytes += int64(2*len(key)+len(value)) + entryOverhead
-	// Badger keeps the slices until commit; copy so callers may reuse theirs.
-	key, value = bytes.Clone(key), bytes.Clone(value)
-	if err := t.btx.Set(key, value); err != nil {
-		return translate(err)
-	}
-	t.wrote1(hotWrite{key: key, value: value})
-	return nil
-}
-
-func (t *tx) Delete(key []byte) error {
-	t.wrote = true
-	t.bytes += int64(2*len(key)) + entryOverhead
-	key = bytes.Clone(key)
-	if err := t.btx.Delete(key); err != nil {
-		return translate(err)
-	}
-	t.wrote1(hotWrite{key: key, deleted: true})
-	return nil
-}
-
-// wrote1 keeps a write for hotValues; a Get of the key after it reads the
-// write, from Badger.
-func (t *tx) wrote1(w hotWrite) {
-	t.writes = append(t.writes, w)
-	if t.prefetched != nil {
-		delete(t.prefetched, string(w.key))
-	}
-}
-
-func (t *tx) Iterate(r storage.Range) storage.Iterator {
-	opts := badgerdb.DefaultIteratorOptions
-	opts.Reverse = r.Reverse
-	opts.PrefetchValues = false
-	if prefix := commonPrefix(r.Start, r.End); len(prefix) > 0 {
-		opts.Prefix = prefix
-	}
-	it := &iterator{it: t.btx.NewIterator(opts), r: r, t: t}
-	if r.Reverse {
-		if r.End == nil {
-			it.it.Rewind()
-		} else {
-			it.seekReverseExclusive(r.End)
-		}
-	} else {
-		if r.Start == nil {
-			it.it.Rewind()
-		} else {
-			it.it.Seek(r.Start)
-		}
-	}
-	return it
-}
-
-// commonPrefix lets Badger skip tables that cannot hold the range.
-func commonPrefix(a, b []byte) []byte {
-	if a == nil || b == nil {
-		return nil
-	}
-	n := 0
-	for n < len(a) && n < len(b) && a[n] == b[n] {
-		n++
-	}
-	return a[:n]
-}
-
-type iterator struct {
-	it *badgerdb.Iterator
-	r  storage.Range
-	t  *tx
-	// steps counts moves since the context was last looked at.
-	steps int
-}
-
-// step counts one move and looks at the context every
-// storage.IterationCheckEvery of them.
-func (i *iterator) step() {
-	if i.steps++; i.steps < storage.IterationCheckEvery {
-		return
-	}
-	i.steps = 0
-	if err := i.t.ctx.Err(); err != nil && i.t.ended == nil {
-		i.t.ended = err
-	}
-}
-
-func (i *iterator) seekReverseExclusive(key []byte) {
-	i.it.Seek(key)
-	if i.it.Valid() && bytes.Equal(i.it.Item().Key(), key) {
-		i.it.Next()
-	}
-}
-
-func (i *iterator) Valid() bool {
-	if i.t.ended != nil || !i.it.Valid() {
-		return false
-	}
-	k := i.it.Item().Key()
-	if i.r.Start != nil && bytes.Compare(k, i.r.Start) < 0 {
-		return false
-	}
-	if i.r.End != nil && bytes.Compare(k, i.r.End) >= 0 {
-		return false
-	}
-	return true
-}
-
-func (i *iterator) Key() []byte { return i.it.Item().Key() }
-
-func (i *iterator) Value() ([]byte, error) { return i.it.Item().ValueCopy(nil) }
-
-func (i *iterator) Next() {
-	i.step()
-	i.it.Next()
-}
-
-func (i *iterator) Seek(key []byte) {
-	i.step()
-	if i.r.Reverse {
-		if i.r.End != nil && bytes.Compare(key, i.r.End) >= 0 {
-			i.seekReverseExclusive(i.r.End)
-			return
-		}
-		i.it.Seek(key)
-		return
-	}
-	if i.r.Start != nil && bytes.Compare(key, i.r.Start) < 0 {
-		key = i.r.Start
-	}
-	i.it.Seek(key)
-}
-
-func (i *iterator) Close() { i.it.Close() }
 
 // Dir is the storage.Opener of a Badger store in a folder (created if
 // missing), with the default Options: marketplace.Open(ctx,

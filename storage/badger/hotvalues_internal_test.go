@@ -42,6 +42,18 @@ func readCount(tx storage.Tx, key []byte) (uint64, bool, error) {
 	return binary.BigEndian.Uint64(b), true, nil
 }
 
+func sumCounts(tx storage.Tx, keys [][]byte) (uint64, error) {
+	var sum uint64
+	for _, k := range keys {
+		n, _, err := readCount(tx, k)
+		if err != nil {
+			return 0, err
+		}
+		sum += n
+	}
+	return sum, nil
+}
+
 func countValue(n uint64) []byte { return binary.BigEndian.AppendUint64(nil, n) }
 
 // Shards of a count, prefetched by every View, and a total written in the
@@ -114,13 +126,9 @@ func TestHotValues_AViewReadsWhatItsSnapshotHoldsWhileUpdatesCommit(t *testing.T
 					if err := storage.Prefetch(tx, keys...); err != nil {
 						return err
 					}
-					var sum uint64
-					for _, k := range keys {
-						n, _, err := readCount(tx, k)
-						if err != nil {
-							return err
-						}
-						sum += n
+					sum, err := sumCounts(tx, keys)
+					if err != nil {
+						return err
 					}
 					if sum < wrote {
 						return fmt.Errorf("a View after an Update that wrote a total of %d reads shards adding up to %d", wrote, sum)
@@ -164,13 +172,9 @@ func TestHotValues_AViewReadsWhatItsSnapshotHoldsWhileUpdatesCommit(t *testing.T
 					if err := storage.Prefetch(tx, append(keys, pairA)...); err != nil {
 						return err
 					}
-					var sum uint64
-					for _, k := range keys {
-						n, _, err := readCount(tx, k)
-						if err != nil {
-							return err
-						}
-						sum += n
+					sum, err := sumCounts(tx, keys)
+					if err != nil {
+						return err
 					}
 					want, _, err := readCount(tx, total)
 					if err != nil {
@@ -212,13 +216,9 @@ func TestHotValues_AViewReadsWhatItsSnapshotHoldsWhileUpdatesCommit(t *testing.T
 	}
 	// No increment was lost, whether its reads came from memory or not.
 	err := st.View(ctx, func(tx storage.Tx) error {
-		var sum uint64
-		for _, k := range keys {
-			n, _, err := readCount(tx, k)
-			if err != nil {
-				return err
-			}
-			sum += n
+		sum, err := sumCounts(tx, keys)
+		if err != nil {
+			return err
 		}
 		want, _, err := readCount(tx, total)
 		if err != nil {

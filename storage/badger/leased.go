@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"sync"
 
+	badgerdb "github.com/dgraph-io/badger/v4"
+
 	"github.com/marketplace/marketplace/internal/keycodec"
 	"github.com/marketplace/marketplace/storage"
 )
@@ -204,4 +206,110 @@ func leasedSequenceStates(tx storage.Tx) (map[string]uint64, error) {
 		out[name] = binary.BigEndian.Uint64(v)
 	}
 	return out, nil
+}
+
+// Sequence returns the sequence called name, leased from its key in blocks of
+// Options.SequenceLease ids (the scheme of Badger's own DB.GetSequence, on the
+// store's Update so that conflicts and errors are handled as everywhere).
+func (s *Store) Sequence(name string) (storage.Sequence, error) {
+	if s.db.IsClosed() {
+		return nil, storage.ErrClosed
+	}
+	s.seqMu.Lock()
+	defer s.seqMu.Unlock()
+	q, ok := s.seqs[name]
+	if !ok {
+		q = newLeasedSequence(s.updateUngated, name, s.lease)
+		s.seqs[name] = q
+	}
+	return q, nil
+}
+
+// updateUngated runs fn in a transaction that does not take the gate: ids
+// are drawn inside Updates that hold the gate shared, and a lease waiting
+// for the gate behind an Update that waits to run alone would never end.
+// Only a sequence's lease key is written this way, under the sequence's own
+// lock, so it needs no protection from starvation.
+func (s *Store) updateUngated(ctx context.Context, fn func(storage.Tx) error) error {
+	for attempt := 0; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		_, err := s.commitOnce(ctx, fn)
+		if err == nil {
+			err = s.syncCommitted()
+		}
+		if !errors.Is(err, badgerdb.ErrConflict) || attempt+1 >= maxAttempts {
+			return translate(err)
+		}
+	}
+}
+
+var _ storage.SequenceRewinder = (*Store)(nil)
+
+// SequenceStates returns the next id of every sequence: from the block a
+// sequence open in this process leased, else from its key.
+func (s *Store) SequenceStates(ctx context.Context) (map[string]uint64, error) {
+	if s.db.IsClosed() {
+		return nil, storage.ErrClosed
+	}
+	var out map[string]uint64
+	err := s.View(ctx, func(tx storage.Tx) error {
+		var err error
+		out, err = leasedSequenceStates(tx)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.seqMu.Lock()
+	defer s.seqMu.Unlock()
+	for name, q := range s.seqs {
+		n, err := q.State(ctx, s.View)
+		if err != nil {
+			return nil, err
+		}
+		if n > 1 {
+			out[name] = n
+		}
+	}
+	return out, nil
+}
+
+// RewindSequences sets every sequence back to next, or to 1 when not named.
+func (s *Store) RewindSequences(ctx context.Context, next map[string]uint64) error {
+	if s.db.IsClosed() {
+		return storage.ErrClosed
+	}
+	var stored map[string]uint64
+	err := s.View(ctx, func(tx storage.Tx) error {
+		var err error
+		stored, err = leasedSequenceStates(tx)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	s.seqMu.Lock()
+	defer s.seqMu.Unlock()
+	for name := range stored {
+		if _, ok := s.seqs[name]; !ok {
+			s.seqs[name] = newLeasedSequence(s.updateUngated, name, s.lease)
+		}
+	}
+	for name := range next {
+		if _, ok := s.seqs[name]; !ok {
+			s.seqs[name] = newLeasedSequence(s.updateUngated, name, s.lease)
+		}
+	}
+	for name, q := range s.seqs {
+		n := next[name]
+		if n == 0 {
+			n = 1
+		}
+		if err := q.Rewind(ctx, n); err != nil {
+			return err
+		}
+	}
+	return nil
 }
