@@ -136,6 +136,12 @@ func putItem(tx storage.Tx, it Item) error { return tx.Set(itemKey(it.ID), encod
 
 // getItemRecord reads the stored item, without its quantity.
 func getItemRecord(tx storage.Tx, id string) (Item, error) {
+	// Every ask reads its item, which is seldom written: prefetched, a
+	// store that keeps the newest values of such keys in memory answers
+	// it from there (storage/badger).
+	if err := storage.Prefetch(tx, itemKey(id)); err != nil {
+		return Item{}, errs.Internalf(err, "read item %s", id)
+	}
 	b, err := tx.Get(itemKey(id))
 	if errors.Is(err, storage.ErrNotFound) {
 		return Item{}, errs.NotFoundf("Item with id %s not found", id)

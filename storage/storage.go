@@ -167,6 +167,12 @@ func GetOne(ctx context.Context, st Store, key []byte) ([]byte, error) {
 	}
 	var v []byte
 	err := st.View(ctx, func(tx Tx) error {
+		// A token, read by every request, is seldom written: prefetched,
+		// a store that keeps the newest values of such keys in memory
+		// answers it from there.
+		if err := Prefetch(tx, key); err != nil {
+			return err
+		}
 		var err error
 		v, err = tx.Get(key)
 		return err

@@ -31,17 +31,48 @@ import (
 // commit, and the entry's making, were counted before its snapshot.
 //
 // An entry is made by a View that read the key from Badger, and only when no
-// Update at all was committing and none had ended since the View began: the
-// Updates of keys without an entry leave no trace, so only then is the
-// View's value certainly the newest. A View that finds an entry without a
-// value fills it on the same terms as a commit would, per key.
+// Update that may have written the key was committing, nor had ended since
+// the View began: only then is the View's value certainly the newest. The
+// Updates of keys without an entry leave their trace in marks, a fixed
+// table of write counters that every written key hashes into, so that a
+// key is judged by the few keys it shares a mark with rather than by every
+// Update of the store (under a steady stream of asks some Update is always
+// committing, and the records a search reads would never be kept). A View
+// that finds an entry without a value fills it on the same terms as a
+// commit would, per key.
 type hotValues struct {
-	commits  atomic.Uint64
-	inflight atomic.Int64
+	commits atomic.Uint64
 	// hits counts the keys answered from memory.
 	hits    atomic.Uint64
 	seed    maphash.Seed
 	stripes [hotStripes]hotStripe
+	marks   [hotMarks]writeMark
+}
+
+// writeMark is what the Updates writing any of the keys that hash to it
+// leave behind: how many are committing, and the commit count after the
+// last one that ended.
+type writeMark struct {
+	writers    atomic.Int64
+	lastCommit atomic.Uint64
+}
+
+// quiet reports whether no Update that wrote a key of m is committing or
+// has ended since a View that began at begin took its snapshot. writers is
+// read first: an Update stores lastCommit before it leaves writers.
+func (m *writeMark) quiet(begin uint64) bool {
+	return m.writers.Load() == 0 && m.lastCommit.Load() <= begin
+}
+
+// ended notes an Update that wrote a key of m and has ended as the n-th.
+func (m *writeMark) ended(n uint64) {
+	for {
+		last := m.lastCommit.Load()
+		if last >= n || m.lastCommit.CompareAndSwap(last, n) {
+			break
+		}
+	}
+	m.writers.Add(-1)
 }
 
 const (
@@ -54,6 +85,9 @@ const (
 	hotMaxValue = 4 << 10
 	// hotEvictScan bounds the entries looked at to find one to evict.
 	hotEvictScan = 32
+	// hotMarks is the number of write marks: enough that the keys an
+	// Update writes (a dozen for an ask) leave most marks quiet, 256 KiB.
+	hotMarks = 1 << 14
 )
 
 type hotStripe struct {
@@ -96,6 +130,12 @@ func (h *hotValues) stripe(key []byte) *hotStripe {
 	return &h.stripes[maphash.Bytes(h.seed, key)%hotStripes]
 }
 
+// slot returns key's stripe and its write mark.
+func (h *hotValues) slot(key []byte) (*hotStripe, *writeMark) {
+	x := maphash.Bytes(h.seed, key)
+	return &h.stripes[x%hotStripes], &h.marks[(x/hotStripes)%hotMarks]
+}
+
 // begin is read by a View before Badger gives it its snapshot.
 func (h *hotValues) begin() uint64 { return h.commits.Load() }
 
@@ -126,7 +166,7 @@ func (h *hotValues) offer(key []byte, begin uint64, value []byte, found bool) {
 	if len(value) > hotMaxValue {
 		return
 	}
-	s := h.stripe(key)
+	s, m := h.slot(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.entries[string(key)]
@@ -136,10 +176,11 @@ func (h *hotValues) offer(key []byte, begin uint64, value []byte, found bool) {
 		}
 		return
 	}
-	// An Update that is committing, or that ended after the View began,
-	// may have written the key unseen: its pre-commit looked for the entry
-	// under this lock, after it counted itself in inflight.
-	if h.inflight.Load() != 0 || h.commits.Load() != begin {
+	// An Update that is committing a write of a key of the mark, or that
+	// ended after the View began, may have written the key unseen: its
+	// pre-commit counted itself in the mark before it looked for the entry
+	// under this lock.
+	if !m.quiet(begin) {
 		return
 	}
 	if len(s.entries) >= hotPerStripe && !s.evictOne() {
@@ -192,6 +233,7 @@ type hotCommit struct {
 	entries []*hotEntry
 	writes  []hotWrite // the last write of each entry's key
 	reads   []hotRead
+	marks   []*writeMark // one per write, repeats included
 }
 
 // precommit is called once the function of an Update that began at begin
@@ -205,8 +247,12 @@ func (h *hotValues) precommit(begin uint64, writes []hotWrite, reads []hotRead) 
 		// of one snapshot.
 		return hotCommit{}, nil
 	}
-	h.inflight.Add(1)
-	c := hotCommit{started: true}
+	c := hotCommit{started: true, marks: make([]*writeMark, len(writes))}
+	for i, w := range writes {
+		_, m := h.slot(w.key)
+		m.writers.Add(1)
+		c.marks[i] = m
+	}
 	var index map[*hotEntry]int
 	for _, w := range writes {
 		s := h.stripe(w.key)
@@ -268,7 +314,9 @@ func (h *hotValues) abort(c hotCommit) {
 		s.mu.Unlock()
 	}
 	h.releaseReads(c.reads)
-	h.inflight.Add(-1)
+	for _, m := range c.marks {
+		m.writers.Add(-1)
+	}
 }
 
 func (h *hotValues) releaseReads(reads []hotRead) {
@@ -343,5 +391,7 @@ func (h *hotValues) postcommit(c hotCommit, err error) {
 		s.mu.Unlock()
 	}
 	h.releaseReads(c.reads)
-	h.inflight.Add(-1)
+	for _, m := range c.marks {
+		m.ended(n)
+	}
 }

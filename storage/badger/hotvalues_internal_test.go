@@ -60,7 +60,8 @@ func countValue(n uint64) []byte { return binary.BigEndian.AppendUint64(nil, n) 
 // same Updates but read without Prefetch (from Badger): in every snapshot
 // the shards add up to the total. Blind writers set a pair of keys to one
 // value or delete both, so the Views also see concurrent blind writes of
-// one key and deletes.
+// one key and deletes; and the entries are dropped over and over, as
+// eviction may, so that they are made while Updates commit.
 func TestHotValues_AViewReadsWhatItsSnapshotHoldsWhileUpdatesCommit(t *testing.T) {
 	const shards, writers, blinders, readers, updatesEach = 8, 4, 2, 4, 400
 	st := openHotStore(t)
@@ -161,7 +162,17 @@ func TestHotValues_AViewReadsWhatItsSnapshotHoldsWhileUpdatesCommit(t *testing.T
 			}
 		}()
 	}
+	// Eviction may drop any entry no Update is committing: dropping them
+	// all, over and over, has the keys made again while Updates commit.
 	var readersWG sync.WaitGroup
+	readersWG.Add(1)
+	go func() {
+		defer readersWG.Done()
+		for !done.Load() {
+			st.hot.dropIdle()
+			time.Sleep(50 * time.Microsecond)
+		}
+	}()
 	for range readers {
 		readersWG.Add(1)
 		go func() {
@@ -303,4 +314,58 @@ func TestHotValues_EntriesStayWithinTheirBound(t *testing.T) {
 	}
 	is.True(entries > 0)
 	is.True(entries <= hotStripes*hotPerStripe)
+}
+
+// dropIdle drops every entry that no Update is committing, as eviction may.
+func (h *hotValues) dropIdle() {
+	for i := range h.stripes {
+		s := &h.stripes[i]
+		s.mu.Lock()
+		for k, e := range s.entries {
+			if e.writers == 0 && e.readers == 0 {
+				delete(s.entries, k)
+			}
+		}
+		s.mu.Unlock()
+	}
+}
+
+// A key is kept while Updates of other keys commit, so that a search's
+// records are kept under a steady stream of asks; not while an Update of a
+// key of its mark is committing, nor after one ended since the read began.
+func TestHotValues_AKeyIsMadeWhileUpdatesOfOtherKeysCommit(t *testing.T) {
+	is := is.New(t)
+	h := newHotValues()
+	busy := []byte("q/busy")
+	_, busyMark := h.slot(busy)
+	other := []byte("q/other")
+	for i := 0; ; i++ {
+		if _, m := h.slot(other); m != busyMark {
+			break
+		}
+		other = fmt.Appendf(nil, "q/other/%d", i)
+	}
+	held := func(key []byte) bool {
+		s, _ := h.slot(key)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.entries[string(key)] != nil
+	}
+
+	begin := h.begin()
+	c, err := h.precommit(begin, []hotWrite{{key: busy, value: countValue(1)}}, nil)
+	is.NoErr(err)
+	h.offer(other, begin, countValue(7), true)
+	is.True(held(other)) // another key's Update does not stop it
+	h.offer(busy, begin, countValue(0), true)
+	is.True(!held(busy)) // its own Update, committing, does
+	h.postcommit(c, nil)
+	h.offer(busy, begin, countValue(0), true)
+	is.True(!held(busy)) // nor may a read from before that commit make it
+
+	_, value, found, ok := h.lookup(other, h.begin())
+	is.True(ok && found)
+	is.Equal(value, countValue(7))
+	h.offer(busy, h.begin(), countValue(1), true)
+	is.True(held(busy)) // a read begun after the commit does
 }
