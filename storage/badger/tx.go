@@ -137,12 +137,27 @@ func (t *tx) wrote1(w hotWrite) {
 }
 
 func (t *tx) Iterate(r storage.Range) storage.Iterator {
+	shared := commonPrefix(r.Start, r.End)
+	if r.End != nil && bytes.Equal(storage.PrefixEnd(r.Start), r.End) {
+		// A prefix's range: the prefix itself is one byte longer than what
+		// its ends share, and lets Badger skip the tables of its neighbours.
+		it := t.iterate(r, r.Start)
+		if !r.Reverse || it.it.Valid() {
+			return it
+		}
+		// A reverse seek to End stands on End where that key is held, and
+		// End is not in the prefix: Badger would end the range there. Read
+		// it with the prefix its ends share.
+		it.Close()
+	}
+	return t.iterate(r, shared)
+}
+
+func (t *tx) iterate(r storage.Range, prefix []byte) *iterator {
 	opts := badgerdb.DefaultIteratorOptions
 	opts.Reverse = r.Reverse
 	opts.PrefetchValues = false
-	if prefix := commonPrefix(r.Start, r.End); len(prefix) > 0 {
-		opts.Prefix = prefix
-	}
+	opts.Prefix = prefix
 	it := &iterator{it: t.btx.NewIterator(opts), r: r, t: t}
 	if r.Reverse {
 		if r.End == nil {
@@ -219,7 +234,9 @@ func (i *iterator) Value() ([]byte, error) { return i.it.Item().ValueCopy(nil) }
 
 func (i *iterator) Next() {
 	i.step()
-	i.it.Next()
+	if i.it.Valid() { // Badger's Next past the end of its prefix panics
+		i.it.Next()
+	}
 }
 
 func (i *iterator) Seek(key []byte) {

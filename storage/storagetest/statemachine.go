@@ -136,13 +136,17 @@ func (m *machine) Get(t *rapid.T) {
 	}
 }
 
-// scanDraw draws a range and, sometimes, a key to seek to first.
+// scanDraw draws a range (sometimes a prefix's, whose end may be a key
+// held) and, sometimes, a key to seek to first.
 func scanDraw(t *rapid.T) (storage.Range, []byte) {
 	r := storage.Range{
-		Start:   boundGen.Draw(t, "start"),
-		End:     boundGen.Draw(t, "end"),
-		Reverse: rapid.Bool().Draw(t, "reverse"),
+		Start: boundGen.Draw(t, "start"),
+		End:   boundGen.Draw(t, "end"),
 	}
+	if rapid.Bool().Draw(t, "prefixRange") {
+		r = storage.Prefix([]byte(keyGen.Draw(t, "prefix")))
+	}
+	r.Reverse = rapid.Bool().Draw(t, "reverse")
 	var seek []byte
 	if rapid.Bool().Draw(t, "withSeek") {
 		seek = []byte(keyGen.Draw(t, "seek"))
