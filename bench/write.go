@@ -303,8 +303,8 @@ func baselineOptions(dir string) badgerdb.Options {
 		WithLogger(nil).
 		WithMemTableSize(64 << 20).
 		WithNumMemtables(2).
-		WithBlockCacheSize(32 << 20).
-		WithIndexCacheSize(16 << 20).
+		WithBlockCacheSize(64 << 20).
+		WithIndexCacheSize(0).
 		WithValueLogFileSize(64 << 20).
 		WithNumCompactors(2)
 }

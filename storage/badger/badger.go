@@ -103,8 +103,13 @@ func Open(dir string, opts Options) (*Store, error) {
 		WithLogger(nil).
 		WithMemTableSize(memTableSize).
 		WithNumMemtables(numMemtables).
-		WithBlockCacheSize(32 << 20).
-		WithIndexCacheSize(16 << 20).
+		// The table indexes and bloom filters stay in memory (an index
+		// cache of 0, Badger's default): a bounded cache smaller than them
+		// (16 MiB against 51 MiB for a store of 2,000,000 questions) is
+		// read again from the tables on every miss, and every read then
+		// costs more the larger the store.
+		WithBlockCacheSize(64 << 20).
+		WithIndexCacheSize(0).
 		WithValueLogFileSize(valueLogFileSize).
 		WithLevelSizeMultiplier(levelSizeMultiplier).
 		WithNumCompactors(2)
