@@ -137,7 +137,6 @@ func (t *tx) wrote1(w hotWrite) {
 }
 
 func (t *tx) Iterate(r storage.Range) storage.Iterator {
-	shared := commonPrefix(r.Start, r.End)
 	if r.End != nil && bytes.Equal(storage.PrefixEnd(r.Start), r.End) {
 		// A prefix's range: the prefix itself is one byte longer than what
 		// its ends share, and lets Badger skip the tables of its neighbours.
@@ -150,7 +149,7 @@ func (t *tx) Iterate(r storage.Range) storage.Iterator {
 		// it with the prefix its ends share.
 		it.Close()
 	}
-	return t.iterate(r, shared)
+	return t.iterate(r, commonPrefix(r.Start, r.End))
 }
 
 func (t *tx) iterate(r storage.Range, prefix []byte) *iterator {
