@@ -17,6 +17,8 @@
 //
 //	go run ./bench -soak 10m
 //
+// and with -soak-profile DIR a CPU profile of every minute of the server.
+//
 // With -write it measures durable writes instead (see write.go and
 // docs/benchmarks.md), with -phases buy purchases against asks (sales.go),
 // and with -phases pg,pgread the PostgreSQL backend (postgres.go):
@@ -62,12 +64,13 @@ func main() {
 	concurrency := flag.Int("concurrency", 16, "concurrent clients")
 	write := flag.Bool("write", false, "measure the write routes instead of the read routes")
 	soak := flag.Duration("soak", 0, "run the soak for this long instead (marketplaced on Badger, askers and searchers; see soak.go)")
+	soakProfile := flag.String("soak-profile", "", "with -soak, write a CPU profile of the server's every minute into this folder")
 	withMetrics := flag.Bool("metrics", false, "also drive the same server without Prometheus metrics and print the full rate over its rate")
 	var wc writeConfig
 	wc.flags()
 	flag.Parse()
 	if *soak > 0 {
-		runSoak(*soak)
+		runSoak(*soak, *soakProfile)
 		return
 	}
 	if *duration > time.Minute {

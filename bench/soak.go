@@ -6,14 +6,20 @@ package main
 // soakAskers clients asking questions (POST /questions) on a few items of one
 // seller and soakSearchers clients searching them (the seller's questions as
 // the seller, an item's as the seller and anonymously, in turns). Every
-// minute it prints the rates, the errors and the server's memory (its RSS
-// from /proc, its Go heap in use from /metrics); at the end, the last
+// minute it prints the rates, the errors, the server's CPU per request and
+// memory (its RSS from /proc, its Go heap in use from /metrics), and the
+// share of the machine's CPU its host took (steal, which on a shared
+// virtual machine moves the rates without the server); at the end, the last
 // minute's search rate over the first's, and how memory went. The questions
 // grow by the asks all along: a search that read more than its page, or a
 // server that kept what it served, would show here as a falling search rate
 // or a rising memory.
 //
 //	go run ./bench -soak 10m
+//
+// With -soak-profile DIR the server serves pprof and the soak writes a CPU
+// profile of seconds 30 to 50 of every minute into DIR, to set the first
+// minute's beside the last's.
 //
 // Traffic goes only to 127.0.0.1; the run ends by itself after D, and the
 // server and its folder are removed.
@@ -48,12 +54,13 @@ const (
 
 // soakServer is the marketplaced process of the soak.
 type soakServer struct {
-	cmd  *exec.Cmd
-	base string
-	dir  string
+	cmd   *exec.Cmd
+	base  string
+	pprof string // its net/http/pprof address, where the soak profiles it
+	dir   string
 }
 
-func startSoakServer() *soakServer {
+func startSoakServer(withPprof bool) *soakServer {
 	dir, err := os.MkdirTemp("", "marketplace-soak-")
 	if err != nil {
 		fatalf("%v", err)
@@ -67,7 +74,11 @@ func startSoakServer() *soakServer {
 	if err != nil {
 		fatalf("%v", err)
 	}
-	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-data", filepath.Join(dir, "data"), "-operator-token", soakOperator)
+	args := []string{"-addr", "127.0.0.1:0", "-data", filepath.Join(dir, "data"), "-operator-token", soakOperator}
+	if withPprof {
+		args = append(args, "-pprof", "127.0.0.1:0")
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Stderr = logFile
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -78,22 +89,61 @@ func startSoakServer() *soakServer {
 	}
 	s := &soakServer{cmd: cmd, dir: dir}
 	atCleanup(s.stop)
-	listening := make(chan string, 1)
+	listening, pprofOn := make(chan string, 1), make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
 			if addr, ok := strings.CutPrefix(sc.Text(), "listening on "); ok {
 				listening <- addr
 			}
+			if addr, ok := strings.CutPrefix(sc.Text(), "pprof on "); ok {
+				pprofOn <- addr
+			}
 		}
 	}()
-	select {
-	case addr := <-listening:
-		s.base = "http://" + strings.TrimPrefix(addr, "http://")
-	case <-time.After(60 * time.Second):
-		fatalf("marketplaced did not start within a minute; its log: %s", filepath.Join(dir, "stderr.log"))
+	started := time.After(60 * time.Second)
+	for s.base == "" || (withPprof && s.pprof == "") {
+		select {
+		case addr := <-listening:
+			s.base = "http://" + strings.TrimPrefix(addr, "http://")
+		case addr := <-pprofOn:
+			s.pprof = addr
+		case <-started:
+			fatalf("marketplaced did not start within a minute; its log: %s", filepath.Join(dir, "stderr.log"))
+		}
 	}
 	return s
+}
+
+// profileMinutes writes a CPU profile of the server's seconds 30 to 50 of
+// every minute into dir (minute-01.pprof, ...), until ctx ends: set beside
+// each other, the first and the last minute's say where a cost that grows
+// with the store goes.
+func (s *soakServer) profileMinutes(ctx context.Context, dir string, start time.Time) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fatalf("%v", err)
+	}
+	hc := &http.Client{Timeout: time.Minute}
+	for minute := 1; ; minute++ {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Until(start.Add(time.Duration(minute-1)*time.Minute + 30*time.Second))):
+		}
+		res, err := hc.Get(s.pprof + "/debug/pprof/profile?seconds=20")
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "soak: profile of minute %d: %v\n", minute, err)
+			continue
+		}
+		b, err := io.ReadAll(res.Body)
+		_ = res.Body.Close()
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, fmt.Sprintf("minute-%02d.pprof", minute)), b, 0o644)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "soak: profile of minute %d: %v\n", minute, err)
+		}
+	}
 }
 
 // stop ends the server as its operator would (SIGTERM), and kills it if it
@@ -145,6 +195,42 @@ func (s *soakServer) cpu() time.Duration {
 	u, _ := strconv.ParseInt(f[11], 10, 64)
 	st, _ := strconv.ParseInt(f[12], 10, 64)
 	return time.Duration(u+st) * 10 * time.Millisecond
+}
+
+// machineTicks is the machine's CPU time from /proc/stat, in clock ticks:
+// all of it, and what the hypervisor took for others (steal). Zero where
+// there is none.
+type machineTicks struct{ total, steal int64 }
+
+func readMachineTicks() machineTicks {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return machineTicks{}
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return machineTicks{}
+	}
+	var t machineTicks
+	for i, v := range f[1:] {
+		n, _ := strconv.ParseInt(v, 10, 64)
+		t.total += n
+		if i == 7 {
+			t.steal = n
+		}
+	}
+	return t
+}
+
+// stealShare is the share of the machine's CPU taken by its host between
+// two readings: a minute whose rates fall with a high steal fell with the
+// machine, not the server.
+func stealShare(from, to machineTicks) float64 {
+	if to.total <= from.total {
+		return 0
+	}
+	return float64(to.steal-from.steal) / float64(to.total-from.total)
 }
 
 // heap is the server's Go heap in use, from its /metrics.
@@ -245,14 +331,17 @@ type soakMinute struct {
 	asks, searches, errors int64
 	rss, heap              int64
 	cpu                    time.Duration
+	steal                  float64
 }
 
-func runSoak(d time.Duration) {
+// runSoak runs the soak for d; with a profileDir it also writes a CPU
+// profile of every minute there.
+func runSoak(d time.Duration, profileDir string) {
 	defer runCleanups()
 	if d > soakMax {
 		fatalf("-soak is capped at %s", soakMax)
 	}
-	s := startSoakServer()
+	s := startSoakServer(profileDir != "")
 	hc := &http.Client{Timeout: requestTimeout, Transport: &http.Transport{MaxIdleConnsPerHost: soakAskers + soakSearchers + 1}}
 	w := newSoakWorld(hc, s.base)
 	fmt.Printf("soak: marketplaced on Badger (%s), %d askers on %d items of seller %d, %d searchers, for %s\n",
@@ -266,6 +355,10 @@ func runSoak(d time.Duration) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
+	if profileDir != "" {
+		fmt.Printf("soak: a CPU profile of every minute into %s; pprof on %s\n", profileDir, s.pprof)
+		go s.profileMinutes(ctx, profileDir, time.Now())
+	}
 	var wg sync.WaitGroup
 	for c := range soakAskers {
 		wg.Add(1)
@@ -318,8 +411,8 @@ func runSoak(d time.Duration) {
 	var minutes []soakMinute
 	tick := time.NewTicker(time.Minute)
 	var lastAsks, lastSearches, lastErrors int64
-	lastCPU, lastAt := s.cpu(), time.Now()
-	fmt.Println("minute  searches/s  asks/s  errors  server CPU per request  RSS  Go heap in use")
+	lastCPU, lastAt, lastTicks := s.cpu(), time.Now(), readMachineTicks()
+	fmt.Println("minute  searches/s  asks/s  errors  server CPU per request  RSS  Go heap in use  steal")
 	for done := false; !done; {
 		select {
 		case <-tick.C:
@@ -331,12 +424,13 @@ func runSoak(d time.Duration) {
 			break // a part-minute at the end is not a minute
 		}
 		lastAt = time.Now()
-		cpu := s.cpu()
-		m := soakMinute{asks: a - lastAsks, searches: sr - lastSearches, errors: e - lastErrors, rss: s.rss(), heap: s.heap(hc), cpu: cpu - lastCPU}
-		lastAsks, lastSearches, lastErrors, lastCPU = a, sr, e, cpu
+		cpu, ticks := s.cpu(), readMachineTicks()
+		m := soakMinute{asks: a - lastAsks, searches: sr - lastSearches, errors: e - lastErrors, rss: s.rss(), heap: s.heap(hc),
+			cpu: cpu - lastCPU, steal: stealShare(lastTicks, ticks)}
+		lastAsks, lastSearches, lastErrors, lastCPU, lastTicks = a, sr, e, cpu, ticks
 		minutes = append(minutes, m)
-		fmt.Printf("%6d  %10.1f  %6.1f  %6d  %s  %s  %s\n", len(minutes), float64(m.searches)/60, float64(m.asks)/60, m.errors,
-			(m.cpu / time.Duration(max(m.asks+m.searches, 1))).Round(time.Microsecond), mib(m.rss), mib(m.heap))
+		fmt.Printf("%6d  %10.1f  %6.1f  %6d  %s  %s  %s  %.0f%%\n", len(minutes), float64(m.searches)/60, float64(m.asks)/60, m.errors,
+			(m.cpu / time.Duration(max(m.asks+m.searches, 1))).Round(time.Microsecond), mib(m.rss), mib(m.heap), 100*m.steal)
 	}
 	tick.Stop()
 	wg.Wait()
