@@ -25,7 +25,6 @@ package main
 // server and its folder are removed.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -33,14 +32,8 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 )
 
@@ -51,205 +44,6 @@ const (
 	soakMax       = 2 * time.Hour
 	soakOperator  = "soak-operator-token-0123456789"
 )
-
-// soakServer is the marketplaced process of the soak.
-type soakServer struct {
-	cmd   *exec.Cmd
-	base  string
-	pprof string // its net/http/pprof address, where the soak profiles it
-	dir   string
-}
-
-func startSoakServer(withPprof bool) *soakServer {
-	dir, err := os.MkdirTemp("", "marketplace-soak-")
-	if err != nil {
-		fatalf("%v", err)
-	}
-	atCleanup(func() { _ = os.RemoveAll(dir) })
-	bin := filepath.Join(dir, "marketplaced")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/marketplaced").CombinedOutput(); err != nil {
-		fatalf("build marketplaced (run the soak from the module's root): %v\n%s", err, out)
-	}
-	logFile, err := os.Create(filepath.Join(dir, "stderr.log"))
-	if err != nil {
-		fatalf("%v", err)
-	}
-	args := []string{"-addr", "127.0.0.1:0", "-data", filepath.Join(dir, "data"), "-operator-token", soakOperator}
-	if withPprof {
-		args = append(args, "-pprof", "127.0.0.1:0")
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Stderr = logFile
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		fatalf("%v", err)
-	}
-	if err := cmd.Start(); err != nil {
-		fatalf("start marketplaced: %v", err)
-	}
-	s := &soakServer{cmd: cmd, dir: dir}
-	atCleanup(s.stop)
-	listening, pprofOn := make(chan string, 1), make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if addr, ok := strings.CutPrefix(sc.Text(), "listening on "); ok {
-				listening <- addr
-			}
-			if addr, ok := strings.CutPrefix(sc.Text(), "pprof on "); ok {
-				pprofOn <- addr
-			}
-		}
-	}()
-	started := time.After(60 * time.Second)
-	for s.base == "" || (withPprof && s.pprof == "") {
-		select {
-		case addr := <-listening:
-			s.base = "http://" + strings.TrimPrefix(addr, "http://")
-		case addr := <-pprofOn:
-			s.pprof = addr
-		case <-started:
-			fatalf("marketplaced did not start within a minute; its log: %s", filepath.Join(dir, "stderr.log"))
-		}
-	}
-	return s
-}
-
-// profileMinutes writes a CPU profile of the server's seconds 30 to 50 of
-// every minute into dir (minute-01.pprof, ...), until ctx ends: set beside
-// each other, the first and the last minute's say where a cost that grows
-// with the store goes.
-func (s *soakServer) profileMinutes(ctx context.Context, dir string, start time.Time) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		fatalf("%v", err)
-	}
-	hc := &http.Client{Timeout: time.Minute}
-	for minute := 1; ; minute++ {
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(time.Until(start.Add(time.Duration(minute-1)*time.Minute + 30*time.Second))):
-		}
-		res, err := hc.Get(s.pprof + "/debug/pprof/profile?seconds=20")
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "soak: profile of minute %d: %v\n", minute, err)
-			continue
-		}
-		b, err := io.ReadAll(res.Body)
-		_ = res.Body.Close()
-		if err == nil {
-			err = os.WriteFile(filepath.Join(dir, fmt.Sprintf("minute-%02d.pprof", minute)), b, 0o644)
-		}
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "soak: profile of minute %d: %v\n", minute, err)
-		}
-	}
-}
-
-// stop ends the server as its operator would (SIGTERM), and kills it if it
-// has not stopped within stopTimeout.
-func (s *soakServer) stop() {
-	if s.cmd.Process == nil || s.cmd.ProcessState != nil {
-		return
-	}
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = s.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(stopTimeout):
-		_ = s.cmd.Process.Kill()
-		<-done
-	}
-}
-
-// rss is the server's resident memory, from /proc (0 where there is none).
-func (s *soakServer) rss() int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
-}
-
-// cpu is the CPU time the server has used, from /proc (user and system;
-// 0 where there is none): on a machine shared with other work the rates
-// follow the machine, the CPU per request follows the server.
-func (s *soakServer) cpu() time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	// The fields after the command's name, which ends at the last ")":
-	// utime and stime are the 12th and 13th, in clock ticks (100 a second).
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	if len(f) < 13 {
-		return 0
-	}
-	u, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(u+st) * 10 * time.Millisecond
-}
-
-// machineTicks is the machine's CPU time from /proc/stat, in clock ticks:
-// all of it, and what the hypervisor took for others (steal). Zero where
-// there is none.
-type machineTicks struct{ total, steal int64 }
-
-func readMachineTicks() machineTicks {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return machineTicks{}
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	f := strings.Fields(line)
-	if len(f) < 9 || f[0] != "cpu" {
-		return machineTicks{}
-	}
-	var t machineTicks
-	for i, v := range f[1:] {
-		n, _ := strconv.ParseInt(v, 10, 64)
-		t.total += n
-		if i == 7 {
-			t.steal = n
-		}
-	}
-	return t
-}
-
-// stealShare is the share of the machine's CPU taken by its host between
-// two readings: a minute whose rates fall with a high steal fell with the
-// machine, not the server.
-func stealShare(from, to machineTicks) float64 {
-	if to.total <= from.total {
-		return 0
-	}
-	return float64(to.steal-from.steal) / float64(to.total-from.total)
-}
-
-// heap is the server's Go heap in use, from its /metrics.
-func (s *soakServer) heap(hc *http.Client) int64 {
-	res, err := hc.Get(s.base + "/metrics")
-	if err != nil {
-		return 0
-	}
-	defer res.Body.Close()
-	sc := bufio.NewScanner(res.Body)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "go_memstats_heap_inuse_bytes "); ok {
-			f, _ := strconv.ParseFloat(v, 64)
-			return int64(f)
-		}
-	}
-	return 0
-}
 
 // soakCall sends a request with a JSON body (nil: none) and decodes the
 // answer into out, failing unless its status is want.
