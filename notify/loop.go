@@ -105,6 +105,9 @@ func (s *Service) runFanOut(ctx context.Context) {
 	recheck := time.NewTimer(time.Hour)
 	recheck.Stop()
 	defer recheck.Stop()
+	gather := time.NewTimer(time.Hour)
+	gather.Stop()
+	defer gather.Stop()
 	var recheckIn time.Duration
 	for {
 		// A storage failure is retried at the next poll: the outbox keeps
@@ -113,6 +116,21 @@ func (s *Service) runFanOut(ctx context.Context) {
 		if r.found > 0 {
 			// Wake the claims for the deliveries just written.
 			s.Wake()
+		}
+		if r.found > 0 && !r.more {
+			// Under a stream of appends every read finds the events of a
+			// commit or two: waiting for more lets one read, one
+			// transaction and one sync move those of many commits, where
+			// each would cost as much as the whole batch.
+			gather.Reset(gatherDelay)
+			select {
+			case <-ctx.Done():
+				return
+			case <-gather.C:
+			}
+			s.appended.Store(true)
+			recheckIn = time.Millisecond
+			continue
 		}
 		switch {
 		case r.hinted || (recheckIn > 0 && r.found > 0):
@@ -145,6 +163,12 @@ func (s *Service) runFanOut(ctx context.Context) {
 
 // recheckMax bounds the delay of the reads that follow an Append's wake.
 const recheckMax = 512 * time.Millisecond
+
+// gatherDelay is how long the fan-out waits, after a read that found events
+// and left none behind, before it reads again: what a notification's POST
+// may wait beyond its commit under a stream of appends (the events found
+// are POSTed at once).
+const gatherDelay = 4 * time.Millisecond
 
 // ErrRunning is returned by Run and Process when a delivery loop already
 // runs.
