@@ -237,11 +237,34 @@ func runSoak(d time.Duration, profileDir string) {
 	}
 	fmt.Println()
 	fmt.Printf("last minute's search rate / first's: %.2f (target at least 0.8)\n", float64(last.searches)/float64(max(first.searches, 1)))
+	if a, b, ok := quietEnds(minutes); ok && (a > 0 || b < len(minutes)-1) {
+		fmt.Printf("the same for the first and last minutes whose steal was under %.0f%% (%d and %d): %.2f\n", 100*quietSteal, a+1, b+1,
+			float64(minutes[b].searches)/float64(max(minutes[a].searches, 1)))
+	}
 	perRequest := func(m soakMinute) float64 { return float64(m.cpu) / float64(max(m.asks+m.searches, 1)) }
 	fmt.Printf("server CPU per request, first minute / last: %.2f (the same work: 1)\n", perRequest(first)/perRequest(last))
 	rssSlope, heapSlope := slope(minutes, func(m soakMinute) int64 { return m.rss }), slope(minutes, func(m soakMinute) int64 { return m.heap })
 	fmt.Printf("RSS: %s in the first minute, %s in the last, %+.1f MiB a minute (least squares)\n", mib(first.rss), mib(last.rss), rssSlope/(1<<20))
 	fmt.Printf("Go heap in use: %s in the first minute, %s in the last, %+.1f MiB a minute (least squares)\n", mib(first.heap), mib(last.heap), heapSlope/(1<<20))
+}
+
+// quietSteal is the share of the machine's CPU taken by its host under
+// which a minute's rates are the server's and the soak's own.
+const quietSteal = 0.05
+
+// quietEnds returns the first and the last of the minutes whose steal was
+// under quietSteal; ok is false unless there are two.
+func quietEnds(ms []soakMinute) (first, last int, ok bool) {
+	first, last = -1, -1
+	for i, m := range ms {
+		if m.steal < quietSteal {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	return first, last, first >= 0 && last > first
 }
 
 // slope is the least-squares slope of v over the minutes, per minute.
