@@ -7,10 +7,11 @@ package main
 // seller and soakSearchers clients searching them (the seller's questions as
 // the seller, an item's as the seller and anonymously, in turns). Every
 // minute it prints the rates, the errors, the server's CPU per request and
-// memory (its RSS from /proc, its Go heap in use from /metrics), and the
-// share of the machine's CPU its host took (steal, which on a shared
-// virtual machine moves the rates without the server); at the end, the last
-// minute's search rate over the first's, and how memory went. The questions
+// memory (its RSS from /proc, with the part of it not mapped from files,
+// and its Go heap in use from /metrics), the share of the machine's CPU
+// its host took (steal, which on a shared virtual machine moves the rates
+// without the server); at the end, the last minute's search rate over the
+// first's, and how memory went. The questions
 // grow by the asks all along: a search that read more than its page, or a
 // server that kept what it served, would show here as a falling search rate
 // or a rising memory.
@@ -123,7 +124,7 @@ func newSoakWorld(hc *http.Client, base string) soakWorld {
 // soakMinute is what one minute of the soak counted.
 type soakMinute struct {
 	asks, searches, errors int64
-	rss, heap              int64
+	rss, rssAnon, heap     int64
 	cpu                    time.Duration
 	steal                  float64
 }
@@ -206,7 +207,7 @@ func runSoak(d time.Duration, profileDir string) {
 	tick := time.NewTicker(time.Minute)
 	var lastAsks, lastSearches, lastErrors int64
 	lastCPU, lastAt, lastTicks := s.cpu(), time.Now(), readMachineTicks()
-	fmt.Println("minute  searches/s  asks/s  errors  server CPU per request  RSS  Go heap in use  steal")
+	fmt.Println("minute  searches/s  asks/s  errors  server CPU per request  RSS (anonymous)  Go heap in use  steal")
 	for done := false; !done; {
 		select {
 		case <-tick.C:
@@ -219,12 +220,13 @@ func runSoak(d time.Duration, profileDir string) {
 		}
 		lastAt = time.Now()
 		cpu, ticks := s.cpu(), readMachineTicks()
-		m := soakMinute{asks: a - lastAsks, searches: sr - lastSearches, errors: e - lastErrors, rss: s.rss(), heap: s.heap(hc),
+		rss, rssAnon := s.rss()
+		m := soakMinute{asks: a - lastAsks, searches: sr - lastSearches, errors: e - lastErrors, rss: rss, rssAnon: rssAnon, heap: s.heap(hc),
 			cpu: cpu - lastCPU, steal: stealShare(lastTicks, ticks)}
 		lastAsks, lastSearches, lastErrors, lastCPU, lastTicks = a, sr, e, cpu, ticks
 		minutes = append(minutes, m)
-		fmt.Printf("%6d  %10.1f  %6.1f  %6d  %s  %s  %s  %.0f%%\n", len(minutes), float64(m.searches)/60, float64(m.asks)/60, m.errors,
-			(m.cpu / time.Duration(max(m.asks+m.searches, 1))).Round(time.Microsecond), mib(m.rss), mib(m.heap), 100*m.steal)
+		fmt.Printf("%6d  %10.1f  %6.1f  %6d  %s  %s (%s)  %s  %.0f%%\n", len(minutes), float64(m.searches)/60, float64(m.asks)/60, m.errors,
+			(m.cpu / time.Duration(max(m.asks+m.searches, 1))).Round(time.Microsecond), mib(m.rss), mib(m.rssAnon), mib(m.heap), 100*m.steal)
 	}
 	tick.Stop()
 	wg.Wait()
@@ -244,7 +246,9 @@ func runSoak(d time.Duration, profileDir string) {
 	perRequest := func(m soakMinute) float64 { return float64(m.cpu) / float64(max(m.asks+m.searches, 1)) }
 	fmt.Printf("server CPU per request, first minute / last: %.2f (the same work: 1)\n", perRequest(first)/perRequest(last))
 	rssSlope, heapSlope := slope(minutes, func(m soakMinute) int64 { return m.rss }), slope(minutes, func(m soakMinute) int64 { return m.heap })
+	anonSlope := slope(minutes, func(m soakMinute) int64 { return m.rssAnon })
 	fmt.Printf("RSS: %s in the first minute, %s in the last, %+.1f MiB a minute (least squares)\n", mib(first.rss), mib(last.rss), rssSlope/(1<<20))
+	fmt.Printf("RSS not of files: %s in the first minute, %s in the last, %+.1f MiB a minute (least squares)\n", mib(first.rssAnon), mib(last.rssAnon), anonSlope/(1<<20))
 	fmt.Printf("Go heap in use: %s in the first minute, %s in the last, %+.1f MiB a minute (least squares)\n", mib(first.heap), mib(last.heap), heapSlope/(1<<20))
 }
 

@@ -131,19 +131,29 @@ func (s *soakServer) stop() {
 	}
 }
 
-// rss is the server's resident memory, from /proc (0 where there is none).
-func (s *soakServer) rss() int64 {
+// rss is the server's resident memory, from /proc (0 where there is none):
+// all of it, and the part that is not a file's (RssAnon). Badger maps its
+// tables into memory, and the pages of them that reads touch count in the
+// RSS until the kernel wants them back, so the RSS grows with the store
+// where the anonymous part, the process's own, need not.
+func (s *soakServer) rss() (total, anon int64) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
 	if err != nil {
-		return 0
+		return 0, 0
+	}
+	kib := func(v string) int64 {
+		n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+		return n << 10
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10
+			total = kib(v)
+		}
+		if v, ok := strings.CutPrefix(line, "RssAnon:"); ok {
+			anon = kib(v)
 		}
 	}
-	return 0
+	return total, anon
 }
 
 // cpu is the CPU time the server has used, from /proc (user and system;
