@@ -8,8 +8,8 @@ package main
 // the seller, an item's as the seller and anonymously, in turns). Every
 // minute it prints the rates, the errors, the server's CPU per request and
 // memory (its RSS from /proc, with the part of it not mapped from files,
-// and its Go heap in use from /metrics), the share of the machine's CPU
-// its host took (steal, which on a shared virtual machine moves the rates
+// and its Go heap in use from /metrics), and the share of the machine's
+// CPU its host took (steal, which on a shared virtual machine moves the rates
 // without the server); at the end, the last minute's search rate over the
 // first's, and how memory went. The questions
 // grow by the asks all along: a search that read more than its page, or a
