@@ -245,6 +245,7 @@ func NewContext(ctx context.Context, store storage.Store, opts Options) (*Market
 	// their lease. Leases expire in real time, whatever the engine's clock.
 	instance := "marketplace-" + uuid.NewString()
 	m.ResponseTimes.ShareStore(instance, clock.Wall{})
+	m.ResponseTimes.HoldStateWith(m.Enter)
 	m.Notify.ShareStore(instance)
 	m.Idempotency.ShareStore(instance, clock.Wall{})
 	if manual, ok := opts.Clock.(*clock.Manual); ok {

@@ -89,3 +89,39 @@ func TestRefresh_SharedStore_DeadHolderIsTakenOverAfterTheLease(t *testing.T) {
 		t.Fatalf("b after the lease expired: %v, %d reads; want one refresh", err, src.calls.Load())
 	}
 }
+
+// A reset can move the engine's clock back while a scheduled refresh is on
+// its way: the refresh must read the clock inside the engine's state hold,
+// or it stores a refresh record of the time before the reset, ahead of the
+// new clock, and the refreshes that clock then crosses find themselves done.
+func TestScheduledRefresh_ReadsTheClockInsideTheStateHold(t *testing.T) {
+	for _, shared := range []bool{false, true} {
+		start := time.Date(2026, 3, 5, 12, 0, 0, 0, time.UTC)
+		e := newRTEnv(t, start)
+		r := responsetime.New(e.store, e.clock, geo.New(e.store, e.clock), &gatedSource{})
+		if shared {
+			r.ShareStore("server-a", clock.NewManual(start))
+		}
+		moved := start.Add(72 * time.Hour)
+		entered := false
+		r.HoldStateWith(func() func() {
+			// What a reset held out until now did: the clock is elsewhere.
+			if err := e.clock.Set(moved); err != nil {
+				t.Fatal(err)
+			}
+			entered = true
+			return func() {}
+		})
+		ctx := context.Background()
+		if err := responsetime.ScheduledRefresh(ctx, r); err != nil {
+			t.Fatalf("shared %v: refresh: %v", shared, err)
+		}
+		last, ok, err := r.LastRefresh(ctx)
+		if err != nil || !ok || !entered {
+			t.Fatalf("shared %v: last refresh %v, %v, %v (hold entered: %v)", shared, last, ok, err, entered)
+		}
+		if want := responsetime.LatestScheduledRefresh(moved); !last.Equal(want) {
+			t.Fatalf("shared %v: refreshed as of %v; want %v, the clock inside the hold", shared, last, want)
+		}
+	}
+}

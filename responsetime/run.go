@@ -29,12 +29,26 @@ func (r *Service) ShareStore(holder string, wall clock.Clock) {
 	r.holder, r.wall = holder, wall
 }
 
+// HoldStateWith makes Run enter with enter before it reads the clock for a
+// scheduled refresh, and leave once the refresh is stored: the engine's
+// state gate, so that a reset of the state and the clock cannot come between
+// the time read and the refresh record written. Without it, a refresh that
+// read the clock before a reset to an earlier instant would store a refresh
+// record ahead of the new clock, and the refreshes it then crosses would
+// find themselves done.
+func (r *Service) HoldStateWith(enter func() (leave func())) {
+	r.enter = enter
+}
+
 // errRefreshElsewhere says that another process holds the refresh lease.
 var errRefreshElsewhere = errors.New("the refresh is running in another process")
 
 // scheduledRefresh is RefreshIfDue at the clock's time, under the refresh
 // lease when the store is shared.
 func (r *Service) scheduledRefresh(ctx context.Context) error {
+	if r.enter != nil {
+		defer r.enter()()
+	}
 	now := r.clock.Now()
 	if r.holder == "" {
 		_, err := r.RefreshIfDue(ctx, now)

@@ -48,6 +48,10 @@ type Service struct {
 
 	// observe, when set (ObserveRefresh), times every refresh.
 	observe atomic.Pointer[func() func()]
+
+	// enter, when set (HoldStateWith), is entered around each scheduled
+	// refresh of Run.
+	enter func() (leave func())
 }
 
 // New returns the response times kept in store, computed from
