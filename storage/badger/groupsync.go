@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // groupSync makes commits durable together. Badger's own SyncWrites syncs
@@ -80,9 +81,33 @@ func (g *groupSync) wait() error {
 type logFiles struct {
 	dir            string
 	lastMem, lastV uint64 // the newest log files at the last call
+
+	// settled is the folder's modification time at the last listing, when
+	// that time was old enough (entriesSettle) that any later creation or
+	// deletion in the folder stamps it with another: while it stays the
+	// same, the folder holds the files it held then and is not listed
+	// again. The folder holds every table, so listing it on every sync
+	// costs more as the store grows.
+	settled    time.Time
+	hasSettled bool
 }
 
+// entriesSettle is how old a folder's modification time must be before a
+// sync trusts that the next entry change gives it another. File systems
+// stamp with a coarse clock (a scheduler tick, a whole second on some, two
+// on FAT), so a change within the same tick as the one before keeps its time.
+const entriesSettle = 2 * time.Second
+
 func (l *logFiles) syncReplaced() error {
+	before := time.Now()
+	info, err := os.Stat(l.dir)
+	if err != nil {
+		return err
+	}
+	modified := info.ModTime()
+	if l.hasSettled && modified.Equal(l.settled) {
+		return nil // no log created or deleted since the last listing
+	}
 	names, err := readNames(l.dir)
 	if err != nil {
 		return err
@@ -102,6 +127,9 @@ func (l *logFiles) syncReplaced() error {
 	var errs []error
 	l.lastMem, errs = l.syncBelowNewest(mems, l.lastMem, errs)
 	l.lastV, errs = l.syncBelowNewest(vlogs, l.lastV, errs)
+	// A change after the Stat above stamps the folder anew, since its time
+	// was old enough: the next sync sees it.
+	l.settled, l.hasSettled = modified, len(errs) == 0 && before.Sub(modified) > entriesSettle
 	return errors.Join(errs...)
 }
 

@@ -2,6 +2,7 @@ package badger
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -93,9 +94,7 @@ func TestLogFiles_FollowTheNewestMemtableAndValueLogAmongTheTables(t *testing.T)
 	dir := t.TempDir()
 	touch := func(name string) {
 		t.Helper()
-		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		createEmpty(t, dir, name)
 	}
 	for _, name := range []string{"00001.mem", "00002.mem", "000001.vlog", "000001.sst", "000002.sst", "MANIFEST", "KEYREGISTRY"} {
 		touch(name)
@@ -119,5 +118,132 @@ func TestLogFiles_FollowTheNewestMemtableAndValueLogAmongTheTables(t *testing.T)
 	}
 	if l.lastMem != 4 || l.lastV != 2 {
 		t.Fatalf("newest memtable log %d and value log %d, want 4 and 2", l.lastMem, l.lastV)
+	}
+}
+
+// ageFolder sets dir's modification time to an hour ago, as if its last
+// entry change were that old.
+// createEmpty creates an empty file: the sync looks at names, never contents.
+func createEmpty(tb testing.TB, dir, name string) {
+	tb.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func ageFolder(t *testing.T, dir string) time.Time {
+	t.Helper()
+	old := time.Now().Add(-time.Hour).Truncate(time.Second)
+	if err := os.Chtimes(dir, old, old); err != nil {
+		t.Fatal(err)
+	}
+	return old
+}
+
+func TestLogFiles_AFolderUnchangedSinceASettledListingIsNotListedAgain(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"00001.mem", "000001.vlog", "000001.sst"} {
+		createEmpty(t, dir, name)
+	}
+	old := ageFolder(t, dir)
+	l := &logFiles{dir: dir}
+	if err := l.syncReplaced(); err != nil {
+		t.Fatal(err)
+	}
+	// A file that appears without stamping the folder shows that the next
+	// sync does not list it.
+	createEmpty(t, dir, "00002.mem")
+	if err := os.Chtimes(dir, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.syncReplaced(); err != nil {
+		t.Fatal(err)
+	}
+	if l.lastMem != 1 {
+		t.Fatalf("newest memtable log %d after a sync of an unchanged folder, want 1: it was listed again", l.lastMem)
+	}
+}
+
+func TestLogFiles_ALogCreatedAfterASettledListingIsFound(t *testing.T) {
+	dir := t.TempDir()
+	createEmpty(t, dir, "00001.mem")
+	ageFolder(t, dir)
+	l := &logFiles{dir: dir}
+	if err := l.syncReplaced(); err != nil {
+		t.Fatal(err)
+	}
+	if !l.hasSettled {
+		t.Fatal("a listing of a folder unchanged for an hour did not settle")
+	}
+	createEmpty(t, dir, "00002.mem")
+	if err := l.syncReplaced(); err != nil {
+		t.Fatal(err)
+	}
+	if l.lastMem != 2 {
+		t.Fatalf("newest memtable log %d, want 2: the new log was not found", l.lastMem)
+	}
+}
+
+// A folder changed just before a listing may change again within the same
+// tick of the file system's clock and keep its time: the next sync lists it
+// again whatever its time says.
+func TestLogFiles_AFolderChangedJustBeforeAListingIsListedAgain(t *testing.T) {
+	dir := t.TempDir()
+	createEmpty(t, dir, "00001.mem")
+	info, err := os.Stat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &logFiles{dir: dir}
+	if err := l.syncReplaced(); err != nil {
+		t.Fatal(err)
+	}
+	// The next change within the same tick: the folder keeps its time.
+	createEmpty(t, dir, "00002.mem")
+	if err := os.Chtimes(dir, info.ModTime(), info.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.syncReplaced(); err != nil {
+		t.Fatal(err)
+	}
+	if l.lastMem != 2 {
+		t.Fatalf("newest memtable log %d, want 2: a folder stamped just before its listing was trusted", l.lastMem)
+	}
+}
+
+// BenchmarkLogFilesSyncReplaced is the search for replaced logs that each
+// group sync makes, in a folder of 1,000 tables: listed every time (a
+// folder whose entries keep changing) against settled (unchanged since the
+// last listing).
+//
+//	go test -run '^$' -bench BenchmarkLogFilesSyncReplaced ./storage/badger
+func BenchmarkLogFilesSyncReplaced(b *testing.B) {
+	dir := b.TempDir()
+	for i := range 1000 {
+		createEmpty(b, dir, fmt.Sprintf("%06d.sst", i+1))
+	}
+	for _, name := range []string{"00001.mem", "000001.vlog"} {
+		createEmpty(b, dir, name)
+	}
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(dir, old, old); err != nil {
+		b.Fatal(err)
+	}
+	for _, settle := range []bool{false, true} {
+		name := "listed"
+		if settle {
+			name = "settled"
+		}
+		b.Run(name, func(b *testing.B) {
+			l := &logFiles{dir: dir}
+			for b.Loop() {
+				if !settle {
+					l.hasSettled = false
+				}
+				if err := l.syncReplaced(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
