@@ -84,12 +84,11 @@ type logFiles struct {
 
 	// settled is the folder's modification time at the last listing, when
 	// that time was old enough (entriesSettle) that any later creation or
-	// deletion in the folder stamps it with another: while it stays the
-	// same, the folder holds the files it held then and is not listed
-	// again. The folder holds every table, so listing it on every sync
-	// costs more as the store grows.
-	settled    time.Time
-	hasSettled bool
+	// deletion in the folder stamps it with another, and zero otherwise:
+	// while it stays the same, the folder holds the files it held then and
+	// is not listed again. The folder holds every table, so listing it on
+	// every sync costs more as the store grows.
+	settled time.Time
 }
 
 // entriesSettle is how old a folder's modification time must be before a
@@ -105,7 +104,7 @@ func (l *logFiles) syncReplaced() error {
 		return err
 	}
 	modified := info.ModTime()
-	if l.hasSettled && modified.Equal(l.settled) {
+	if !l.settled.IsZero() && modified.Equal(l.settled) {
 		return nil // no log created or deleted since the last listing
 	}
 	names, err := readNames(l.dir)
@@ -129,7 +128,10 @@ func (l *logFiles) syncReplaced() error {
 	l.lastV, errs = l.syncBelowNewest(vlogs, l.lastV, errs)
 	// A change after the Stat above stamps the folder anew, since its time
 	// was old enough: the next sync sees it.
-	l.settled, l.hasSettled = modified, len(errs) == 0 && before.Sub(modified) > entriesSettle
+	l.settled = time.Time{}
+	if len(errs) == 0 && before.Sub(modified) > entriesSettle {
+		l.settled = modified
+	}
 	return errors.Join(errs...)
 }
 

@@ -172,7 +172,7 @@ func TestLogFiles_ALogCreatedAfterASettledListingIsFound(t *testing.T) {
 	if err := l.syncReplaced(); err != nil {
 		t.Fatal(err)
 	}
-	if !l.hasSettled {
+	if l.settled.IsZero() {
 		t.Fatal("a listing of a folder unchanged for an hour did not settle")
 	}
 	createEmpty(t, dir, "00002.mem")
@@ -238,7 +238,7 @@ func BenchmarkLogFilesSyncReplaced(b *testing.B) {
 			l := &logFiles{dir: dir}
 			for b.Loop() {
 				if !settle {
-					l.hasSettled = false
+					l.settled = time.Time{}
 				}
 				if err := l.syncReplaced(); err != nil {
 					b.Fatal(err)
