@@ -309,14 +309,24 @@ func (s *Service) claimStage(ctx context.Context, rec *recorder, refill bool) (i
 		s.resetDueCursors()
 		refill = true
 	}
+	// The request is taken before the clock is read: a clock move wakes the
+	// loop after moving, so a move whose request this stage takes is seen by
+	// its claim, and one that comes later leaves its request for the next
+	// stage. Read the other way round, a move between the two would be
+	// taken here and claimed at the time before it: its due retries would
+	// wait for the next poll.
+	refill = s.refill.Swap(false) || refill
 	now := s.clock.Now()
 	if now.Sub(s.lastPrune) >= time.Minute {
 		if err := s.Prune(ctx); err != nil {
+			if refill {
+				s.refill.Store(true)
+			}
 			return 0, err
 		}
 		s.lastPrune = now
 	}
-	if s.refill.Swap(false) || refill {
+	if refill {
 		if err := s.claim(ctx, now); err != nil {
 			s.refill.Store(true)
 			return 0, err
