@@ -100,9 +100,7 @@ func TestLogFiles_FollowTheNewestMemtableAndValueLogAmongTheTables(t *testing.T)
 		touch(name)
 	}
 	l := &logFiles{dir: dir}
-	if err := l.syncReplaced(); err != nil {
-		t.Fatal(err)
-	}
+	mustSyncReplaced(t, l)
 	if l.lastMem != 2 || l.lastV != 1 {
 		t.Fatalf("newest memtable log %d and value log %d, want 2 and 1", l.lastMem, l.lastV)
 	}
@@ -113,9 +111,7 @@ func TestLogFiles_FollowTheNewestMemtableAndValueLogAmongTheTables(t *testing.T)
 		t.Fatal(err)
 	}
 	touch("000002.vlog")
-	if err := l.syncReplaced(); err != nil {
-		t.Fatal(err)
-	}
+	mustSyncReplaced(t, l)
 	if l.lastMem != 4 || l.lastV != 2 {
 		t.Fatalf("newest memtable log %d and value log %d, want 4 and 2", l.lastMem, l.lastV)
 	}
@@ -128,6 +124,14 @@ func createEmpty(tb testing.TB, dir, name string) {
 	tb.Helper()
 	if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
 		tb.Fatal(err)
+	}
+}
+
+// mustSyncReplaced runs the search for replaced logs a group sync makes.
+func mustSyncReplaced(t *testing.T, l *logFiles) {
+	t.Helper()
+	if err := l.syncReplaced(); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -147,18 +151,14 @@ func TestLogFiles_AFolderUnchangedSinceASettledListingIsNotListedAgain(t *testin
 	}
 	old := ageFolder(t, dir)
 	l := &logFiles{dir: dir}
-	if err := l.syncReplaced(); err != nil {
-		t.Fatal(err)
-	}
+	mustSyncReplaced(t, l)
 	// A file that appears without stamping the folder shows that the next
 	// sync does not list it.
 	createEmpty(t, dir, "00002.mem")
 	if err := os.Chtimes(dir, old, old); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.syncReplaced(); err != nil {
-		t.Fatal(err)
-	}
+	mustSyncReplaced(t, l)
 	if l.lastMem != 1 {
 		t.Fatalf("newest memtable log %d after a sync of an unchanged folder, want 1: it was listed again", l.lastMem)
 	}
@@ -169,16 +169,12 @@ func TestLogFiles_ALogCreatedAfterASettledListingIsFound(t *testing.T) {
 	createEmpty(t, dir, "00001.mem")
 	ageFolder(t, dir)
 	l := &logFiles{dir: dir}
-	if err := l.syncReplaced(); err != nil {
-		t.Fatal(err)
-	}
+	mustSyncReplaced(t, l)
 	if l.settled.IsZero() {
 		t.Fatal("a listing of a folder unchanged for an hour did not settle")
 	}
 	createEmpty(t, dir, "00002.mem")
-	if err := l.syncReplaced(); err != nil {
-		t.Fatal(err)
-	}
+	mustSyncReplaced(t, l)
 	if l.lastMem != 2 {
 		t.Fatalf("newest memtable log %d, want 2: the new log was not found", l.lastMem)
 	}
@@ -195,17 +191,13 @@ func TestLogFiles_AFolderChangedJustBeforeAListingIsListedAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := &logFiles{dir: dir}
-	if err := l.syncReplaced(); err != nil {
-		t.Fatal(err)
-	}
+	mustSyncReplaced(t, l)
 	// The next change within the same tick: the folder keeps its time.
 	createEmpty(t, dir, "00002.mem")
 	if err := os.Chtimes(dir, info.ModTime(), info.ModTime()); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.syncReplaced(); err != nil {
-		t.Fatal(err)
-	}
+	mustSyncReplaced(t, l)
 	if l.lastMem != 2 {
 		t.Fatalf("newest memtable log %d, want 2: a folder stamped just before its listing was trusted", l.lastMem)
 	}
