@@ -284,7 +284,11 @@ func TestUpdate_ConflictOutlastingTheRetriesIsErrConflictWithItsSQLSTATE(t *test
 	}
 }
 
-func TestKeyOverTheCapIsRefused(t *testing.T) {
+// TestKeyOverTheCap_SetIsRefusedWhileGetAndDeleteFindNothing: a key longer
+// than MaxKeySize cannot be stored, so Set refuses it with an error that
+// names the cap, and a read of one (an id no one created, sent by a
+// client) is a miss like any other, never an error that becomes a 500.
+func TestKeyOverTheCap_SetIsRefusedWhileGetAndDeleteFindNothing(t *testing.T) {
 	st := open(t, pgtest.NewDatabase(t))
 	// Random bytes do not compress, so the index entry is as long as the
 	// key.
@@ -302,11 +306,17 @@ func TestKeyOverTheCapIsRefused(t *testing.T) {
 		if err := tx.Set([]byte("before"), []byte("v")); err != nil {
 			return err
 		}
-		if _, err := tx.Get(tooLong); !errors.Is(err, postgres.ErrKeyTooLong) {
-			t.Errorf("Get of a key over the cap: %v; want ErrKeyTooLong", err)
+		if _, err := tx.Get(tooLong); !errors.Is(err, storage.ErrNotFound) {
+			t.Errorf("Get of a key over the cap: %v; want ErrNotFound", err)
 		}
-		if err := tx.Delete(tooLong); !errors.Is(err, postgres.ErrKeyTooLong) {
-			t.Errorf("Delete of a key over the cap: %v; want ErrKeyTooLong", err)
+		if err := storage.Prefetch(tx, tooLong, []byte("before")); err != nil {
+			t.Errorf("Prefetch of a key over the cap: %v", err)
+		}
+		if _, err := tx.Get(tooLong); !errors.Is(err, storage.ErrNotFound) {
+			t.Errorf("Get of a key over the cap after its Prefetch: %v; want ErrNotFound", err)
+		}
+		if err := tx.Delete(tooLong); err != nil {
+			t.Errorf("Delete of a key over the cap: %v; want nil, as for any missing key", err)
 		}
 		return tx.Set(tooLong, []byte("v"))
 	})
@@ -318,6 +328,12 @@ func TestKeyOverTheCapIsRefused(t *testing.T) {
 	}
 	if got := exec(t, urlOf(t, st), "SELECT count(*) FROM kv"); got != "1" {
 		t.Fatalf("%s keys stored; want only the first one (the refused Update committed nothing)", got)
+	}
+	for _, n := range []int{postgres.MaxKeySize + 1, 60000, 1 << 20} {
+		key := bytes.Repeat([]byte("9"), n)
+		if _, err := st.GetOne(context.Background(), key); !errors.Is(err, storage.ErrNotFound) {
+			t.Errorf("GetOne of a key of %d bytes: %v; want ErrNotFound", n, err)
+		}
 	}
 }
 

@@ -14,8 +14,9 @@ import (
 	"github.com/marketplace/marketplace/storage"
 )
 
-// ErrKeyTooLong is returned by Get, Set and Delete for a key longer than
-// MaxKeySize bytes.
+// ErrKeyTooLong is returned by Set for a key longer than MaxKeySize bytes.
+// Get finds no such key (storage.ErrNotFound) and Delete has nothing to
+// delete: no key that long was ever stored.
 var ErrKeyTooLong = fmt.Errorf("postgres: key longer than %d bytes", MaxKeySize)
 
 // ErrCommitUnknown is returned, beside storage.ErrUnavailable or the

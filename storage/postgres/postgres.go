@@ -13,8 +13,11 @@
 // refuses a database whose layout is newer than the binary.
 //
 // Keys are at most MaxKeySize (2048) bytes: a btree index entry must fit in
-// a third of a page (about 2.7 KB), so longer keys are refused with
-// ErrKeyTooLong rather than by the database in the middle of a commit.
+// a third of a page (about 2.7 KB), so Set refuses a longer key with
+// ErrKeyTooLong rather than the database in the middle of a commit. A
+// longer key cannot be there, so Get, GetOne and Prefetch answer
+// storage.ErrNotFound for it without a round trip, and Delete does
+// nothing: a read of an id no one created is a miss, not an error.
 //
 // Transactions. An Update is a SERIALIZABLE read-write transaction and a
 // View a REPEATABLE READ READ ONLY one, which reads one snapshot and never

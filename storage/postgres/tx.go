@@ -180,19 +180,21 @@ func (t *tx) exchange(flush, commit bool, queries ...query) error {
 	return nil
 }
 
-func checkKey(key []byte) error {
-	switch {
-	case len(key) == 0:
-		return storage.ErrEmptyKey
-	case len(key) > MaxKeySize:
-		return ErrKeyTooLong
-	}
-	return nil
-}
+// cannotExist reports a key longer than any key Set stores: a read of it
+// finds nothing without asking the database, and deleting it changes
+// nothing. Such keys come from ids that no one ever created (a request
+// naming an item by a 60 KB id), which must read as missing like any other.
+func cannotExist(key []byte) bool { return len(key) > MaxKeySize }
 
 func (t *tx) Get(key []byte) ([]byte, error) {
-	if err := checkKey(key); err != nil {
-		return nil, err
+	if len(key) == 0 {
+		return nil, storage.ErrEmptyKey
+	}
+	if cannotExist(key) {
+		if t.failed != nil {
+			return nil, translate(t.failed)
+		}
+		return nil, storage.ErrNotFound
 	}
 	if v, ok := t.pending[string(key)]; ok {
 		if v == nil {
@@ -251,8 +253,12 @@ func (t *tx) Prefetch(keys [][]byte) error {
 	var wanted []int
 	asked := make(map[string]bool, len(keys))
 	for i, key := range keys {
-		if err := checkKey(key); err != nil {
-			return err
+		if len(key) == 0 {
+			return storage.ErrEmptyKey
+		}
+		if cannotExist(key) {
+			// Get answers it without a read.
+			continue
 		}
 		if _, ok := t.pending[string(key)]; ok {
 			continue
@@ -288,14 +294,19 @@ func (t *tx) Set(key, value []byte) error {
 func (t *tx) Delete(key []byte) error { return t.put(key, nil) }
 
 func (t *tx) put(key, value []byte) error {
-	if err := checkKey(key); err != nil {
-		return err
+	if len(key) == 0 {
+		return storage.ErrEmptyKey
 	}
 	switch {
 	case !t.write:
 		return storage.ErrReadOnly
 	case t.failed != nil:
 		return translate(t.failed)
+	case cannotExist(key) && value == nil:
+		// Deleting a missing key is not an error.
+		return nil
+	case cannotExist(key):
+		return ErrKeyTooLong
 	case t.pendingBytes+len(key)+len(value) > maxPendingBytes:
 		return storage.ErrTooBig
 	}
@@ -321,8 +332,11 @@ func (s *Store) GetOne(ctx context.Context, key []byte) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := checkKey(key); err != nil {
-		return nil, err
+	if len(key) == 0 {
+		return nil, storage.ErrEmptyKey
+	}
+	if cannotExist(key) {
+		return nil, storage.ErrNotFound
 	}
 	var value []byte
 	err := s.readPool.QueryRow(ctx, selectValue, key).Scan(&value)

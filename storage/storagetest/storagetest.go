@@ -38,6 +38,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store, opts Options) {
 	t.Run("DeleteMissingKeyIsNotAnError", s.testDeleteMissing)
 	t.Run("EmptyValueIsStoredAndIsNotMissing", s.testEmptyValue)
 	t.Run("EmptyKeyIsRejected", s.testEmptyKey)
+	t.Run("LongKeysAreStoredAndLongerOnesAreMissing", s.testLongKeys)
 	t.Run("SetCopiesKeyAndValue", s.testSetCopies)
 	t.Run("ReturnedSlicesBelongToTheCaller", s.testReturnedCopies)
 	t.Run("WriteInViewIsRejected", s.testWriteInView)
