@@ -304,3 +304,21 @@ func TestStubs_AFixturesDocumentsStubsAnswerAndAReloadAddsNone(t *testing.T) {
 		t.Fatalf("two loads of one document: %s", body)
 	}
 }
+
+func TestStubs_AnEmptyListIsAnEmptyArrayAlsoAfterDeletingAll(t *testing.T) {
+	srv := marketplacetest.NewServer(t)
+	want := `{"mappings":[],"meta":{"total":0}}` + "\n"
+	if st, _, body := send(t, srv, "GET", "/operator/stubs", srv.OperatorToken, ""); st != 200 || body != want {
+		t.Fatalf("no stub yet: %d %s", st, body)
+	}
+	srv.Stub(t, `{"request": {"urlPath": "/x"}, "response": {"status": 200}}`)
+	if st, _, body := send(t, srv, "DELETE", "/operator/stubs", srv.OperatorToken, ""); st != 200 || body != `{"deleted":1}`+"\n" {
+		t.Fatalf("delete all: %d %s", st, body)
+	}
+	if st, _, body := send(t, srv, "GET", "/operator/stubs", srv.OperatorToken, ""); st != 200 || body != want {
+		t.Fatalf("after deleting all: %d %s", st, body)
+	}
+	if st, _, body := send(t, srv, "POST", "/operator/requests/find", srv.OperatorToken, `{"urlPath": "/nothing/asked"}`); st != 200 || body != `{"requests":[]}`+"\n" {
+		t.Fatalf("a find of nothing: %d %s", st, body)
+	}
+}

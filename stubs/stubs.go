@@ -98,14 +98,14 @@ func (s *Service) Create(ctx context.Context, data []byte) (*Mapping, error) {
 
 func bump(tx storage.Tx) error { return tx.Set(genKey(), []byte(uuid.NewString())) }
 
-// List returns every mapping, in the order they are tried. Errors:
-// Internal.
+// List returns every mapping, in the order they are tried; none is an
+// empty list, never nil, so that it is answered as []. Errors: Internal.
 func (s *Service) List(ctx context.Context) ([]*Mapping, error) {
 	snap, err := s.current(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return slices.Clone(snap.mappings), nil
+	return append(make([]*Mapping, 0, len(snap.mappings)), snap.mappings...), nil
 }
 
 // Get returns the mapping with id. Errors: NotFound, Internal.
