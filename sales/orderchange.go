@@ -7,6 +7,7 @@ import (
 
 	"github.com/marketplace/marketplace/errs"
 	"github.com/marketplace/marketplace/internal/kv"
+	"github.com/marketplace/marketplace/stock"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -17,9 +18,12 @@ type PaymentInput struct {
 
 // Pay records the approved payment of a payment_required order: its units
 // leave stock (from the store named at creation, or the one the rule picks
-// now), it becomes paid and its shipment ready to ship. Errors: Invalid (a
-// status other than approved, an order that is not payment_required, no
-// store with the units), NotFound.
+// now), it becomes paid and its shipment ready to ship. The units are taken
+// now, not held since the purchase, so the item must still be on sale: a
+// payment for an item paused or closed since is refused and the order
+// stays payment_required (it is cancelled instead). Errors: Invalid (a
+// status other than approved, an order that is not payment_required, an
+// item that is not active, no store with the units), NotFound.
 func (s *Service) Pay(ctx context.Context, orderID int64, in PaymentInput) (Order, error) {
 	if in.Status == "" {
 		return Order{}, errs.Invalidf("The field [status] is required: approved")
@@ -37,6 +41,14 @@ func (s *Service) Pay(ctx context.Context, orderID int64, in PaymentInput) (Orde
 		}
 		if rec.Order.Status != StatusPaymentRequired {
 			return errs.Invalidf("Order %d is %s: only a payment_required order takes a payment", orderID, rec.Order.Status)
+		}
+		line := rec.Order.OrderItems[0]
+		item, err := stock.GetItemWithoutStock(tx, line.Item.ID)
+		if err != nil {
+			return err
+		}
+		if item.Status != stock.StatusActive {
+			return errs.Invalidf("Order %d cannot be paid: item %s is %s", orderID, item.ID, item.Status)
 		}
 		sh, err := getShipment(tx, *rec.Order.Shipping.ID)
 		if err != nil {
@@ -68,8 +80,11 @@ func (s *Service) Pay(ctx context.Context, orderID int64, in PaymentInput) (Orde
 
 // Cancel cancels an order: its units go back to the store they came from
 // (a paid order's), its payment is refunded, its pack is cancelled, and its
-// shipment is cancelled unless it has already shipped. Errors: Invalid (the
-// order is already cancelled), NotFound.
+// shipment is cancelled unless it is in a final status. A sale is cancelled
+// while its buyer has not received it: before its shipment ships, or once
+// the shipment is not_delivered; a shipment on its way or delivered refuses
+// it (cancelAfter). Errors: Invalid (the order is already cancelled, its
+// shipment is shipped or delivered), NotFound.
 func (s *Service) Cancel(ctx context.Context, orderID int64) (Order, error) {
 	now := s.clock.Now()
 	var out Order
@@ -84,6 +99,9 @@ func (s *Service) Cancel(ctx context.Context, orderID int64) (Order, error) {
 		sh, err := getShipment(tx, *rec.Order.Shipping.ID)
 		if err != nil {
 			return err
+		}
+		if why, ok := cancelRefused[sh.Shipment.Status]; ok {
+			return errs.Invalidf("Order %d cannot be cancelled: its shipment %d is %s; %s", orderID, sh.Shipment.ID, sh.Shipment.Status, why)
 		}
 		before := rec
 		o := &rec.Order
@@ -121,6 +139,16 @@ func (s *Service) Cancel(ctx context.Context, orderID int64) (Order, error) {
 		return Order{}, err
 	}
 	return out, nil
+}
+
+// cancelRefused are the shipment statuses in which an order can no longer
+// be cancelled, with what ends the sale instead: the buyer has the parcel
+// or it is on its way. A cancellation is the buyer's money back before
+// receiving the product; after delivery a sale ends through a claim and a
+// return (post-sale), which the emulator does not make.
+var cancelRefused = map[string]string{
+	ShipmentShipped:   "it can be once the shipment is not_delivered",
+	ShipmentDelivered: "a delivered sale ends through a claim and a return",
 }
 
 // saveOrder writes a changed order, moves its search entries and

@@ -201,7 +201,9 @@ func (s *Service) saleFee(ctx context.Context, item stock.Item) json.Number {
 
 // pay takes the order's units and records its approved payment, in the
 // order's transaction: the order is paid, closed (date_closed) and tagged
-// paid, and its shipment is ready to ship.
+// paid, and its shipment is ready to ship. The shipment's destination
+// address stays null: the engine keeps no buyer's address, and an address
+// of empty fields would read as one.
 func (s *Service) pay(ctx context.Context, tx storage.Tx, rec *orderRecord, sh *shipmentRecord, paymentID int64, now time.Time, stamp string) error {
 	o := &rec.Order
 	line := &o.OrderItems[0]
@@ -234,7 +236,6 @@ func (s *Service) pay(ctx context.Context, tx storage.Tx, rec *orderRecord, sh *
 		o.Tags = append(o.Tags, TagPaid)
 	}
 	touch(rec, now, stamp)
-	sh.Shipment.Destination.ShippingAddress = buyerAddress(sh)
 	if sh.Shipment.Status == ShipmentPending {
 		moveShipment(sh, ShipmentReadyToShip, "ready_to_print", stamp)
 	}

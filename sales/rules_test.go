@@ -1,6 +1,7 @@
 package sales_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"testing"
@@ -279,7 +280,7 @@ func TestPlaceOrder_PaidTakesTheUnitsAtOnce(t *testing.T) {
 	}
 	sh := e.mustShipment(*o.Shipping.ID)
 	if sh.Status != sales.ShipmentReadyToShip || sh.Substatus == nil || *sh.Substatus != "ready_to_print" ||
-		sh.OrderID != o.ID || sh.Destination.ShippingAddress == nil {
+		sh.OrderID != o.ID || sh.Destination.ShippingAddress != nil {
 		t.Fatalf("shipment %+v", sh)
 	}
 	p, err := e.sales.Pack(ctx, buyer, o.PackID)
@@ -330,7 +331,7 @@ func TestPlaceOrder_PaymentRequiredTakesTheUnitsWhenPaid(t *testing.T) {
 		t.Fatalf("stock after payment %v version %d", quantities(st), st.Version)
 	}
 	sh = e.mustShipment(sh.ID)
-	if sh.Status != sales.ShipmentReadyToShip || *sh.Substatus != "ready_to_print" || sh.Destination.ShippingAddress == nil {
+	if sh.Status != sales.ShipmentReadyToShip || *sh.Substatus != "ready_to_print" || sh.Destination.ShippingAddress != nil {
 		t.Fatalf("paid shipment %+v", sh)
 	}
 }
@@ -396,6 +397,69 @@ func TestPay_OnlyAnApprovedPaymentOfAPaymentRequiredOrder(t *testing.T) {
 	e.unchanged(before, "refused payments")
 }
 
+func TestPay_AnItemClosedOrPausedSinceThePurchaseIsRefusedAndKeepsItsUnits(t *testing.T) {
+	for _, status := range []string{stock.StatusClosed, stock.StatusPaused} {
+		t.Run(status, func(t *testing.T) {
+			e := newEnv(t)
+			seller, stores, item := e.mustMultiItem(3, 2)
+			buyer := e.mustUser("BUYER")
+			o := e.mustOrder(sales.NewOrder{BuyerID: buyer, ItemID: item.ID, Quantity: 2, Status: sales.StatusPaymentRequired})
+			if _, err := e.stock.UpdateItem(ctx, seller, item.ID, stock.ItemUpdate{Status: &status}); err != nil {
+				t.Fatal(err)
+			}
+			before := e.dump()
+			_, err := e.sales.Pay(ctx, o.ID, sales.PaymentInput{Status: "approved"})
+			wantErr(t, err, errs.Invalid, fmt.Sprintf("Order %d cannot be paid: item %s is %s", o.ID, item.ID, status))
+			e.unchanged(before, "a payment for a "+status+" item")
+			if st := e.mustStock(seller, item.UserProductID); !mapsEqual(quantities(st), map[string]int64{stores[0]: 3, stores[1]: 2}) {
+				t.Fatalf("units left the %s item: %v", status, quantities(st))
+			}
+			if status == stock.StatusClosed {
+				return
+			}
+			// Back on sale, the order is paid as any other.
+			active := stock.StatusActive
+			if _, err := e.stock.UpdateItem(ctx, seller, item.ID, stock.ItemUpdate{Status: &active}); err != nil {
+				t.Fatal(err)
+			}
+			if paid, err := e.sales.Pay(ctx, o.ID, sales.PaymentInput{Status: "approved"}); err != nil || paid.Status != sales.StatusPaid {
+				t.Fatalf("payment once active again: %s %v", paid.Status, err)
+			}
+		})
+	}
+}
+
+func TestPay_ABuyerWithoutAnAddressHasANullShippingAddress(t *testing.T) {
+	e := newEnv(t)
+	_, _, item := e.mustMultiItem(3)
+	buyer := e.mustUser("BUYER")
+	paid := e.mustOrder(sales.NewOrder{BuyerID: buyer, ItemID: item.ID, Quantity: 1})
+	unpaid := e.mustOrder(sales.NewOrder{BuyerID: buyer, ItemID: item.ID, Quantity: 1, Status: sales.StatusPaymentRequired})
+	if _, err := e.sales.Pay(ctx, unpaid.ID, sales.PaymentInput{Status: "approved"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []sales.Order{paid, unpaid} {
+		sh := e.mustShipment(*o.Shipping.ID)
+		if sh.Status != sales.ShipmentReadyToShip || sh.Destination.ShippingAddress != nil {
+			t.Fatalf("shipment of paid order %d: %s, destination address %+v", o.ID, sh.Status, sh.Destination.ShippingAddress)
+		}
+		// The key is sent, as null: the engine keeps no buyer's address.
+		b, err := json.Marshal(sh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wire struct {
+			Destination map[string]json.RawMessage `json:"destination"`
+		}
+		if err := json.Unmarshal(b, &wire); err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := wire.Destination["shipping_address"]; !ok || string(got) != "null" {
+			t.Fatalf("destination.shipping_address is %s (sent: %v), want null", got, ok)
+		}
+	}
+}
+
 func TestCancel_APaidOrderGivesItsUnitsBackToTheStoreTheyCameFrom(t *testing.T) {
 	e := newEnv(t)
 	seller, stores, item := e.mustMultiItem(5, 5)
@@ -441,35 +505,82 @@ func TestCancel_APaidOrderGivesItsUnitsBackToTheStoreTheyCameFrom(t *testing.T) 
 	}
 }
 
-func TestCancel_AShipmentThatHasShippedIsNotCancelled(t *testing.T) {
-	for _, final := range []string{"", sales.ShipmentDelivered, sales.ShipmentNotDelivered} {
-		t.Run("Shipped"+final, func(t *testing.T) {
+func TestCancel_AShippedOrDeliveredOrderIsRefusedWith400(t *testing.T) {
+	for _, c := range []struct {
+		path []string
+		why  string
+	}{
+		{[]string{sales.ShipmentShipped}, "is shipped; it can be once the shipment is not_delivered"},
+		{[]string{sales.ShipmentShipped, sales.ShipmentDelivered}, "is delivered; a delivered sale ends through a claim and a return"},
+	} {
+		t.Run(c.path[len(c.path)-1], func(t *testing.T) {
 			e := newEnv(t)
-			_, item := e.mustPlainItem(3)
-			buyer := e.mustUser("BUYER")
-			o := e.mustOrder(sales.NewOrder{BuyerID: buyer, ItemID: item.ID, Quantity: 2})
-			want := sales.ShipmentShipped
-			for _, to := range []string{sales.ShipmentShipped, final} {
-				if to == "" {
-					continue
-				}
+			seller, _, item := e.mustMultiItem(3)
+			o := e.mustOrder(sales.NewOrder{BuyerID: e.mustUser("BUYER"), ItemID: item.ID, Quantity: 2})
+			for _, to := range c.path {
 				if _, err := e.sales.MoveShipment(ctx, *o.Shipping.ID, sales.ShipmentMove{Status: to}); err != nil {
 					t.Fatal(err)
 				}
-				want = to
 			}
-			history, _ := e.sales.ShipmentHistory(ctx, sales.Operator, *o.Shipping.ID)
-			if _, err := e.sales.Cancel(ctx, o.ID); err != nil {
+			before := e.dump()
+			_, err := e.sales.Cancel(ctx, o.ID)
+			de := wantErr(t, err, errs.Invalid, fmt.Sprintf("Order %d cannot be cancelled: its shipment %d %s", o.ID, *o.Shipping.ID, c.why))
+			if de.Code != "bad_request" || len(de.Causes) != 0 {
+				t.Fatalf("code %s causes %v", de.Code, de.Causes)
+			}
+			e.unchanged(before, "a cancellation after shipping")
+			if got := e.mustReadOrder(o.ID); got.Status != sales.StatusPaid || got.Payments[0].Status != "approved" {
+				t.Fatalf("order %s, payment %s", got.Status, got.Payments[0].Status)
+			}
+			if it := e.mustItem(item.ID); it.AvailableQuantity != 1 || it.SoldQuantity != 2 {
+				t.Fatalf("units came back: %d available, %d sold (stock %v)", it.AvailableQuantity, it.SoldQuantity,
+					quantities(e.mustStock(seller, item.UserProductID)))
+			}
+		})
+	}
+}
+
+func TestCancel_BeforeShippingOrOnceNotDeliveredTheUnitsComeBack(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		path []sales.ShipmentMove
+		want string // the shipment's status after the cancellation
+	}{
+		{"ReadyToShip", nil, sales.ShipmentCancelled},
+		{"Printed", []sales.ShipmentMove{{Status: sales.ShipmentReadyToShip, Substatus: "printed"}}, sales.ShipmentCancelled},
+		{"ShipmentCancelled", []sales.ShipmentMove{{Status: sales.ShipmentCancelled}}, sales.ShipmentCancelled},
+		{"NotDelivered", []sales.ShipmentMove{{Status: sales.ShipmentShipped}, {Status: sales.ShipmentNotDelivered, Substatus: "returning_to_sender"}},
+			sales.ShipmentNotDelivered},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			_, item := e.mustPlainItem(3)
+			o := e.mustOrder(sales.NewOrder{BuyerID: e.mustUser("BUYER"), ItemID: item.ID, Quantity: 2})
+			for _, mv := range c.path {
+				if _, err := e.sales.MoveShipment(ctx, *o.Shipping.ID, mv); err != nil {
+					t.Fatal(err)
+				}
+			}
+			history, err := e.sales.ShipmentHistory(ctx, sales.Operator, *o.Shipping.ID)
+			if err != nil {
 				t.Fatal(err)
 			}
-			if sh := e.mustShipment(*o.Shipping.ID); sh.Status != want {
-				t.Fatalf("shipment %s after cancel, want %s", sh.Status, want)
+			got, err := e.sales.Cancel(ctx, o.ID)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if after, _ := e.sales.ShipmentHistory(ctx, sales.Operator, *o.Shipping.ID); len(after) != len(history) {
-				t.Fatalf("history grew: %+v", after)
+			if got.Status != sales.StatusCancelled || got.Payments[0].Status != "refunded" {
+				t.Fatalf("order %s, payment %s", got.Status, got.Payments[0].Status)
 			}
 			if it := e.mustItem(item.ID); it.AvailableQuantity != 3 || it.SoldQuantity != 0 {
 				t.Fatalf("units not back: %d available, %d sold", it.AvailableQuantity, it.SoldQuantity)
+			}
+			// A shipment in a final status keeps it and its history.
+			sh := e.mustShipment(*o.Shipping.ID)
+			after, _ := e.sales.ShipmentHistory(ctx, sales.Operator, *o.Shipping.ID)
+			final := history[len(history)-1].Status == c.want
+			if sh.Status != c.want || final != (len(after) == len(history)) {
+				t.Fatalf("shipment %s with %d moves (%d before), want %s", sh.Status, len(after), len(history), c.want)
 			}
 		})
 	}

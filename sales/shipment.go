@@ -132,7 +132,8 @@ type Origin struct {
 }
 
 // Destination is where the units go. The buyer's address is hidden (null)
-// until the order is paid.
+// until the order is paid; the engine keeps no buyer's address, so it stays
+// null after, as for a buyer without one.
 type Destination struct {
 	ReceiverID      int64            `json:"receiver_id"`
 	ReceiverName    string           `json:"receiver_name"`
@@ -273,13 +274,6 @@ func originFrom(tx storage.Tx, sh *shipmentRecord, src stock.Source) error {
 	sh.Shipment.Origin.Type = "seller_warehouse"
 	sh.Shipment.Origin.ShippingAddress = addr
 	return nil
-}
-
-// buyerAddress is the destination shown once the order is paid: the
-// engine keeps no addresses of buyers, so it names the buyer's country.
-func buyerAddress(sh *shipmentRecord) *ShippingAddress {
-	c := sh.Shipment.Origin.ShippingAddress.Country
-	return &ShippingAddress{Country: c, City: Named{}, State: Named{}}
 }
 
 // moveShipment sets the shipment's status and appends the move to its

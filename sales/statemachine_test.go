@@ -378,6 +378,9 @@ func (m *salesMachine) Pay(t *rapid.T) {
 		msg = "Invalid status: " + status + ". Valid values are: [approved]"
 	case o.status != sales.StatusPaymentRequired:
 		msg = fmt.Sprintf("Order %d is %s: only a payment_required order takes a payment", o.id, o.status)
+	case o.item.status != stock.StatusActive:
+		// The units are taken at the payment, from an item still on sale.
+		msg = fmt.Sprintf("Order %d cannot be paid: item %s is %s", o.id, o.item.id, o.item.status)
 	default:
 		src, msg = source(o.item, o.store, o.qty)
 	}
@@ -397,6 +400,18 @@ func (m *salesMachine) Cancel(t *rapid.T) {
 	cancel := func() error { _, err := m.e.sales.Cancel(ctx, o.id); return err }
 	if o.status == sales.StatusCancelled {
 		m.refused(t, "cancel", errs.Invalid, fmt.Sprintf("Order %d is already cancelled", o.id), cancel)
+		return
+	}
+	// A sale is cancelled while its buyer has not received it: not once
+	// its shipment is on its way or delivered.
+	switch st := o.shipment().status; st {
+	case sales.ShipmentShipped:
+		m.refused(t, "cancel", errs.Invalid, fmt.Sprintf("Order %d cannot be cancelled: its shipment %d is shipped; "+
+			"it can be once the shipment is not_delivered", o.id, o.ship), cancel)
+		return
+	case sales.ShipmentDelivered:
+		m.refused(t, "cancel", errs.Invalid, fmt.Sprintf("Order %d cannot be cancelled: its shipment %d is delivered; "+
+			"a delivered sale ends through a claim and a return", o.id, o.ship), cancel)
 		return
 	}
 	if err := cancel(); err != nil {
