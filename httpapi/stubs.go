@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/julienschmidt/httprouter"
@@ -79,6 +80,11 @@ func (s *Server) serveStub(rec *statusRecorder, r *http.Request, override bool, 
 	h := rec.Header()
 	for _, kv := range a.Header {
 		h.Add(kv[0], kv[1])
+	}
+	// The body's true length, whatever its size: the mapping's own framing
+	// headers are dropped when it is read (stubs.Parse).
+	if len(a.Body) > 0 && a.Status != http.StatusNoContent && a.Status != http.StatusNotModified {
+		h.Set("Content-Length", strconv.Itoa(len(a.Body)))
 	}
 	rec.WriteHeader(a.Status)
 	_, _ = rec.Write(a.Body)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 	"testing"
 
 	"github.com/marketplace/marketplace/marketplacetest"
@@ -320,5 +321,46 @@ func TestStubs_AnEmptyListIsAnEmptyArrayAlsoAfterDeletingAll(t *testing.T) {
 	}
 	if st, _, body := send(t, srv, "POST", "/operator/requests/find", srv.OperatorToken, `{"urlPath": "/nothing/asked"}`); st != 200 || body != `{"requests":[]}`+"\n" {
 		t.Fatalf("a find of nothing: %d %s", st, body)
+	}
+}
+
+func TestStubs_AnInformationalStatusIsRefusedWith400(t *testing.T) {
+	srv := marketplacetest.NewServer(t)
+	for _, st := range []string{"101", "103", "199"} {
+		code, body := postStub(t, srv, `{"request": {"urlPath": "/x`+st+`"}, "response": {"status": `+st+`}, "marketplace": {"public": true}}`)
+		if code != 400 || !strings.Contains(body, "response.status") || !strings.Contains(body, `"status":400`) {
+			t.Errorf("status %s: %d %s", st, code, body)
+		}
+	}
+}
+
+func TestStubs_TheAnswerCarriesTheBodysTrueLengthWhateverTheMappingSays(t *testing.T) {
+	srv := marketplacetest.NewServer(t)
+	cases := []struct{ name, headers, body, want string }{
+		{"a length too short", `{"Content-Length": "3"}`, `"body": "hello"`, "hello"},
+		{"a length too long", `{"content-length": "99"}`, `"body": "hello"`, "hello"},
+		{"a length that is no number", `{"Content-Length": "abc"}`, `"body": "hello"`, "hello"},
+		{"a transfer coding", `{"Transfer-Encoding": "gzip"}`, `"body": "hello"`, "hello"},
+		{"a template's body", `{"Content-Length": "2"}`, `"body": "{{request.path}}", "transformers": ["response-template"]`, "/len/a-template-s-body"},
+		// Beyond the server's buffer, net/http would chunk an answer whose
+		// length it was not told.
+		{"a body beyond the write buffer", `{"Content-Length": "1"}`, `"body": "` + strings.Repeat("a", 10000) + `"`, strings.Repeat("a", 10000)},
+	}
+	for _, c := range cases {
+		path := "/len/" + strings.NewReplacer(" ", "-", "'", "-").Replace(c.name)
+		if st, body := postStub(t, srv, `{"request": {"urlPath": "`+path+`"}, "response": {"status": 200, "headers": `+c.headers+`, `+c.body+`}, "marketplace": {"public": true}}`); st != 201 {
+			t.Fatalf("%s: %d %s", c.name, st, body)
+		}
+		client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+		res, err := client.Get(srv.URL + path)
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		b, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		if err != nil || string(b) != c.want || res.ContentLength != int64(len(c.want)) || len(res.TransferEncoding) != 0 {
+			t.Errorf("%s: body %q (%v), length %d, transfer coding %v; want %q with its length", c.name, b, err, res.ContentLength, res.TransferEncoding, c.want)
+		}
 	}
 }

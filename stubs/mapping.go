@@ -228,8 +228,10 @@ func parseResponse(raw json.RawMessage) (response, error) {
 	}
 	r := response{status: http.StatusOK}
 	if v, ok := obj["status"]; ok {
-		if err := json.Unmarshal(v, &r.status); err != nil || r.status < 100 || r.status > 599 {
-			return r, invalid("response.status", "it must be an HTTP status, from 100 to 599")
+		// A 1xx is not an answer: 101 switches protocols and never answers,
+		// 103 sends an interim answer before the real one.
+		if err := json.Unmarshal(v, &r.status); err != nil || r.status < 200 || r.status > 599 {
+			return r, invalid("response.status", "it must be an HTTP status from 200 to 599 (an informational 1xx is not an answer)")
 		}
 	}
 	if v, ok := obj["headers"]; ok {
@@ -254,6 +256,9 @@ func parseResponse(raw json.RawMessage) (response, error) {
 			}
 			if k == "" || strings.ContainsAny(k, " \r\n:") {
 				return r, invalid("response.headers."+k, "it is not a header name")
+			}
+			if framing(k) {
+				continue
 			}
 			for _, s := range many {
 				if strings.ContainsAny(s, "\r\n") {
@@ -334,6 +339,15 @@ func parseResponse(raw json.RawMessage) (response, error) {
 		}
 	}
 	return r, nil
+}
+
+// framing reports whether the header named k says how the answer is
+// framed on the wire: the server writes those itself, from the body it
+// sends, so that a length given in a mapping (a recording's, or one a
+// template outgrows) never cuts an answer or leaves a client waiting.
+func framing(k string) bool {
+	k = http.CanonicalHeaderKey(k)
+	return k == "Content-Length" || k == "Transfer-Encoding"
 }
 
 // Pattern is a request pattern: a stub's request, or a verification's.

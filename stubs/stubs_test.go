@@ -274,3 +274,17 @@ func TestCreate_TheSameIDReplacesTheMapping(t *testing.T) {
 		t.Fatalf("second delete: %v", err)
 	}
 }
+
+func TestParse_AStatusIsAFinalAnswerFrom200To599(t *testing.T) {
+	for _, st := range []string{"100", "101", "103", "199", "600", "0", "-1"} {
+		_, err := stubs.Parse([]byte(`{"request":{},"response":{"status":` + st + `}}`))
+		if errs.KindOf(err) != errs.Invalid || !strings.Contains(err.Error(), "field response.status") {
+			t.Errorf("status %s: err = %v, want Invalid naming response.status", st, err)
+		}
+	}
+	for _, st := range []string{"200", "204", "302", "599"} {
+		if _, err := stubs.Parse([]byte(`{"request":{},"response":{"status":` + st + `}}`)); err != nil {
+			t.Errorf("status %s: %v", st, err)
+		}
+	}
+}
