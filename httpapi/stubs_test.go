@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/marketplace/marketplace/marketplacetest"
 )
