@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,7 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/httpapi"
 	"github.com/marketplace/marketplace/marketplacetest"
+	"github.com/marketplace/marketplace/storage/badger"
 )
 
 // send makes one request over HTTP and returns the status, the headers and
@@ -363,4 +367,42 @@ func TestStubs_TheAnswerCarriesTheBodysTrueLengthWhateverTheMappingSays(t *testi
 			t.Errorf("%s: body %q (%v), length %d, transfer coding %v; want %q with its length", c.name, b, err, res.ContentLength, res.TransferEncoding, c.want)
 		}
 	}
+}
+
+func TestStubs_AnOverrideKeptOnBadgerAnswersTheFirstRequestAfterARestart(t *testing.T) {
+	dir := t.TempDir()
+	serve := func(do func(h http.Handler)) {
+		st, err := badger.Open(dir, badger.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := marketplace.New(st, marketplace.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		defer m.Close()
+		do(httpapi.New(m, httpapi.Config{OperatorToken: testOperatorToken}))
+	}
+	req := func(h http.Handler, method, path, token, body string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(method, path, strings.NewReader(body))
+		if token != "" {
+			r.Header.Set("Authorization", "Bearer "+token)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w
+	}
+	serve(func(h http.Handler) {
+		w := req(h, "POST", "/operator/stubs", testOperatorToken,
+			`{"request": {"urlPath": "/sites"}, "response": {"status": 503}, "marketplace": {"override": true, "public": true}}`)
+		if w.Code != 201 {
+			t.Fatalf("create: %d %s", w.Code, w.Body)
+		}
+	})
+	serve(func(h http.Handler) {
+		if w := req(h, "GET", "/sites", "", ""); w.Code != 503 {
+			t.Fatalf("first request after the restart: %d %s; want the override's 503", w.Code, w.Body)
+		}
+	})
 }

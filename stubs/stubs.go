@@ -50,8 +50,15 @@ type snapshot struct {
 	mappings []*Mapping // in the order they are tried
 }
 
-// New returns the stub service over store.
-func New(store storage.Store) *Service { return &Service{store: store} }
+// New returns the stub service over store. Until it has read the
+// mappings (at the first request that asks, or the first refresh), an
+// override is assumed: a store may keep one from before a restart, and it
+// must answer from the first request.
+func New(store storage.Store) *Service {
+	s := &Service{store: store}
+	s.override.Store(true)
+	return s
+}
 
 // stored is a mapping as kept.
 type stored struct {
