@@ -68,24 +68,14 @@ func fencedBlock(readme, marker string) (string, error) {
 // proxy (offline, GOPROXY=off), not because of the code.
 var fetchFailure = regexp.MustCompile(`dial tcp|no such host|connection refused|GOPROXY=off|module lookup disabled|i/o timeout|TLS handshake|proxy.golang.org`)
 
-func TestREADMEEmbeddingExampleRunsInAModuleOutsideTheRepository(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a module of its own; skipped with -short")
-	}
-	mod := readMainModule(t)
-	readme, err := os.ReadFile(filepath.Join(mod.Dir, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	program, err := fencedBlock(string(readme), programMarker)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantOutput, err := fencedBlock(string(readme), outputMarker)
-	if err != nil {
-		t.Fatal(err)
-	}
-
+// outsideModule writes files (by slash-separated path) into a new module
+// in a temporary folder outside the repository, example.com/embedder,
+// which requires this module by its path and replaces it with the working
+// tree. It returns the folder and a function that runs the go command
+// there and fails t when it fails: a failure to fetch modules is a skip
+// outside CI (CI=true makes it a failure, as any other).
+func outsideModule(t *testing.T, mod mainModule, files map[string]string) (string, func(args ...string) []byte) {
+	t.Helper()
 	dir := t.TempDir()
 	if rel, err := filepath.Rel(mod.Dir, dir); err == nil && !strings.HasPrefix(rel, "..") {
 		t.Fatalf("the temporary module %s is inside the repository %s", dir, mod.Dir)
@@ -97,8 +87,16 @@ func TestREADMEEmbeddingExampleRunsInAModuleOutsideTheRepository(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, data := range map[string][]byte{"go.mod": []byte(goMod), "go.sum": sum, "main.go": []byte(program)} {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+	all := map[string]string{"go.mod": goMod, "go.sum": string(sum)}
+	for name, data := range files {
+		all[name] = data
+	}
+	for name, data := range all {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -120,6 +118,28 @@ func TestREADMEEmbeddingExampleRunsInAModuleOutsideTheRepository(t *testing.T) {
 		}
 		return out
 	}
+	return dir, goCmd
+}
+
+func TestREADMEEmbeddingExampleRunsInAModuleOutsideTheRepository(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a module of its own; skipped with -short")
+	}
+	mod := readMainModule(t)
+	readme, err := os.ReadFile(filepath.Join(mod.Dir, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	program, err := fencedBlock(string(readme), programMarker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantOutput, err := fencedBlock(string(readme), outputMarker)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	dir, goCmd := outsideModule(t, mod, map[string]string{"main.go": program})
 	goCmd("mod", "tidy")
 	bin := filepath.Join(dir, "embedder")
 	goCmd("build", "-o", bin, ".")

@@ -1,6 +1,9 @@
 package proptest
 
-import "slices"
+import (
+	"fmt"
+	"slices"
+)
 
 // StockModel is the reference model of the stock of user products: a
 // version and the quantity of each store, per user product. It is written
@@ -109,4 +112,44 @@ func (m *StockModel) Put(userProduct string, version int64, stores []string, qua
 	p.set(stores, quantity)
 	p.version++
 	return StockOutcome{Status: 200, Version: p.version}
+}
+
+// Check compares what the engine answers for a user product's stock (its
+// version and the quantity of each store, by store id) with the model,
+// and describes the first difference.
+func (m *StockModel) Check(userProduct string, version int64, quantities map[string]int64) error {
+	if want := m.Version(userProduct); version != want {
+		return fmt.Errorf("stock of %s: version %d, want %d", userProduct, version, want)
+	}
+	want := m.Quantities(userProduct)
+	same := len(quantities) == len(want)
+	for s, q := range want {
+		if got, ok := quantities[s]; !ok || got != q {
+			same = false
+		}
+	}
+	if !same {
+		return fmt.Errorf("stock of %s: %v, want %v", userProduct, quantities, want)
+	}
+	return nil
+}
+
+// quantity is the units of a user product in all its stores.
+func (p *productStock) quantity() int64 {
+	var n int64
+	for _, q := range p.qty {
+		n += q
+	}
+	return n
+}
+
+// move adds delta units (negative: taken) to a store of a known user
+// product, as a sale and its cancellation do: the version moves by one.
+func (m *StockModel) move(userProduct, store string, delta int64) {
+	p := m.products[userProduct]
+	if _, ok := p.qty[store]; !ok {
+		p.stores = append(p.stores, store)
+	}
+	p.qty[store] += delta
+	p.version++
 }
