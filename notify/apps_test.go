@@ -414,3 +414,64 @@ func TestCreateApplication_NameWithControlBidiOrOnlyInvisibleCharactersIsRefused
 	is := is.New(t)
 	is.Equal(e.mustApp(seller, "http://127.0.0.1:9000/").ID, int64(1000001)) // no refused call took an id
 }
+
+// TestCallbackURL_AHostInOtherUnicodeFormsIsCheckedAsTheAddressItMeans:
+// the HTTP client maps a host written in Unicode before it dials
+// (IDNA's UTS #46 mapping: full-width and mathematical digits and letters
+// become ASCII), so registration maps it the same way and applies the
+// dial-time address policy to the result, with the same answers as for
+// the host written in ASCII; a host the mapping refuses (punycode of such
+// characters, digits of other scripts) is no valid address.
+func TestCallbackURL_AHostInOtherUnicodeFormsIsCheckedAsTheAddressItMeans(t *testing.T) {
+	strict := strictEnv(t)
+	loose := newEnv(t, notify.Options{})
+	s1, s2 := strict.mustUser(), loose.mustUser()
+	const needsOption = " (allowed only with -allow-private-callbacks)"
+	for _, c := range []struct{ url, strict, loose string }{
+		{"http://１２７.０.０.１:19751/", "Callback URL not allowed: 127.0.0.1 is a loopback address" + needsOption, ""}, // full-width
+		{"http://𝟏𝟐𝟕.𝟎.𝟎.𝟏/", "Callback URL not allowed: 127.0.0.1 is a loopback address" + needsOption, ""},       // mathematical bold
+		{"http://1２7.0.0.1/", "Callback URL not allowed: 127.0.0.1 is a loopback address" + needsOption, ""},
+		{"http://１０.０.０.５/", "Callback URL not allowed: 10.0.0.5 is a private address" + needsOption, ""},
+		{"http://１９２.１６８.１.１/hook", "Callback URL not allowed: 192.168.1.1 is a private address" + needsOption, ""},
+		{"http://ｌｏｃａｌｈｏｓｔ:9000/", "Callback URL not allowed: localhost is a loopback address" + needsOption, ""},
+		{"http://ａｐｐ.ＬＯＣＡＬＨＯＳＴ/", "Callback URL not allowed: app.localhost is a loopback address" + needsOption, ""},
+		{"http://１６９.２５４.１６９.２５４/", "Callback URL not allowed: 169.254.169.254 is a link-local address",
+			"Callback URL not allowed: 169.254.169.254 is a link-local address"},
+		{"http://ｍｅｔａｄａｔａ.google.internal/", "Callback URL not allowed: metadata.google.internal is a cloud metadata address",
+			"Callback URL not allowed: metadata.google.internal is a cloud metadata address"},
+		{"http://０.０.０.０/", "Callback URL not allowed: 0.0.0.0 is an unspecified address",
+			"Callback URL not allowed: 0.0.0.0 is an unspecified address"},
+		{"http://１２７.1/", "Invalid callback_url: http://１２７.1/. The host 127.1 is not a valid address",
+			"Invalid callback_url: http://１２７.1/. The host 127.1 is not a valid address"},
+		{"http://０ｘ７ｆ.1/", "Invalid callback_url: http://０ｘ７ｆ.1/. The host 0x7f.1 is not a valid address",
+			"Invalid callback_url: http://０ｘ７ｆ.1/. The host 0x7f.1 is not a valid address"},
+		{"http://xn--8g7ccp.0.0.1/", "Invalid callback_url: http://xn--8g7ccp.0.0.1/. The host xn--8g7ccp.0.0.1 is not a valid address", // punycode of "１２７"
+			"Invalid callback_url: http://xn--8g7ccp.0.0.1/. The host xn--8g7ccp.0.0.1 is not a valid address"},
+		{"http://١٢٧.٠.٠.١/", "Invalid callback_url: http://١٢٧.٠.٠.١/. The host ١٢٧.٠.٠.١ is not a valid address", // Arabic-Indic digits
+			"Invalid callback_url: http://١٢٧.٠.٠.١/. The host ١٢٧.٠.٠.١ is not a valid address"},
+		{"https://８.８.８.８/hook", "", ""}, // public
+	} {
+		t.Run(c.url, func(t *testing.T) {
+			for _, e := range []struct {
+				env     *env
+				seller  int64
+				message string
+			}{{strict, s1, c.strict}, {loose, s2, c.loose}} {
+				is := is.New(t)
+				_, err := e.env.m.Notify.CreateApplication(e.env.ctx, notify.NewApplication{Name: "a", OwnerUserID: e.seller, CallbackURL: c.url})
+				if e.message == "" {
+					is.NoErr(err)
+					continue
+				}
+				is.Equal(errs.KindOf(err), errs.Invalid)
+				is.Equal(errs.As(err).Message, e.message)
+			}
+		})
+	}
+	is := is.New(t)
+	app, err := strict.m.Notify.CreateApplication(strict.ctx, notify.NewApplication{Name: "a", OwnerUserID: s1, CallbackURL: "https://8.8.8.8/hook"})
+	is.NoErr(err)
+	bad := "http://１２７.０.０.１:19751/"
+	_, err = strict.m.Notify.UpdateApplication(strict.ctx, app.ID, notify.ApplicationUpdate{CallbackURL: &bad})
+	is.Equal(errs.KindOf(err), errs.Invalid) // an update too
+}

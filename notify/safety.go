@@ -11,8 +11,10 @@ import (
 	"syscall"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"code.dny.dev/ssrf"
+	"golang.org/x/net/idna"
 
 	"github.com/marketplace/marketplace/errs"
 	"github.com/marketplace/marketplace/internal/textcheck"
@@ -161,7 +163,10 @@ func checkCallbackURL(ctx context.Context, raw string, allowPrivate bool) (strin
 	if u.Fragment != "" {
 		u.Fragment = ""
 	}
-	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	host, err := dialHost(u.Hostname())
+	if err != nil {
+		return "", errs.Invalidf("Invalid callback_url: %s. The host %s is not a valid address", raw, u.Hostname())
+	}
 	for _, h := range metadataHosts {
 		if host == h {
 			return "", errs.Invalidf("Callback URL not allowed: %s is a cloud metadata address", host)
@@ -222,6 +227,27 @@ func checkHostCharacters(raw, host string) error {
 		return errs.Invalidf("Invalid callback_url: %s. The host %s is not a valid address", raw, host)
 	}
 	return nil
+}
+
+// dialHost returns the host that the HTTP client dials for hostname, in
+// lower case and without a trailing dot: an ASCII host as it is, any other
+// mapped as net/http maps it before it dials (IDNA's lookup profile, UTS
+// #46), so that the checks see the address the host means. Full-width,
+// circled and mathematical digits and letters and the ideographic full
+// stop all map to ASCII: "１２７.０.０.１" is 127.0.0.1, "ｌｏｃａｌｈｏｓｔ"
+// is localhost. A host the mapping refuses (an "xn--" label that decodes
+// to such characters, digits of other scripts) is an error: net/http would
+// dial it as written, and no resolver answers that.
+func dialHost(hostname string) (string, error) {
+	h := hostname
+	if strings.ContainsFunc(h, func(r rune) bool { return r >= utf8.RuneSelf }) {
+		a, err := idna.Lookup.ToASCII(h)
+		if err != nil {
+			return "", err
+		}
+		h = a
+	}
+	return strings.TrimSuffix(strings.ToLower(h), "."), nil
 }
 
 // numericLastLabel reports whether the last label of host is a number
