@@ -234,7 +234,7 @@ func (s *Server) handle(rt route) {
 			s.routeKeys[st] = true
 		}
 	}
-	e := rt.endpoint
+	e := boundedIDs(rt.endpoint)
 	if rt.idempotent {
 		e = s.keyedEndpoint(e)
 	}
@@ -391,7 +391,7 @@ func (s *Server) logged(w http.ResponseWriter, r *http.Request, route string, jo
 				// with any token written into it redacted; the duration as
 				// text with its unit ("1.52ms").
 				s.logger.LogAttrs(r.Context(), slog.LevelInfo, "request", slog.String("method", r.Method),
-					slog.String("path", s.redact.Path(r.URL.Path)), slog.String("route", route), slog.Int("status", rec.status),
+					slog.String("path", loggedPath(s.redact.Path(r.URL.Path))), slog.String("route", route), slog.Int("status", rec.status),
 					slog.String("duration", elapsed.String()))
 			}
 			if journalOn {
