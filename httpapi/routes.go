@@ -98,6 +98,10 @@ type route struct {
 	// bare routes are served by the router as they are: no log line, no
 	// metrics, no gate, no faults, no journal, and not in Routes.
 	bare httprouter.Handle
+	// ops: an operations route (health, readiness, version, the OpenAPI
+	// document, metrics), the server's own like the operator's and the
+	// console's: no stub may take it (ownPaths).
+	ops bool
 }
 
 func get(path string, e endpoint) route  { return newRoute(http.MethodGet, path, e) }
@@ -162,6 +166,12 @@ func (rt route) keyed() route {
 	return rt
 }
 
+// operations marks an operations route (route.ops).
+func (rt route) operations() route {
+	rt.ops = true
+	return rt
+}
+
 // takesGate marks a route that takes the engine's state gate itself, to
 // hold every other request out (reset, snapshots, fixtures): entering it
 // for the request too would wait forever.
@@ -202,14 +212,14 @@ func (s *Server) routeTable() []route {
 		// Operations and tools. No token: a load balancer or a Prometheus
 		// scraper has none, and none of them tells anything about the
 		// marketplace's data (docs/spec-decisions.md).
-		get("/health", open(s.handleHealth)),
-		head("/health", open(s.handleHealth)),
-		get("/ready", open(s.handleReady)),
-		head("/ready", open(s.handleReady)),
-		get("/version", open(s.handleVersion)),
-		head("/version", open(s.handleVersion)),
-		get("/openapi.json", open(s.handleOpenAPI)),
-		get("/metrics", open(s.handleMetrics)),
+		get("/health", open(s.handleHealth)).operations(),
+		head("/health", open(s.handleHealth)).operations(),
+		get("/ready", open(s.handleReady)).operations(),
+		head("/ready", open(s.handleReady)).operations(),
+		get("/version", open(s.handleVersion)).operations(),
+		head("/version", open(s.handleVersion)).operations(),
+		get("/openapi.json", open(s.handleOpenAPI)).operations(),
+		get("/metrics", open(s.handleMetrics)).operations(),
 
 		// Users and stores. A user's public subset is a public read; "me"
 		// is the token's user.

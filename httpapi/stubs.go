@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/julienschmidt/httprouter"
@@ -16,6 +17,35 @@ import (
 	"github.com/marketplace/marketplace/journal"
 	"github.com/marketplace/marketplace/stubs"
 )
+
+// The paths of the server's own routes are no stub's to answer; they are
+// reserved when the program starts, before any mapping is read (a -stubs
+// folder, a fixtures document, marketplacetest), from the route table.
+func init() { stubs.Reserve(ownPaths()...) }
+
+// ownPaths are the paths of the server's own routes, read from the route
+// table: the first segment of every operator route as a prefix (the
+// operator's whole namespace, /operator/, so that no stub answers even a
+// path there that no route serves), and every bare route (the console, its
+// files, the icon its pages ask for) and operations route, a parameter or
+// a catch-all making the part before it a prefix.
+func ownPaths() []string {
+	var out []string
+	for _, rt := range (&Server{}).routeTable() {
+		switch {
+		case rt.bare == nil && rt.who == theOperator:
+			first, _, _ := strings.Cut(strings.TrimPrefix(rt.path, "/"), "/")
+			out = append(out, "/"+first+"/")
+		case rt.bare != nil || rt.ops:
+			if i := strings.IndexAny(rt.path, ":*"); i >= 0 {
+				out = append(out, rt.path[:i])
+			} else {
+				out = append(out, rt.path)
+			}
+		}
+	}
+	return out
+}
 
 // stubRequest is r as the stubs match it. Its body is read (to the API's
 // bound) and put back, so that a route can still read it.

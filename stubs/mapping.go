@@ -110,9 +110,15 @@ func invalid(field, why string) error {
 
 // Parse reads one mapping in WireMock's format. Every field is checked:
 // an unknown name or a malformed value is an Invalid error naming it, so
-// that no mapping matches more than its author wrote. A mapping with no id
-// gets a new one.
-func Parse(data []byte) (*Mapping, error) {
+// that no mapping matches more than its author wrote, and a URL matcher
+// that could match a path the server keeps for itself (Reserve) is refused
+// naming the path. A mapping with no id gets a new one.
+func Parse(data []byte) (*Mapping, error) { return parse(data, true) }
+
+// parse is Parse; a mapping read back from the store is not judged against
+// the reserved paths again (one kept from before they were reserved stays
+// listed, and can be deleted), since Answer never answers them anyway.
+func parse(data []byte, checkReserved bool) (*Mapping, error) {
 	obj, err := fields(data, "mapping", "id", "uuid", "name", "request", "response", "priority", "metadata", "persistent", "marketplace")
 	if err != nil {
 		return nil, err
@@ -192,6 +198,11 @@ func Parse(data []byte) (*Mapping, error) {
 	}
 	if m.request, err = parsePattern(req, "request"); err != nil {
 		return nil, err
+	}
+	if checkReserved {
+		if err := m.request.url.checkReserved("request"); err != nil {
+			return nil, err
+		}
 	}
 	resp, ok := obj["response"]
 	if !ok {

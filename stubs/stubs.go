@@ -74,6 +74,11 @@ func (s *Service) Create(ctx context.Context, data []byte) (*Mapping, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.create(ctx, m)
+}
+
+// create stores m, checked.
+func (s *Service) create(ctx context.Context, m *Mapping) (*Mapping, error) {
 	seq, err := s.store.Sequence(Sequence)
 	if err != nil {
 		return nil, wrapInternal(err, "create stub")
@@ -286,7 +291,7 @@ func (s *Service) load(ctx context.Context) (*snapshot, error) {
 			if err := json.Unmarshal(v, &st); err != nil {
 				continue // a record that cannot be read answers nothing
 			}
-			m, err := Parse(st.Mapping)
+			m, err := parse(st.Mapping, false)
 			if err != nil {
 				continue
 			}
@@ -327,11 +332,15 @@ type Answer struct {
 
 // Answer finds the stub that answers r: the first, in priority order,
 // whose pattern matches and that is not spent; with onlyOverride, only an
-// override stub. admit is asked before the stub answers (and before a stub
+// override stub. No stub answers a reserved path (Reserve), whatever the
+// store holds. admit is asked before the stub answers (and before a stub
 // with times counts the answer, in a store transaction): its error is
 // Answer's, so that a request refused costs a stub nothing. It reports
 // false when no stub answers. Errors: admit's, Internal.
 func (s *Service) Answer(ctx context.Context, r *Request, onlyOverride bool, admit func(*Mapping) error) (*Answer, bool, error) {
+	if reservedPath(r.Path) {
+		return nil, false, nil
+	}
 	snap, err := s.fresh(ctx)
 	if err != nil {
 		return nil, false, err

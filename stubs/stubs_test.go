@@ -12,7 +12,12 @@ import (
 	"github.com/marketplace/marketplace/stubs"
 )
 
-func TestMain(m *testing.M) { teststore.Main(m) }
+func TestMain(m *testing.M) {
+	// The paths the HTTP server reserves from its route table, as the
+	// tests of this package see them.
+	stubs.Reserve("/operator/", "/console", "/console/", "/favicon.ico", "/health", "/ready", "/version", "/openapi.json", "/metrics")
+	teststore.Main(m)
+}
 
 func mustCreate(t *testing.T, s *stubs.Service, mapping string) *stubs.Mapping {
 	t.Helper()
