@@ -1,51 +1,207 @@
 // Package redact takes tokens and secrets out of what a server writes for
 // people and tools to read: the request log, the request journal and the
 // messages of error answers. A caller that writes its access token into a
-// path (GET /items/APP_USR-...) or a query value by mistake must not find
-// it again in any of them.
+// path (GET /items/APP_USR-...), a query value, a header or a body, by
+// mistake or on purpose, must not find it again in any of them.
 //
-// One form everywhere: the token is replaced by Mark. A token is a word
-// that starts with one of the prefixes of the tokens and codes the engine
-// issues (APP_USR- for access tokens, the demo ones included; TG- for
-// refresh tokens and authorization codes; OPERATOR- for a generated
-// operator token), in any case, followed by the characters tokens are made
-// of (letters, digits, '_' and '-'). The server's own secrets (its operator
-// token, whatever its shape) are replaced wherever they appear.
+// One form everywhere: the token or secret is replaced by Mark. Three
+// rules find them, each catching what the others cannot:
+//
+//   - Shape. A word shaped like a credential the engine issues or reads:
+//     one that starts with APP_USR- (access tokens, the demo ones
+//     included), TG- (refresh tokens and authorization codes) or OPERATOR-
+//     (a generated operator token), in any case; a JSON Web Token
+//     (eyJ....); a run of 64 or more hexadecimal digits (the client
+//     secrets and notification secrets); the credential after "Bearer",
+//     and after "Basic" when it decodes to a user:password pair.
+//   - Position. The value of every header, query parameter, form field,
+//     JSON member and name=value or "name": value pair whose name says it
+//     carries a credential (Authorization, Cookie, X-Auth, X-Api-Key,
+//     password, passwd, pwd, client_secret, access_token, private_key,
+//     credentials, auth, code, ... see secretName), whatever the value's
+//     shape, nested objects and arrays whole.
+//   - Knowledge. The server's own secrets (its operator token, whatever its
+//     shape); within one request (For), every credential the request
+//     presents, in whatever position it appears again; and the tokens the
+//     engine accepts whatever their shape (a fixture can give a user any
+//     token of 16 characters or more), asked of the accounts store word by
+//     word, within a bound.
+//
+// A body is read as what it is, not as what its Content-Type says: as JSON
+// when it parses as one JSON document (escaped names and values decoded),
+// as multipart when declared or shaped so, and otherwise as text, in which
+// form pairs, name=value and "name": value pairs and every shape are
+// replaced. A text that, once its escapes (%XX, \uXXXX, \xXX, &#NN;) are
+// decoded, would still show a secret is dropped whole: Mark stands for it.
 package redact
 
 import (
-	"encoding/json"
+	"encoding/base64"
 	"net/url"
+	"slices"
 	"strings"
 )
 
 // Mark replaces a token or a secret.
 const Mark = "REDACTED"
 
-// prefixes start the tokens and codes the engine issues.
-var prefixes = []string{"APP_USR-", "TG-", "OPERATOR-"}
-
 // MinSecretLength is the shortest secret looked for in free text: a
 // shorter one would match ordinary words and ids. The generated operator
 // token is far longer.
 const MinSecretLength = 8
 
-// Redactor replaces tokens and a server's own secrets.
+// MinKnownLength is the shortest word a request's redactor asks its known
+// check about: the accounts' shortest chosen token.
+const MinKnownLength = 16
+
+// maxKnownLength is the longest word asked about: no header carries a
+// longer token.
+const maxKnownLength = 4096
+
+// MaxKnownChecks bounds the known checks of one request's redactor, each of
+// which may cost a read of the store; a word beyond the bound is replaced
+// without one, as a secret may be.
+const MaxKnownChecks = 32
+
+// maxDepth bounds how many encodings deep a value is decoded again (a form
+// value in a JSON string in a multipart part ...).
+const maxDepth = 3
+
+// maxSecrets bounds the secrets one request's redactor learns.
+const maxSecrets = 64
+
+// Redactor replaces tokens and secrets. One from New is safe for
+// concurrent use; one from For belongs to one request and one goroutine.
 type Redactor struct {
 	secrets []string
+	// short: some secret is shorter than MinSecretLength, so a path is
+	// looked at segment by segment.
+	short bool
+	// scoped: a request's redactor (For), which learns the secrets it
+	// meets; known, checked and checks are its known check.
+	scoped  bool
+	known   func(string) bool
+	checked map[string]bool
+	checks  int
 }
 
 // New returns a Redactor of the token shapes and of secrets. Empty
 // secrets are left out; those shorter than MinSecretLength are replaced
-// only where they are a whole path segment or query value.
+// only where they are a whole path segment, query value or field value.
 func New(secrets ...string) *Redactor {
 	r := &Redactor{}
 	for _, s := range secrets {
 		if s != "" {
 			r.secrets = append(r.secrets, s)
+			r.short = r.short || len(s) < MinSecretLength
 		}
 	}
 	return r
+}
+
+// For returns a redactor of one request, for one goroutine: r's secrets,
+// and also every credential the request presents (the value of its
+// Authorization header, the password of its Basic credentials, the value
+// of every header and query parameter whose name says it carries one) and
+// every secret met later in its body, replaced wherever they appear again.
+// known, when not nil, tells whether a word of at least MinKnownLength
+// characters without spaces is a token the engine accepts; it is asked at
+// most MaxKnownChecks times, once per word, and should answer true when it
+// cannot tell.
+func (r *Redactor) For(known func(word string) bool, header map[string][]string, rawQuery string) *Redactor {
+	s := &Redactor{secrets: slices.Clone(r.secrets), short: r.short, scoped: true, known: known}
+	for name, vs := range header {
+		if !secretName(name) {
+			continue
+		}
+		for _, v := range vs {
+			s.learnHeader(name, v)
+		}
+	}
+	if rawQuery != "" {
+		for p := range strings.SplitSeq(rawQuery, "&") {
+			if k, v, ok := strings.Cut(p, "="); ok && secretName(unescapeForm(k)) {
+				s.learn(unescapeForm(v))
+			}
+		}
+	}
+	return s
+}
+
+// learnHeader learns the credentials of a header whose name says it
+// carries them.
+func (r *Redactor) learnHeader(name, v string) {
+	v = strings.TrimSpace(v)
+	r.learn(v)
+	scheme, cred, ok := strings.Cut(v, " ")
+	if !ok {
+		return
+	}
+	cred = strings.TrimSpace(cred)
+	r.learn(cred)
+	if strings.EqualFold(scheme, "Basic") {
+		if d, err := base64.StdEncoding.DecodeString(cred); err == nil {
+			if _, pass, ok := strings.Cut(string(d), ":"); ok {
+				r.learn(pass)
+				r.learn(unescapeForm(pass))
+			}
+		}
+	}
+	if strings.Contains(strings.ToLower(name), "cookie") {
+		for c := range strings.SplitSeq(v, ";") {
+			if _, val, ok := strings.Cut(c, "="); ok {
+				r.learn(val)
+			}
+		}
+	}
+}
+
+// learn adds v to the secrets of a request's redactor.
+func (r *Redactor) learn(v string) {
+	if !r.scoped {
+		return
+	}
+	v = strings.TrimSpace(v)
+	if len(v) < MinSecretLength || v == Mark || len(r.secrets) >= maxSecrets || slices.Contains(r.secrets, v) {
+		return
+	}
+	r.secrets = append(r.secrets, v)
+}
+
+// whole reports whether v, a whole value, is a secret: one of r's, or,
+// with check, a token the known check knows.
+func (r *Redactor) whole(v string, check bool) bool {
+	for _, sec := range r.secrets {
+		if v == sec {
+			return true
+		}
+	}
+	return check && r.isKnown(v)
+}
+
+// isKnown asks the known check about w, once per word and within the
+// bound.
+func (r *Redactor) isKnown(w string) bool {
+	if r.known == nil || len(w) < MinKnownLength || len(w) > maxKnownLength || w == Mark ||
+		strings.ContainsAny(w, " \t\r\n") {
+		return false
+	}
+	if v, ok := r.checked[w]; ok {
+		return v
+	}
+	if r.checked == nil {
+		r.checked = map[string]bool{}
+	}
+	v := true // beyond the bound, replaced unchecked
+	if r.checks < MaxKnownChecks {
+		r.checks++
+		v = r.known(w)
+	}
+	r.checked[w] = v
+	if v {
+		r.learn(w)
+	}
+	return v
 }
 
 // Text returns s with every token and every secret in it replaced by Mark.
@@ -56,190 +212,133 @@ func (r *Redactor) Text(s string) string {
 			s = strings.ReplaceAll(s, sec, Mark)
 		}
 	}
-	return tokens(s)
+	return shapes(s)
 }
 
 // Path returns the request path p with every token and secret replaced by
 // Mark, as Text does, and also every segment that is a whole secret
-// shorter than MinSecretLength.
-func (r *Redactor) Path(p string) string {
+// shorter than MinSecretLength, that would show a secret once its escapes
+// are decoded, or, for a request's redactor, that the known check knows.
+func (r *Redactor) Path(p string) string { return r.path(p, true) }
+
+// RoutedPath is Path for the path of a request that a route answered with
+// success: its segments are not asked of the known check, as the route
+// took each one as the id of something it found.
+func (r *Redactor) RoutedPath(p string) string { return r.path(p, false) }
+
+func (r *Redactor) path(p string, check bool) string {
 	p = r.Text(p)
-	for _, sec := range r.secrets {
-		if len(sec) >= MinSecretLength || !strings.Contains(p, sec) {
-			continue
-		}
-		segs := strings.Split(p, "/")
-		for i, seg := range segs {
-			if seg == sec {
-				segs[i] = Mark
-			}
-		}
-		p = strings.Join(segs, "/")
+	check = check && r.known != nil
+	if !r.short && !check && !strings.ContainsAny(p, `%\&`) {
+		return p
 	}
-	return p
+	var out []byte
+	done := 0
+	for start := 0; start <= len(p); {
+		end := strings.IndexByte(p[start:], '/')
+		if end < 0 {
+			end = len(p)
+		} else {
+			end += start
+		}
+		if seg := p[start:end]; seg != "" && seg != Mark &&
+			(r.whole(seg, check) || (hasEscapes(seg) && r.raw(seg, 1) != seg)) {
+			out = append(out, p[done:start]...)
+			out = append(out, Mark...)
+			done = end
+		}
+		start = end + 1
+	}
+	if out == nil {
+		return p
+	}
+	return string(append(out, p[done:]...))
 }
 
 // Query returns the raw query with the value of every parameter that may
 // carry a token or a secret replaced by Mark: one whose name says so
 // (access_token, client_secret, code, ...), or whose value, unescaped,
 // holds a token or a secret. The rest is kept as it was sent, in its
-// order.
+// order, unless its escapes hide a secret: then the whole query is Mark.
 func (r *Redactor) Query(raw string) string {
 	if raw == "" {
 		return ""
 	}
-	parts := strings.Split(raw, "&")
+	s := r.Text(r.pairs(raw, 0, true))
+	if d := unescape(s); d != s && r.raw(d, 1) != d {
+		return Mark
+	}
+	return s
+}
+
+// Header returns the value of header name as it may be kept: Mark for a
+// header whose name says it carries a credential (Authorization, Cookie,
+// X-Auth, X-Api-Key, ...), else the value with its tokens and secrets
+// replaced as in a text body.
+func (r *Redactor) Header(name, value string) string {
+	if secretName(name) {
+		r.learnHeader(name, value)
+		return Mark
+	}
+	return r.raw(value, 0)
+}
+
+// pairs replaces, in s read as name=value pairs joined by '&', the value
+// of every pair whose name says it carries a secret or whose value holds
+// one; with flags, in a query, also every part without a value that holds
+// one.
+func (r *Redactor) pairs(s string, depth int, flags bool) string {
+	if !flags && strings.IndexByte(s, '=') < 0 {
+		return s
+	}
+	parts := strings.Split(s, "&")
+	changed := false
 	for i, p := range parts {
-		k, v, hasValue := strings.Cut(p, "=")
-		if !hasValue {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok {
+			if flags && p != Mark && r.holds(unescapeForm(p), p, depth) {
+				parts[i] = Mark
+				changed = true
+			}
 			continue
 		}
-		name, err := url.QueryUnescape(k)
-		if err != nil {
-			name = k
+		if v == Mark {
+			continue
 		}
-		value, err := url.QueryUnescape(v)
-		if err != nil {
-			value = v
+		name, val := unescapeForm(k), unescapeForm(v)
+		if secretName(name) {
+			r.learn(val)
+		} else if !r.holds(val, v, depth) {
+			continue
 		}
-		if isSecretName(name) || r.holdsSecret(value) || r.holdsSecret(v) {
-			parts[i] = k + "=" + Mark
-		}
+		parts[i] = k + "=" + Mark
+		changed = true
+	}
+	if !changed {
+		return s
 	}
 	return strings.Join(parts, "&")
 }
 
-func (r *Redactor) holdsSecret(v string) bool {
-	for _, sec := range r.secrets {
-		if v == sec || (len(sec) >= MinSecretLength && strings.Contains(v, sec)) {
-			return true
-		}
+// holds reports whether val, a value decoded from v, holds a secret.
+func (r *Redactor) holds(val, v string, depth int) bool {
+	if val == "" || val == Mark {
+		return false
 	}
-	return tokens(v) != v
+	if r.whole(val, true) || r.Text(val) != val {
+		return true
+	}
+	return val != v && depth < maxDepth && r.raw(val, depth+1) != val
 }
 
-// secretParams are the query parameters that carry tokens, codes and
-// secrets in the public API's OAuth and in the older SDKs.
-var secretParams = []string{"access_token", "refresh_token", "client_secret", "code", "code_verifier",
-	"password", "id_token", "client_assertion", "token", "secret", "api_key", "apikey"}
-
-func isSecretName(name string) bool {
-	name = strings.ToLower(name)
-	for _, s := range secretParams {
-		if name == s {
-			return true
-		}
-	}
-	return strings.Contains(name, "token") || strings.Contains(name, "secret") || strings.Contains(name, "password")
-}
-
-// tokens replaces every token-shaped word of s by Mark. Every prefix ends
-// in '-', so a text without one is returned at once.
-func tokens(s string) string {
-	if strings.IndexByte(s, '-') < 0 {
+// unescapeForm decodes a form-encoded name or value, or returns it as it
+// is when it is not validly encoded.
+func unescapeForm(s string) string {
+	if !strings.ContainsAny(s, "%+") {
 		return s
 	}
-	var b strings.Builder
-	done, replaced := 0, false // s[:done] is written to b
-	for i := 0; i < len(s); {
-		n := tokenAt(s, i)
-		if n == 0 {
-			i++
-			continue
-		}
-		if !replaced {
-			b.Grow(len(s))
-			replaced = true
-		}
-		b.WriteString(s[done:i])
-		b.WriteString(Mark)
-		i += n
-		done = i
+	if u, err := url.QueryUnescape(s); err == nil {
+		return u
 	}
-	if !replaced {
-		return s
-	}
-	b.WriteString(s[done:])
-	return b.String()
-}
-
-// tokenAt returns the length of the token that starts at s[i], or 0. A
-// token starts a word (it follows no letter, digit or '_') and has at
-// least one character after its prefix.
-func tokenAt(s string, i int) int {
-	if i > 0 && isWordByte(s[i-1]) {
-		return 0
-	}
-	for _, p := range prefixes {
-		if len(s)-i > len(p) && strings.EqualFold(s[i:i+len(p)], p) && isTokenByte(s[i+len(p)]) {
-			j := i + len(p)
-			for j < len(s) && isTokenByte(s[j]) {
-				j++
-			}
-			return j - i
-		}
-	}
-	return 0
-}
-
-func isWordByte(c byte) bool {
-	return c == '_' || ('0' <= c && c <= '9') || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z')
-}
-
-func isTokenByte(c byte) bool { return isWordByte(c) || c == '-' }
-
-// Body returns a request body with its tokens and secrets replaced by
-// Mark: in a JSON document, the value of every member whose name says it
-// carries one (password, client_secret, refresh_token, ...); in a form,
-// as Query does; and in any body, every token and secret as Text does.
-func (r *Redactor) Body(contentType string, b []byte) string {
-	s := string(b)
-	if strings.HasPrefix(strings.ToLower(contentType), "application/x-www-form-urlencoded") {
-		return r.Text(r.Query(s))
-	}
-	var doc any
-	if json.Unmarshal(b, &doc) == nil {
-		if redactJSON(doc) {
-			if out, err := json.Marshal(doc); err == nil {
-				s = string(out)
-			}
-		}
-	}
-	return r.Text(s)
-}
-
-// redactJSON replaces the values of secret-named members in place and
-// reports whether it replaced any.
-func redactJSON(v any) bool {
-	changed := false
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			if isSecretName(k) {
-				x[k] = Mark
-				changed = true
-				continue
-			}
-			changed = redactJSON(e) || changed
-		}
-	case []any:
-		for _, e := range x {
-			changed = redactJSON(e) || changed
-		}
-	}
-	return changed
-}
-
-// Header returns the value of header name as it may be kept: Mark for the
-// headers that carry credentials, else the value with its tokens and
-// secrets replaced as Text does.
-func (r *Redactor) Header(name, value string) string {
-	switch strings.ToLower(name) {
-	case "authorization", "cookie", "set-cookie", "proxy-authorization":
-		return Mark
-	}
-	if isSecretName(name) {
-		return Mark
-	}
-	return r.Text(value)
+	return s
 }
