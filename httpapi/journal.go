@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/internal/redact"
 	"github.com/marketplace/marketplace/journal"
 )
 
@@ -17,18 +19,32 @@ import (
 func (s *Server) Journal() *journal.Journal { return s.journal }
 
 // record adds r's entry to the journal: the path and the query with their
-// tokens and secrets redacted, and, in a journal with bodies, the headers
-// and the body redacted too.
-func (s *Server) record(r *http.Request, rec *statusRecorder, at time.Time, elapsed time.Duration) {
-	e := journal.Entry{
-		Time:      at.UTC(),
-		Method:    r.Method,
-		Path:      s.redact.Path(r.URL.Path),
-		Query:     s.redact.Query(r.URL.RawQuery),
-		Route:     rec.route,
-		Status:    rec.status,
-		LatencyMS: float64(elapsed.Microseconds()) / 1000,
+// tokens and secrets redacted by red, r's redactor, and, in a journal with
+// bodies, the headers and the body redacted too.
+func (s *Server) record(r *http.Request, rec *statusRecorder, red *redact.Redactor, at time.Time, elapsed time.Duration) {
+	var e journal.Entry
+	if s.journal.KeepsBodies() {
+		// The body first: a secret it carries under a credential's name is
+		// then replaced wherever else the request repeats it.
+		if rec.capture != nil {
+			e.Body = red.Body(r.Header.Get("Content-Type"), rec.capture.rest())
+		}
+		e.Headers = make(map[string][]string, len(r.Header))
+		for k, vs := range r.Header {
+			kept := make([]string, len(vs))
+			for i, v := range vs {
+				kept[i] = red.Header(k, v)
+			}
+			e.Headers[k] = kept
+		}
 	}
+	e.Time = at.UTC()
+	e.Method = r.Method
+	e.Query = red.Query(r.URL.RawQuery)
+	e.Path = keptPath(red, r, rec)
+	e.Route = rec.route
+	e.Status = rec.status
+	e.LatencyMS = float64(elapsed.Microseconds()) / 1000
 	// Copies: the recorder goes back to its pool.
 	if user := rec.user; user != 0 {
 		e.UserID = &user
@@ -40,20 +56,38 @@ func (s *Server) record(r *http.Request, rec *statusRecorder, at time.Time, elap
 		e.FaultID = &fault
 	}
 	e.StubID = rec.stub
-	if s.journal.KeepsBodies() {
-		e.Headers = make(map[string][]string, len(r.Header))
-		for k, vs := range r.Header {
-			kept := make([]string, len(vs))
-			for i, v := range vs {
-				kept[i] = s.redact.Header(k, v)
-			}
-			e.Headers[k] = kept
-		}
-		if rec.capture != nil {
-			e.Body = s.redact.Body(r.Header.Get("Content-Type"), rec.capture.rest())
-		}
-	}
 	s.journal.Add(e)
+}
+
+// requestRedactor returns the redactor of r for its log line and its
+// journal entry: the server's secrets, the credentials r presents, and the
+// tokens the accounts accept whatever their shape (a fixture may choose
+// any), each word asked of the store once. When the store cannot answer,
+// the word is taken for a token, and the store is not asked again.
+func (s *Server) requestRedactor(r *http.Request) *redact.Redactor {
+	ctx := context.WithoutCancel(r.Context())
+	failed := false
+	return s.redact.For(func(word string) bool {
+		if failed {
+			return true
+		}
+		_, err := s.m.Accounts.Authenticate(ctx, word)
+		if err != nil && !errs.Is(err, errs.Unauthorized) {
+			failed = true
+		}
+		return !errs.Is(err, errs.Unauthorized)
+	}, r.Header, r.URL.RawQuery)
+}
+
+// keptPath is r's path as its log line and its journal entry keep it. The
+// segments of a path that a route of the engine answered with success are
+// not asked of the store: the route took each as the id of something it
+// found. A fault's or a stub's answer says nothing of the sort.
+func keptPath(red *redact.Redactor, r *http.Request, rec *statusRecorder) string {
+	if rec.route != "" && rec.status >= 200 && rec.status < 400 && rec.fault == 0 && rec.stub == "" {
+		return red.RoutedPath(r.URL.Path)
+	}
+	return red.Path(r.URL.Path)
 }
 
 // noteCaller tells the journal and the fault rules who made r, once the

@@ -386,16 +386,17 @@ func (s *Server) logged(w http.ResponseWriter, r *http.Request, route string, jo
 			s.checkResponse(r, rec)
 		}
 		if logOn || journalOn {
+			red := s.requestRedactor(r)
 			if logOn {
 				// The path without the query, which may carry a token, and
 				// with any token written into it redacted; the duration as
 				// text with its unit ("1.52ms").
 				s.logger.LogAttrs(r.Context(), slog.LevelInfo, "request", slog.String("method", r.Method),
-					slog.String("path", loggedPath(s.redact.Path(r.URL.Path))), slog.String("route", route), slog.Int("status", rec.status),
+					slog.String("path", loggedPath(keptPath(red, r, rec))), slog.String("route", route), slog.Int("status", rec.status),
 					slog.String("duration", elapsed.String()))
 			}
 			if journalOn {
-				s.record(r, rec, at, elapsed)
+				s.record(r, rec, red, at, elapsed)
 			}
 		}
 		if rec.closeConn != nil {

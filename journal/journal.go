@@ -1,9 +1,12 @@
 // Package journal keeps the last requests a server answered, in memory and
 // bounded, for tests that check what an application actually sent. An
-// entry never holds a token or a secret: the path and the query are
-// redacted before it is kept (RedactQuery; the HTTP server also redacts
-// the path and its own operator token), and headers and bodies are not
-// kept at all.
+// entry never holds a token or a secret: the HTTP server redacts the path,
+// the query and, in a journal with bodies, the headers and the body
+// before it adds the entry (internal/redact: the shapes of the engine's
+// credentials, the values of credential names, the server's own secrets,
+// the credentials the request presents and the tokens the accounts
+// accept, in every encoding); RedactQuery applies the shapes and names to
+// a query for callers outside the server.
 //
 // A journal belongs to one server process: with several servers on one
 // database, each keeps the requests it answered.
@@ -346,7 +349,9 @@ var queryRedactor = redact.New()
 // RedactQuery returns the raw query with the value of every parameter that
 // may carry a token or a secret replaced by Redacted, the rest kept as it
 // was sent, in its order: a parameter whose name says it carries one
-// (access_token, client_secret, code, ...) or whose value holds a token of
-// a shape the engine issues (APP_USR-, TG-, OPERATOR-), under whatever
-// name it travels.
+// (access_token, client_secret, code, password, api_key, ...) or whose
+// value holds a credential of a shape the engine issues or reads
+// (APP_USR-, TG-, OPERATOR-, a JSON Web Token, a 64-digit hexadecimal
+// secret, Bearer and Basic credentials), under whatever name it travels
+// and however often it is escaped.
 func RedactQuery(raw string) string { return queryRedactor.Query(raw) }
