@@ -175,3 +175,35 @@ func TestStubs_AFixturesDocumentsStubOnAnOwnRouteIsRefusedAndNothingLoads(t *tes
 		t.Fatal("Stubs.Create (marketplacetest's Stub) took /metrics")
 	}
 }
+
+// The bodies and the JSONPath of the reports that burnt a core for a
+// minute per request.
+func TestStubs_TheReportedJSONPathAttacksAreRefusedOrAnsweredWithinTheBound(t *testing.T) {
+	srv := marketplacetest.NewServer(t)
+	st, body := postStub(t, srv, `{"request": {"method": "POST", "urlPath": "/v1/hooks", "bodyPatterns": [{"matchesJsonPath": "$..[?(@..a)]"}]},
+		"response": {"status": 200}, "marketplace": {"public": true}}`)
+	if msg := errorMessage(t, body); st != 400 || !strings.Contains(msg, "request.bodyPatterns[0].matchesJsonPath") {
+		t.Fatalf("the reported JSONPath: %d %s", st, body)
+	}
+	srv.Stub(t, `{"request": {"method": "POST", "urlPath": "/v1/hooks", "bodyPatterns": [{"matchesJsonPath": "$..[?(@.a)]"}]}, "response": {"status": 200}}`)
+	srv.Stub(t, `{"request": {"method": "POST", "urlPath": "/v1/open", "bodyPatterns": [{"matchesJsonPath": "$..a"}]},
+		"response": {"status": 200}, "marketplace": {"public": true}}`)
+	bodies := []string{
+		strings.Repeat("[", 9990) + `{"a":1}` + strings.Repeat("]", 9990),
+		strings.Repeat(`{"a":`, 5000) + "1" + strings.Repeat("}", 5000),
+	}
+	for i, b := range bodies {
+		// Not public: the anonymous caller is refused before the body is read.
+		if st, _, body := send(t, srv, "POST", "/v1/hooks", "", b); st != 401 {
+			t.Errorf("body %d, anonymous: %d %s", i, st, body)
+		}
+		// Public: nested beyond what the JSON matchers read, it is no JSON
+		// to them, and the stub does not match.
+		if st, _, body := send(t, srv, "POST", "/v1/open", "", b); st != 404 {
+			t.Errorf("body %d, public: %d %s", i, st, body)
+		}
+	}
+	if st, _, body := send(t, srv, "POST", "/v1/open", "", `{"x":[{"a":1}]}`); st != 200 {
+		t.Errorf("a body within the bounds: %d %s", st, body)
+	}
+}

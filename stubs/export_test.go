@@ -11,3 +11,17 @@ func (s *Service) CreateUnchecked(ctx context.Context, data []byte) (*Mapping, e
 	}
 	return s.create(ctx, m)
 }
+
+// Work is the steps the matchers spent on r.
+func (r *Request) Work() int64 { return r.work }
+
+// MaxWork is the bound of the steps of one request.
+const MaxWork = maxWork
+
+// The bounds of bounds.go, for the tests.
+const (
+	MaxPatternLength = maxPatternLength
+	MaxPathLength    = maxPathLength
+	MaxJSONBody      = maxJSONBody
+	MaxJSONDepth     = maxJSONDepth
+)

@@ -374,6 +374,7 @@ type urlMatch struct {
 	kind     string // url, urlPath, urlPattern, urlPathPattern, urlPathTemplate; "" matches every URL
 	value    string
 	re       *regexp.Regexp
+	insts    int      // re's instructions
 	segments []string // of a template: "{name}" or a literal
 }
 
@@ -416,11 +417,9 @@ func parsePattern(raw json.RawMessage, where string) (*Pattern, error) {
 		}
 		switch k {
 		case "urlPattern", "urlPathPattern":
-			re, err := regexp.Compile(`^(?:` + p.url.value + `)$`)
-			if err != nil {
-				return nil, invalid(where+"."+k, "it is not a regular expression: "+err.Error())
+			if p.url.re, p.url.insts, err = compileRegexp(where+"."+k, p.url.value); err != nil {
+				return nil, err
 			}
-			p.url.re = re
 		case "urlPathTemplate":
 			p.url.segments = strings.Split(p.url.value, "/")
 			seen := map[string]bool{}

@@ -8,8 +8,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-
-	"github.com/theory/jsonpath"
 )
 
 // Request is what a pattern is matched against: a request as it arrived.
@@ -25,8 +23,15 @@ type Request struct {
 
 	query url.Values
 	body  any
-	// bodyRead: body holds Body decoded, or bodyBad says Body is no JSON.
+	// bodyRead: body holds Body decoded, or bodyBad says Body is no JSON
+	// (or none the JSON matchers read); bodyDepth is its nesting.
 	bodyRead, bodyBad bool
+	bodyDepth         int
+	bodyText          *string
+	// work is the steps the matchers have spent on the request (charge);
+	// spent: the bound is reached.
+	work  int64
+	spent bool
 }
 
 // URL is the path and the query as sent, as WireMock's url matches it.
@@ -48,9 +53,27 @@ func (r *Request) Query() url.Values {
 	return r.query
 }
 
+// text returns the body as a string, made once for every string matcher.
+func (r *Request) text() string {
+	if r.bodyText == nil {
+		t := string(r.Body)
+		r.bodyText = &t
+	}
+	return *r.bodyText
+}
+
+// json returns the body decoded, false when it is no JSON to the matchers:
+// not JSON, or beyond maxJSONBody or maxJSONDepth, or beyond the request's
+// bound.
 func (r *Request) json() (any, bool) {
 	if !r.bodyRead {
 		r.bodyRead = true
+		depth, ok := jsonShape(r.Body)
+		r.bodyDepth = depth
+		if !ok || !r.charge(len(r.Body)*decodeCost) {
+			r.bodyBad = true
+			return nil, false
+		}
 		dec := json.NewDecoder(bytes.NewReader(r.Body))
 		if err := dec.Decode(&r.body); err != nil {
 			r.bodyBad = true
@@ -60,23 +83,32 @@ func (r *Request) json() (any, bool) {
 }
 
 // Matches reports whether r matches every part of p.
-func (p *Pattern) Matches(r *Request) bool {
+func (p *Pattern) Matches(r *Request) bool { return p.matchesURL(r) && p.matchesRest(r) }
+
+// matchesURL reports whether r's method and URL match p's: what is read
+// before the caller is known.
+func (p *Pattern) matchesURL(r *Request) bool {
 	if p.method != "" && p.method != r.Method {
 		return false
 	}
-	if _, ok := p.url.match(r); !ok {
-		return false
-	}
-	q := r.Query()
-	for _, nm := range p.query {
-		vs, ok := q[nm.name]
-		if !nm.m.matchValues(vs, ok) {
-			return false
+	_, ok := p.url.match(r)
+	return ok
+}
+
+// matchesRest reports whether r's query, headers and body match p's.
+func (p *Pattern) matchesRest(r *Request) bool {
+	if len(p.query) > 0 {
+		q := r.Query()
+		for _, nm := range p.query {
+			vs, ok := q[nm.name]
+			if !nm.m.matchValues(vs, ok, r) {
+				return false
+			}
 		}
 	}
 	for _, nm := range p.headers {
 		vs, ok := r.Header[nm.name]
-		if !nm.m.matchValues(vs, ok) {
+		if !nm.m.matchValues(vs, ok, r) {
 			return false
 		}
 	}
@@ -102,9 +134,10 @@ func (u urlMatch) match(r *Request) (map[string]string, bool) {
 	case "urlPath":
 		return nil, r.Path == u.value
 	case "urlPattern":
-		return nil, u.re.MatchString(r.URL())
+		url := r.URL()
+		return nil, r.charge(regexpCost(len(url), u.insts)) && u.re.MatchString(url)
 	case "urlPathPattern":
-		return nil, u.re.MatchString(r.Path)
+		return nil, r.charge(regexpCost(len(r.Path), u.insts)) && u.re.MatchString(r.Path)
 	case "urlPathTemplate":
 		segs := strings.Split(r.Path, "/")
 		if len(segs) != len(u.segments) {
@@ -132,6 +165,7 @@ type matcher struct {
 	value string
 	fold  bool
 	re    *regexp.Regexp
+	insts int // re's instructions
 	// absent: the value must be missing (true) or present (false).
 	absent bool
 	// json: an equalToJson nested in a matchesJsonPath.
@@ -165,11 +199,9 @@ func parseMatcher(raw json.RawMessage, where string) (matcher, error) {
 			return m, invalid(where+"."+k, "it must be a string")
 		}
 		if k == "matches" || k == "doesNotMatch" {
-			re, err := regexp.Compile(`^(?:` + m.value + `)$`)
-			if err != nil {
-				return m, invalid(where+"."+k, "it is not a regular expression: "+err.Error())
+			if m.re, m.insts, err = compileRegexp(where+"."+k, m.value); err != nil {
+				return m, err
 			}
-			m.re = re
 		}
 	}
 	if m.kind == "" {
@@ -189,7 +221,7 @@ func parseMatcher(raw json.RawMessage, where string) (matcher, error) {
 // matchValues matches a parameter or a header sent with values vs
 // (present says whether it was sent at all): as WireMock, one value that
 // matches is enough.
-func (m matcher) matchValues(vs []string, present bool) bool {
+func (m *matcher) matchValues(vs []string, present bool, r *Request) bool {
 	if m.kind == "absent" {
 		return present != m.absent
 	}
@@ -197,14 +229,23 @@ func (m matcher) matchValues(vs []string, present bool) bool {
 		return false
 	}
 	for _, v := range vs {
-		if m.match(v) {
+		if m.match(v, r) {
 			return true
 		}
 	}
 	return false
 }
 
-func (m matcher) match(s string) bool {
+// match reports whether s meets m, within r's bound: past it, nothing
+// matches, not even a doesNotMatch.
+func (m *matcher) match(s string, r *Request) bool {
+	cost := len(s)/64 + 1
+	if m.re != nil {
+		cost = regexpCost(len(s), m.insts)
+	}
+	if !r.charge(cost) {
+		return false
+	}
 	switch m.kind {
 	case "equalTo":
 		if m.fold {
@@ -227,7 +268,7 @@ func (m matcher) match(s string) bool {
 type bodyMatcher struct {
 	// one of
 	equal *jsonEqual
-	path  *jsonpath.Path
+	path  *bodyPath
 	str   *matcher
 	// nested is the matcher the values at path must meet; nil: there must
 	// be a value there.
@@ -288,9 +329,9 @@ func parseBodyMatcher(raw json.RawMessage, where string) (bodyMatcher, error) {
 		} else if err := json.Unmarshal(v, &expr); err != nil {
 			return bm, invalid(where+".matchesJsonPath", "it must be a JSONPath string or an object with an expression")
 		}
-		p, err := jsonpath.Parse(expr)
+		p, err := parsePath(where+".matchesJsonPath", expr)
 		if err != nil {
-			return bm, invalid(where+".matchesJsonPath", "it is not a JSONPath: "+err.Error())
+			return bm, err
 		}
 		bm.path = p
 		return bm, nil
@@ -336,18 +377,21 @@ func parseJSONEqual(obj map[string]json.RawMessage, where string) (*jsonEqual, e
 	return eq, nil
 }
 
-func (b bodyMatcher) match(r *Request) bool {
+func (b *bodyMatcher) match(r *Request) bool {
 	if b.str != nil {
-		return b.str.match(string(r.Body))
+		return b.str.match(r.text(), r)
 	}
 	doc, ok := r.json()
 	if !ok {
 		return false
 	}
 	if b.equal != nil {
-		return b.equal.match(doc)
+		return b.equal.match(doc, r)
 	}
-	nodes := b.path.Select(doc)
+	nodes, ok := b.path.selectNodes(doc, r, r.bodyDepth)
+	if !ok {
+		return false
+	}
 	if b.nested == nil {
 		return len(nodes) > 0
 	}
@@ -356,12 +400,18 @@ func (b bodyMatcher) match(r *Request) bool {
 	}
 	for _, n := range nodes {
 		if b.nested.json != nil {
-			if b.nested.json.match(n) {
+			if b.nested.json.match(n, r) {
 				return true
 			}
 			continue
 		}
-		if b.nested.match(text(n)) {
+		t := text(n)
+		if _, str := n.(string); !str && !r.charge(4*len(t)) {
+			// Writing a value back as JSON costs about four steps a byte; it
+			// is counted once written, when its size is known.
+			return false
+		}
+		if b.nested.match(t, r) {
 			return true
 		}
 	}
@@ -381,11 +431,17 @@ func text(v any) string {
 	return string(b)
 }
 
-func (e *jsonEqual) match(got any) bool {
-	return jsonEq(e.want, got, e.ignoreExtra, e.ignoreArrayOrders)
+func (e *jsonEqual) match(got any, r *Request) bool {
+	return jsonEq(e.want, got, e.ignoreExtra, e.ignoreArrayOrders, r)
 }
 
-func jsonEq(want, got any, extra, anyOrder bool) bool {
+// jsonEq compares want and got, a step of r's bound per pair of values
+// compared: with ignoreArrayOrder, every element of want may be compared
+// with every element of got.
+func jsonEq(want, got any, extra, anyOrder bool, r *Request) bool {
+	if !r.charge(1) {
+		return false
+	}
 	switch w := want.(type) {
 	case map[string]any:
 		g, ok := got.(map[string]any)
@@ -394,7 +450,7 @@ func jsonEq(want, got any, extra, anyOrder bool) bool {
 		}
 		for k, wv := range w {
 			gv, ok := g[k]
-			if !ok || !jsonEq(wv, gv, extra, anyOrder) {
+			if !ok || !jsonEq(wv, gv, extra, anyOrder, r) {
 				return false
 			}
 		}
@@ -412,7 +468,7 @@ func jsonEq(want, got any, extra, anyOrder bool) bool {
 				return false
 			}
 			for i := range w {
-				if !jsonEq(w[i], g[i], extra, anyOrder) {
+				if !jsonEq(w[i], g[i], extra, anyOrder, r) {
 					return false
 				}
 			}
@@ -422,7 +478,7 @@ func jsonEq(want, got any, extra, anyOrder bool) bool {
 	next:
 		for _, wv := range w {
 			for j, gv := range g {
-				if !used[j] && jsonEq(wv, gv, extra, anyOrder) {
+				if !used[j] && jsonEq(wv, gv, extra, anyOrder, r) {
 					used[j] = true
 					continue next
 				}
@@ -430,6 +486,17 @@ func jsonEq(want, got any, extra, anyOrder bool) bool {
 			return false
 		}
 		return true
+	case string:
+		g, ok := got.(string)
+		return ok && g == w
+	case float64:
+		g, ok := got.(float64)
+		return ok && g == w
+	case bool:
+		g, ok := got.(bool)
+		return ok && g == w
+	case nil:
+		return got == nil
 	default:
 		return reflect.DeepEqual(want, got)
 	}

@@ -333,10 +333,16 @@ type Answer struct {
 // Answer finds the stub that answers r: the first, in priority order,
 // whose pattern matches and that is not spent; with onlyOverride, only an
 // override stub. No stub answers a reserved path (Reserve), whatever the
-// store holds. admit is asked before the stub answers (and before a stub
-// with times counts the answer, in a store transaction): its error is
-// Answer's, so that a request refused costs a stub nothing. It reports
-// false when no stub answers. Errors: admit's, Internal.
+// store holds.
+//
+// A stub that is not public matches only a caller that admit lets in:
+// admit is asked, once, when the method and URL of such a stub match, and
+// before its query, headers and body are read, so that a caller who is
+// refused costs the stubs nothing more (nor a stub with times an answer).
+// The matching of r is bounded (bounds.go): past the bound, no further stub
+// matches. ctx is checked as the stubs are tried: a caller gone stops
+// them. It reports false when no stub answers. Errors: admit's, ctx's,
+// Internal.
 func (s *Service) Answer(ctx context.Context, r *Request, onlyOverride bool, admit func(*Mapping) error) (*Answer, bool, error) {
 	if reservedPath(r.Path) {
 		return nil, false, nil
@@ -345,17 +351,30 @@ func (s *Service) Answer(ctx context.Context, r *Request, onlyOverride bool, adm
 	if err != nil {
 		return nil, false, err
 	}
-	for _, m := range snap.mappings {
+	admitted := admit == nil
+	for i, m := range snap.mappings {
 		if onlyOverride && !m.Extension.Override {
 			continue
 		}
-		if !m.request.Matches(r) {
+		if i%32 == 31 {
+			if err := ctx.Err(); err != nil {
+				return nil, false, err
+			}
+		}
+		if r.spent {
+			break // the request's bound is spent: no further stub is tried
+		}
+		if !m.request.matchesURL(r) {
 			continue
 		}
-		if admit != nil {
+		if !m.Extension.Public && !admitted {
 			if err := admit(m); err != nil {
 				return nil, false, err
 			}
+			admitted = true
+		}
+		if !m.request.matchesRest(r) {
+			continue
 		}
 		if m.Extension.Times > 0 {
 			ok, err := s.take(ctx, m.ID)
@@ -400,6 +419,9 @@ func (m *Mapping) answer(r *Request) *Answer {
 	a := &Answer{Mapping: m, Status: m.resp.status, Header: m.resp.headers, Body: m.resp.body,
 		Delay: m.resp.delay, Fault: m.resp.fault}
 	if m.resp.templated {
+		// The templates have a bound of their own: a request that spent
+		// most of its bound finding the stub still gets its answer whole.
+		r.work, r.spent = 0, false
 		params := m.request.PathParams(r)
 		if m.resp.jsonBody != nil {
 			a.Body = mustJSON(renderJSON(m.resp.jsonBody, r, params))

@@ -4,8 +4,6 @@ import (
 	"html"
 	"strconv"
 	"strings"
-
-	"github.com/theory/jsonpath"
 )
 
 // The response templates are a subset of WireMock's Handlebars: the
@@ -31,7 +29,7 @@ type expr struct {
 	kind    string // method, url, path, pathParam, pathSegment, query, header, jsonPath
 	name    string
 	index   int
-	jsonPth *jsonpath.Path
+	jsonPth *bodyPath
 }
 
 func checkTemplates(v any) error {
@@ -101,9 +99,9 @@ func parseExpr(src string) (*expr, error) {
 		if !ok || len(arg) < 2 || (arg[0] != '\'' && arg[0] != '"') || arg[len(arg)-1] != arg[0] {
 			return nil, bad
 		}
-		p, err := jsonpath.Parse(arg[1 : len(arg)-1])
-		if err != nil {
-			return nil, invalid("response.body", "the template's JSONPath "+arg+" is not one: "+err.Error())
+		p, why := checkPath(arg[1 : len(arg)-1])
+		if why != "" {
+			return nil, invalid("response.body", "the template's JSONPath "+arg+": "+why)
 		}
 		return &expr{kind: "jsonPath", jsonPth: p}, nil
 	}
@@ -185,8 +183,8 @@ func (e *expr) value(r *Request, params map[string]string) string {
 		if !ok {
 			return ""
 		}
-		nodes := e.jsonPth.Select(doc)
-		if len(nodes) == 0 {
+		nodes, ok := e.jsonPth.selectNodes(doc, r, r.bodyDepth)
+		if !ok || len(nodes) == 0 {
 			return ""
 		}
 		return text(nodes[0])
