@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -388,6 +389,15 @@ type consolePage struct {
 
 func openConsole(t *testing.T, srv *marketplacetest.Server) *consolePage {
 	t.Helper()
+	p := newConsolePage(t, srv)
+	p.step("open the console", chromedp.Navigate(srv.URL+"/console"), chromedp.WaitVisible("#token"))
+	return p
+}
+
+// newConsolePage is a fresh headless chromium at 1280 by 800 pixels on a
+// blank page.
+func newConsolePage(t *testing.T, srv *marketplacetest.Server) *consolePage {
+	t.Helper()
 	browser := chromiumPath(t)
 	// A bound for a browser that hangs, not a timing the test relies on.
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -407,7 +417,7 @@ func openConsole(t *testing.T, srv *marketplacetest.Server) *consolePage {
 	b, cancelBrowser := chromedp.NewContext(actx)
 	t.Cleanup(cancelBrowser)
 	p := &consolePage{t: t, srv: srv, ctx: ctx, b: b}
-	p.step("open the console", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(srv.URL+"/console"), chromedp.WaitVisible("#token"))
+	p.step("set the viewport", chromedp.EmulateViewport(1280, 800))
 	return p
 }
 
@@ -665,4 +675,189 @@ func TestConsole_AnsweredQuestionOffersNoAnswerBox(t *testing.T) {
 	if n := p.count(row(open) + " .answer-text"); n != 1 {
 		t.Fatalf("the unanswered question offers %d answer boxes", n)
 	}
+}
+
+// A headless browser or a script cannot type into the sign-in form: the
+// token in the address's fragment signs in, and the page drops it from the
+// address at once, so that it stays in no history entry.
+func TestConsole_TokenInTheAddressSignsInAndLeavesNoTraceInTheAddressOrHistory(t *testing.T) {
+	srv := marketplacetest.NewServer(t)
+	p := newConsolePage(t, srv)
+	p.step("open the console with the token",
+		chromedp.Navigate(srv.URL+"/console#token="+url.QueryEscape(srv.OperatorToken)),
+		p.until(visible("#user-nickname")),
+		p.settled(),
+	)
+	if !p.is(visible("#nav")) || p.is(visible("#screen-signin")) {
+		t.Fatal("the token in the address did not sign in")
+	}
+	p.noTokenInHistory(srv.OperatorToken)
+	if got := p.text("#message"); got != "Signed in." {
+		t.Fatalf("the page says %q", got)
+	}
+
+	// A wrong token is refused as the form refuses it, and dropped too.
+	q := newConsolePage(t, srv)
+	q.step("open the console with a wrong token",
+		chromedp.Navigate(srv.URL+"/console#token=not-the-operator-token"),
+		q.until(`document.querySelector("#message").textContent.startsWith("401")`),
+		q.settled(),
+	)
+	if !q.is(visible("#token")) || q.is(visible("#nav")) {
+		t.Fatal("a wrong token in the address left the sign-in screen")
+	}
+	q.noTokenInHistory("not-the-operator-token")
+
+	// A page already open takes a token given to its address too.
+	q.step("give the open page the token",
+		chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`location.hash = "token=" + %q`, srv.OperatorToken)),
+		q.until(visible("#user-nickname")),
+		q.settled(),
+	)
+	q.noTokenInHistory(srv.OperatorToken)
+}
+
+// noTokenInHistory fails when token is in the address or in any entry of
+// the tab's history.
+func (p *consolePage) noTokenInHistory(token string) {
+	p.t.Helper()
+	href, err := chromedp.Run(p.b, chromedp.Evaluate[string](`location.href`))
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	if strings.Contains(href, token) || strings.Contains(href, "token=") {
+		p.t.Fatalf("the address still holds the token: %s", href)
+	}
+	h, err := chromedp.Run(p.b, chromedp.NavigationEntries())
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	for _, e := range h.Entries {
+		if strings.Contains(e.URL, token) || strings.Contains(e.URL, "token=") {
+			p.t.Fatalf("a history entry holds the token: %s", e.URL)
+		}
+	}
+}
+
+// longTitle is a title as sellers write them, at the public API's 60
+// characters.
+const longTitle = "Cafetera Espresso Automática Oster Prima Latte Bvstem6603 Gr"
+
+// seedOrders publishes an item of srv.Seller with longTitle and has
+// srv.Buyer buy it twice: one order paid (its shipment ready to ship), one
+// waiting for its payment. It answers the two orders' ids.
+func seedOrders(t *testing.T, srv *marketplacetest.Server) (paid, unpaid int64) {
+	t.Helper()
+	ctx := context.Background()
+	it, err := srv.Marketplace.Stock.PublishMultiOrigin(ctx, srv.Seller.ID, stock.NewItem{Title: longTitle, CategoryID: "MLA1055",
+		Price: money.FromInt(1500), ListingTypeID: "gold_special", CurrencyID: "ARS", Condition: "new", Channels: []string{"marketplace"},
+		StockLocations: []stock.StockLocation{{StoreID: srv.Seller.Stores[0].ID, Quantity: 4}}})
+	if err != nil {
+		t.Fatalf("publish: %v", err)
+	}
+	ids := make([]int64, 2)
+	for i, status := range []string{"paid", "payment_required"} {
+		o, err := srv.Marketplace.Sales.PlaceOrder(ctx, sales.NewOrder{BuyerID: srv.Buyer.ID, ItemID: it.ID, Quantity: 1, Status: status})
+		if err != nil {
+			t.Fatalf("place a %s order: %v", status, err)
+		}
+		ids[i] = o.ID
+	}
+	return ids[0], ids[1]
+}
+
+// openOrders signs in and opens the Orders screen on srv.Seller's orders.
+func (p *consolePage) openOrders(orders ...int64) {
+	p.t.Helper()
+	p.signIn()
+	p.step("open the orders", p.nav("orders"))
+	for _, id := range orders {
+		p.step(fmt.Sprintf("see order %d", id),
+			p.until(fmt.Sprintf(`!!document.querySelector('#orders-table tr[data-order-id="%d"] .shipment-status')`, id)))
+	}
+	p.step("let the orders settle", p.settled())
+}
+
+func TestConsole_OrdersTableFitsAt1280PixelsWithALongTitle(t *testing.T) {
+	srv := marketplacetest.NewServer(t)
+	paid, unpaid := seedOrders(t, srv)
+	p := openConsole(t, srv)
+	p.openOrders(paid, unpaid)
+	if w, _ := chromedp.Run(p.b, chromedp.Evaluate[int](`window.innerWidth`)); w != 1280 {
+		t.Fatalf("the window is %d pixels wide", w)
+	}
+	r, err := chromedp.Run(p.b, chromedp.Evaluate[map[string]float64](`(() => {
+		const table = document.querySelector("#orders-table").getBoundingClientRect();
+		return { page: document.documentElement.scrollWidth, window: document.documentElement.clientWidth,
+			right: table.right, main: document.querySelector("main").getBoundingClientRect().right };
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r["page"] > r["window"] || r["right"] > r["main"] {
+		t.Fatalf("the orders overflow at 1280 pixels: the page is %v wide in a window of %v, the table ends at %v, the screen at %v",
+			r["page"], r["window"], r["right"], r["main"])
+	}
+	// The title wraps: it is shown whole.
+	if got := p.text(fmt.Sprintf(`#orders-table tr[data-order-id="%d"] td.order-item`, paid)); !strings.Contains(got, longTitle) {
+		t.Fatalf("the item cell says %q", got)
+	}
+}
+
+// The server moves no shipment of an order that waits for its payment
+// (sales.MoveShipment), so the page offers no move for it; the paid
+// order's shipment offers the flow's next statuses.
+func TestConsole_UnpaidOrderOffersNoShipmentMove(t *testing.T) {
+	srv := marketplacetest.NewServer(t)
+	paid, unpaid := seedOrders(t, srv)
+	p := openConsole(t, srv)
+	p.openOrders(paid, unpaid)
+	row := func(id int64, sel string) string {
+		return fmt.Sprintf(`#orders-table tr[data-order-id="%d"] %s`, id, sel)
+	}
+	if n := p.count(row(unpaid, ".shipment-move")); n != 0 {
+		offered, _ := chromedp.Run(p.b, chromedp.Evaluate[[]string](fmt.Sprintf(`[...document.querySelectorAll(%q)].map(o => o.value)`, row(unpaid, ".shipment-next option"))))
+		t.Fatalf("the unpaid order offers %d shipment moves (%v)", n, offered)
+	}
+	if got := p.text(row(unpaid, ".shipment-moves")); got != "waits for the payment" {
+		t.Fatalf("the unpaid order's move cell says %q", got)
+	}
+	offered, err := chromedp.Run(p.b, chromedp.Evaluate[[]string](fmt.Sprintf(`[...document.querySelector(%q).options].map(o => o.value)`, row(paid, ".shipment-next"))))
+	if err != nil || !slices.Equal(offered, []string{"shipped", "cancelled"}) {
+		t.Fatalf("the paid order offers %v (%v), want the moves after ready_to_ship", offered, err)
+	}
+	// Paid, the order's shipment moves like any other.
+	if _, err := srv.Marketplace.Sales.Pay(context.Background(), unpaid, sales.PaymentInput{Status: "approved"}); err != nil {
+		t.Fatalf("pay: %v", err)
+	}
+	p.step("show the orders again", chromedp.Click("#orders-load"), p.settled(),
+		p.until(fmt.Sprintf(`document.querySelectorAll(%q).length === 1`, row(unpaid, ".shipment-move"))))
+}
+
+func TestConsole_ClockExampleIsADayAfterTheServerClock(t *testing.T) {
+	srv := marketplacetest.NewServer(t)
+	now := time.Date(2031, 7, 9, 18, 30, 5, 0, time.UTC)
+	if err := srv.Clock.Set(now); err != nil {
+		t.Fatal(err)
+	}
+	p := openConsole(t, srv)
+	p.signIn()
+	p.step("open the clock", p.nav("clock"), p.until(`document.querySelector("#clock-value").textContent === "2031-07-09T18:30:05Z"`))
+	example, err := chromedp.Run(p.b, chromedp.Evaluate[string](`document.querySelector("#clock-set-input").placeholder`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "2031-07-10T18:30:05Z"; example != want {
+		t.Fatalf("the example is %q, want the server's clock and a day: %s", example, want)
+	}
+	// The example, typed as it is, moves the clock forward.
+	p.step("set the clock to the example",
+		chromedp.SendKeys("#clock-set-input", example),
+		chromedp.Click("#clock-set"),
+		p.until(`document.querySelector("#message").textContent.startsWith("The clock is now")`),
+	)
+	if got := srv.Clock.Now(); !got.Equal(now.Add(24 * time.Hour)) {
+		t.Fatalf("the clock is %v after setting the example", got)
+	}
+	p.step("see the example follow the clock", p.until(`document.querySelector("#clock-set-input").placeholder === "2031-07-11T18:30:05Z"`))
 }

@@ -210,6 +210,13 @@ async function pickSeller(select) {
 // keeps nanoseconds, a reader wants the second.
 const seconds = (t) => String(t).replace(/\.\d+(?=Z$|[+-]\d\d:\d\d$)/, "");
 
+// stamp is a time to the second that wraps, if it must, between the date
+// and the time of day, never at the hyphens within them.
+function stamp(t) {
+  const [day, time] = seconds(t).split(/(?=T)/);
+  return el("span", { class: "stamp" }, el("span", {}, day), el("wbr"), time ? el("span", {}, time) : null);
+}
+
 // ---- screens -------------------------------------------------------------
 
 const screens = {};
@@ -240,19 +247,61 @@ async function refreshClock() {
   const text = res.status === 200 ? seconds(res.body.now) : "wall clock";
   $("#clock-now").textContent = text;
   $("#clock-value").textContent = text;
+  // The Set field's example is a day after the server's clock: the clock
+  // never moves back, so an example before it would be refused as written.
+  const now = res.status === 200 ? Date.parse(res.body.now) : Date.now();
+  if (!Number.isNaN(now)) $("#clock-set-input").placeholder = seconds(new Date(now + 86400 * 1000).toISOString());
   return res;
 }
 
-// Sign in: the token is checked with an operator read before it is kept.
-on("#signin-form", "submit", async () => {
-  const token = $("#token").value.trim();
+// signIn checks the token with an operator read before it keeps it.
+async function signIn(token) {
   const res = await api("GET", "/operator/users?limit=1", undefined, { token, raw: true });
   if (res.status !== 200) throw new APIError(res);
   store.setItem("operatorToken", token);
-  $("#token").value = "";
   say("Signed in.", "ok");
   show("users");
+}
+
+on("#signin-form", "submit", async () => {
+  await signIn($("#token").value.trim());
+  $("#token").value = "";
 });
+
+// tokenInAddress takes a token given in the address (/console#token=...),
+// for a headless browser or a script that cannot type into the form, and
+// drops it from the address before anything else: replaceState rewrites the
+// current history entry, so the token stays neither in the address bar nor
+// in the tab's history. A fragment is never sent to the server, so it is in
+// no request log either. It answers the token, or null.
+function tokenInAddress() {
+  const m = /^#token=([^&]*)/.exec(location.hash);
+  if (!m) return null;
+  history.replaceState(null, "", location.pathname + location.search);
+  try {
+    return decodeURIComponent(m[1]).trim();
+  } catch (e) {
+    return m[1].trim();
+  }
+}
+
+// route shows what the address asks for: a sign-in with the token it
+// carries, else the screen it names.
+async function route() {
+  const token = tokenInAddress();
+  if (token === null) {
+    show((location.hash || "#users").slice(1) || "users");
+    return;
+  }
+  try {
+    await signIn(token);
+  } catch (e) {
+    show("users");
+    say(e.message, "error");
+  }
+}
+
+window.addEventListener("hashchange", () => { if (/^#token=/.test(location.hash)) route(); });
 
 on("#signout", "click", async () => {
   store.clear();
@@ -544,30 +593,37 @@ function orderRow(o) {
   return el("tr", { dataset: { orderId: o.id } },
     el("td", {}, el("button", { type: "button", class: "order-open link", title: "Open the order and its shipment",
       onclick: guarded(() => openOrder(o.id)) }, o.id)),
-    el("td", {}, seconds(o.date_created)), el("td", { class: "order-status" }, o.status),
-    el("td", { class: "order-item", dataset: { itemId: line.item.id } }, `${line.item.id} ${line.item.title || ""}`),
+    el("td", {}, stamp(o.date_created)), el("td", { class: "order-status" }, o.status),
+    el("td", { class: "order-item", dataset: { itemId: line.item.id } },
+      el("span", { class: "item-id" }, line.item.id), " ", el("span", { class: "item-title" }, line.item.title || "")),
     el("td", { class: "order-quantity" }, line.quantity), el("td", { class: "order-store" }, store),
     el("td", { class: "order-buyer", dataset: { buyerId: o.buyer.id } }, `${o.buyer.nickname} (${o.buyer.id})`),
-    el("td", {}, `${o.total_amount} ${o.currency_id}`), el("td", { class: "actions" }, actions),
-    ...shipmentCells(o.shipping && o.shipping.id));
+    el("td", {}, `${o.total_amount} ${o.currency_id}`), el("td", {}, el("div", { class: "actions" }, actions)),
+    shipmentCell(o.shipping && o.shipping.id, o.status));
 }
 
-// shipmentCells are the shipment's status and the controls that move it to
-// one of the statuses allowed after it.
-function shipmentCells(id) {
-  if (!id) return [el("td", { class: "shipment-status" }, "none"), el("td", {})];
+// shipmentCell is the shipment's status above the controls that move it to
+// one of the statuses allowed after it: one column, so that the table fits a
+// window 1280 pixels wide. The server moves no shipment of an order that
+// waits for its payment (the order is cancelled instead, which cancels the
+// shipment), whatever the flow allows after pending: such a shipment is
+// offered no move.
+function shipmentCell(id, orderStatus) {
+  if (!id) return el("td", {}, el("div", { class: "shipment-status" }, "none"));
   const sh = shipments.get(id) || {};
   const known = sh.status ? sh.status + (sh.substatus ? " / " + sh.substatus : "") : "unknown";
-  const status = el("td", { class: "shipment-status", dataset: { shipmentId: id }, title: sh.readError || `shipment ${id}` },
+  const status = el("div", { class: "shipment-status", dataset: { shipmentId: id }, title: sh.readError || `shipment ${id}` },
     known, sh.readError ? el("span", { class: "hint" }, " (not read: " + sh.readError + ")") : null);
+  const moves = (...children) => el("td", { class: "shipment" }, status, el("div", { class: "shipment-moves" }, ...children));
+  if (orderStatus === "payment_required") return moves(el("span", { class: "hint" }, "waits for the payment"));
   const next = sh.next || (flow && flow.get(sh.status) ? flow.get(sh.status).next_statuses : []);
-  if (next.length === 0) return [status, el("td", { class: "hint" }, sh.status ? "final" : "")];
+  if (next.length === 0) return moves(el("span", { class: "hint" }, sh.status ? "final" : ""));
   const subs = el("select", { class: "shipment-sub" });
   const pick = el("select", { class: "shipment-next", onchange: () => fillSubstatuses(subs, pick.value) },
     next.map((n) => el("option", { value: n }, n)));
   fillSubstatuses(subs, next[0]);
-  return [status, el("td", { class: "wide" }, pick, subs,
-    el("button", { type: "button", class: "shipment-move", onclick: guarded((ev) => moveShipment(id, ev)) }, "Move"))];
+  return moves(pick, subs,
+    el("button", { type: "button", class: "shipment-move", onclick: guarded((ev) => moveShipment(id, ev)) }, "Move"));
 }
 
 function fillSubstatuses(select, status) {
@@ -974,4 +1030,4 @@ on("#reset-button", "click", async () => {
   say("The server is reset.", "ok");
 });
 
-show((location.hash || "#users").slice(1) || "users");
+route();
