@@ -100,7 +100,9 @@ not edit by hand.
   (docs/stock.md, docs/questions.md, docs/sales.md, ...).
 - **stub**: the server does not emulate it; a test gives it an answer with
   ` + "`POST /operator/stubs`" + ` (a WireMock mapping). Without a stub the server
-  answers the public API's 404 for an unknown route.
+  answers the public API's 404 for an unknown route, or, with ` + "`-upstream`" + `,
+  forwards the request to the real API, whose answers ` + "`-record`" + ` keeps as
+  stubs (docs/recording.md).
 
 The stub routes are the public API's common seller routes that
 integrators call, from Mercado Libre's developer documentation

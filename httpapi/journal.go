@@ -56,6 +56,7 @@ func (s *Server) record(r *http.Request, rec *statusRecorder, red *redact.Redact
 		e.FaultID = &fault
 	}
 	e.StubID = rec.stub
+	e.Forwarded = rec.forwarded
 	s.journal.Add(e)
 }
 

@@ -328,6 +328,13 @@ func (s *Server) routeTable() []route {
 		get("/operator/stubs/:stub_id", byOperator(s.handleGetStub)),
 		del("/operator/stubs/:stub_id", byOperator(s.handleDeleteStub)),
 		del("/operator/requests", byOperator(s.handleClearRequests)),
+		// Recording the real API through the server (docs/recording.md),
+		// WireMock's recording API; keyed, so that a retried stop or
+		// snapshot whose answer was lost gets its mappings again.
+		post("/operator/recordings/start", byOperator(s.handleStartRecording)).reads(objectBody).keyed(),
+		get("/operator/recordings/status", byOperator(s.handleRecordingStatus)),
+		post("/operator/recordings/stop", byOperator(s.handleStopRecording)).keyed(),
+		post("/operator/recordings/snapshot", byOperator(s.handleSnapshot)).reads(optionalObjectBody).keyed(),
 		post("/operator/applications/:app_id/deliveries/:delivery_id/redeliver", byOperator(s.handleRedeliver)),
 
 		// The whole state: reset, snapshots, fixtures.

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"runtime"
 	"slices"
 	"strings"
@@ -24,6 +25,7 @@ import (
 	"github.com/marketplace/marketplace/internal/redact"
 	"github.com/marketplace/marketplace/journal"
 	"github.com/marketplace/marketplace/metrics"
+	"github.com/marketplace/marketplace/recording"
 )
 
 // Config configures a Server.
@@ -70,6 +72,21 @@ type Config struct {
 	// findings: tests set it to t.Error. Answers of fault rules, whose
 	// bodies the operator writes, are not checked.
 	CheckResponse func(problem string)
+	// Upstream, when set, is the base URL of the real API: a public
+	// request that no route and no stub answers is forwarded to it and
+	// its answer relayed (docs/recording.md); UpstreamAll forwards every
+	// public request, emulated or not. UpstreamTimeout bounds an exchange
+	// (0: DefaultUpstreamTimeout) and UpstreamMaxBytes its answer (0:
+	// DefaultUpstreamMaxBytes).
+	Upstream         *url.URL
+	UpstreamAll      bool
+	UpstreamTimeout  time.Duration
+	UpstreamMaxBytes int64
+	// Record, when set, records every forwarded exchange (-record);
+	// RecordRepeats is the default of the operator's recordings: every
+	// answer of a request, in order, rather than the first.
+	Record        *recording.Recorder
+	RecordRepeats bool
 }
 
 // DefaultRequestTimeout is the default of Config.RequestTimeout: every page
@@ -119,6 +136,8 @@ type Server struct {
 	// sleep waits between the pieces of a trickled answer; tests replace
 	// it to see the pacing without waiting.
 	sleep func(context.Context, time.Duration) error
+	// up forwards to the real API and records (upstream.go).
+	up *upstream
 }
 
 // New returns a server over m.
@@ -133,6 +152,7 @@ func New(m *marketplace.Marketplace, cfg Config) *Server {
 	if s.journal == nil {
 		s.journal = journal.New(journal.DefaultSize)
 	}
+	s.up = newUpstream(cfg, s.journal)
 	switch {
 	case cfg.ConcurrentSearches == 0:
 		s.searchSlots = make(chan struct{}, DefaultConcurrentSearches())
@@ -165,7 +185,7 @@ func New(m *marketplace.Marketplace, cfg Config) *Server {
 	r.HandleMethodNotAllowed = true
 	r.NotFound = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		s.logged(w, req, "", journaledPath(req.URL.Path), s.unmatched, func(w http.ResponseWriter) {
-			if s.serveStub(w.(*statusRecorder), req, false, aUser) {
+			if s.serveUnrouted(w.(*statusRecorder), req) {
 				return
 			}
 			s.writeError(w, req, &httpError{status: http.StatusNotFound, code: "not_found",
@@ -174,7 +194,7 @@ func New(m *marketplace.Marketplace, cfg Config) *Server {
 	})
 	r.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		s.logged(w, req, "", journaledPath(req.URL.Path), s.unmatched, func(w http.ResponseWriter) {
-			if s.serveStub(w.(*statusRecorder), req, false, aUser) {
+			if s.serveUnrouted(w.(*statusRecorder), req) {
 				return
 			}
 			s.writeError(w, req, &httpError{status: http.StatusMethodNotAllowed, code: "method_not_allowed",
@@ -241,6 +261,7 @@ func (s *Server) handle(rt route) {
 	h := s.authorize(e)
 	rm := s.cfg.Metrics.Route(rt.method, rt.metric)
 	gated, faulted, journaled, who := rt.gated, rt.faulted, rt.journaled, rt.who
+	public := publicRoute(rt)
 	bounded := s.requestTimeout > 0 && rt.who != theOperator
 	searches := rt.searches
 	if s.searchSlots == nil {
@@ -250,6 +271,14 @@ func (s *Server) handle(rt route) {
 		s.logged(w, r, path, journaled, rm, func(w http.ResponseWriter) {
 			rec := w.(*statusRecorder)
 			rec.route = requestTemplate(tmpl, statics, r.URL.Path)
+			// Before the gate: an upstream's answer, however slow, holds
+			// no reset back.
+			if public {
+				if t := s.forwardsAll(); t != nil {
+					s.forward(rec, r, t, true)
+					return
+				}
+			}
 			if gated {
 				defer s.enterState()()
 			}
@@ -299,8 +328,10 @@ type statusRecorder struct {
 	route     string
 	user, app int64
 	fault     int64
-	// stub is the stub mapping that answered.
-	stub string
+	// stub is the stub mapping that answered; forwarded says that the
+	// upstream did.
+	stub      string
+	forwarded bool
 	// closeConn closes the connection a wire fault took, once the request
 	// is logged and journaled.
 	closeConn func()
@@ -382,7 +413,7 @@ func (s *Server) logged(w http.ResponseWriter, r *http.Request, route string, jo
 		if rm != nil {
 			rm.Observe(rec.status, elapsed)
 		}
-		if rec.body != nil && rec.fault == 0 && rec.stub == "" {
+		if rec.body != nil && rec.fault == 0 && rec.stub == "" && !rec.forwarded {
 			s.checkResponse(r, rec)
 		}
 		if logOn || journalOn {

@@ -54,6 +54,9 @@ type Entry struct {
 	FaultID *int64 `json:"fault_id,omitempty"`
 	// StubID is the stub mapping that answered the request, if one did.
 	StubID string `json:"stub_id,omitempty"`
+	// Forwarded says that the upstream (the real API) answered the
+	// request, forwarded to it (docs/recording.md).
+	Forwarded bool `json:"forwarded,omitempty"`
 	// Headers and Body are kept by a journal with bodies (NewWithBodies):
 	// the request's headers and body, their credentials, tokens and
 	// secrets redacted, within the journal's bound per entry.

@@ -29,6 +29,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -92,6 +94,7 @@ type config struct {
 	start           time.Time
 	docs            []fixtures.Document
 	files           []string
+	stubs           []string
 	privateCallback bool
 	// check is told of every answer that breaks the OpenAPI document.
 	check func(problem string)
@@ -113,6 +116,14 @@ func WithFixtures(d fixtures.Document) Option {
 // of marketplaced -fixtures.
 func WithFixturesFile(path string) Option {
 	return func(c *config) { c.files = append(c.files, path) }
+}
+
+// WithStubs loads the stub mappings of a file, or of every .json file of
+// a folder in name order, as marketplaced -stubs does: a folder that
+// marketplaced -record wrote plays the real API's answers back
+// (docs/recording.md). They are part of the state Reset restores.
+func WithStubs(path string) Option {
+	return func(c *config) { c.stubs = append(c.stubs, path) }
 }
 
 // WithPrivateCallbacks says whether notification callbacks may reach
@@ -190,6 +201,11 @@ func Start(opts ...Option) (*Server, error) {
 		}
 		s.Fixtures = merge(s.Fixtures, res)
 	}
+	for _, path := range c.stubs {
+		if err := loadStubs(ctx, m, path); err != nil {
+			return nil, errors.Join(err, m.Close())
+		}
+	}
 	snap, err := m.CreateSnapshot(ctx, InitialSnapshot)
 	if err != nil {
 		return nil, errors.Join(err, m.Close())
@@ -216,6 +232,30 @@ func Start(opts ...Option) (*Server, error) {
 		return errors.Join(err, m.Close())
 	}
 	return s, nil
+}
+
+// loadStubs loads the mappings of path: a file, or every .json file of a
+// folder, in name order.
+func loadStubs(ctx context.Context, m *marketplace.Marketplace, path string) error {
+	files := []string{path}
+	if st, err := os.Stat(path); err != nil {
+		return fmt.Errorf("stubs: %w", err)
+	} else if st.IsDir() {
+		if files, err = filepath.Glob(filepath.Join(path, "*.json")); err != nil {
+			return fmt.Errorf("stubs: %w", err)
+		}
+		slices.Sort(files)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return fmt.Errorf("stubs: %w", err)
+		}
+		if _, err := m.Stubs.Load(ctx, b); err != nil {
+			return fmt.Errorf("stubs %s: %w", f, err)
+		}
+	}
+	return nil
 }
 
 // InitialSnapshot is the name of the snapshot of the state that Start
