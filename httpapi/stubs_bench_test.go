@@ -3,7 +3,12 @@ package httpapi_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/marketplace/marketplace/httpapi"
 	"github.com/marketplace/marketplace/journal"
@@ -35,6 +40,63 @@ func BenchmarkStubs(b *testing.B) {
 	// The last stub made is the first of equal priority tried, the first
 	// made the last: the stubbed answer pays the walk of all 100.
 	b.Run("stubbed", func(b *testing.B) { benchServe(b, ts.handler, "GET", "/payments0/7", u.Token) })
+}
+
+// BenchmarkStubsWorst is the worst a request can cost the stubs within
+// their bounds (docs/stubs.md), beside an emulated GET in the same run: a
+// public stub whose JSONPath filters every node of a 64 KiB body under a
+// descendant segment, and one that writes every node back as JSON for a
+// nested matcher, tried by an anonymous POST that no stub answers. cpu-ns/op
+// is the process's CPU time per request, which a shared machine disturbs
+// less than the time that passed:
+//
+//	go test -run '^$' -bench 'BenchmarkStubsWorst' -count 5 ./httpapi/
+func BenchmarkStubsWorst(b *testing.B) {
+	ts := newTestServer(b)
+	u := ts.mustUser("MLA", "normal")
+	path := fmt.Sprintf("/users/%d", u.ID)
+	for _, m := range []string{
+		`{"request":{"method":"POST","urlPath":"/v1/worst","bodyPatterns":[{"matchesJsonPath":"$[*,*,*,*,*,*,*,*]..[?@.a.b.c.d.e.f.g.h == 1 && @[0][1][2][3] != 'x' && $.a.b.c.d.e.f.g.h == null && length(@[1]) > 0]"}]},"response":{"status":200},"marketplace":{"public":true}}`,
+		`{"request":{"method":"POST","urlPath":"/v1/worst","bodyPatterns":[{"matchesJsonPath":{"expression":"$..*","equalTo":"x"}}]},"response":{"status":200},"marketplace":{"public":true}}`,
+	} {
+		if _, err := ts.m.Stubs.Create(context.Background(), []byte(m)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var wide strings.Builder
+	wide.WriteString("[")
+	for wide.Len() < 64<<10-16 {
+		wide.WriteString("[1,2],")
+	}
+	wide.WriteString("[1,2]]")
+	body := wide.String()
+	b.Run("emulatedGET", func(b *testing.B) {
+		cpu := cpuTime()
+		benchServe(b, ts.handler, "GET", path, u.Token)
+		b.ReportMetric(float64((cpuTime()-cpu).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	})
+	b.Run("worst", func(b *testing.B) {
+		b.ReportAllocs()
+		cpu := cpuTime()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				req := httptest.NewRequest("POST", "/v1/worst", strings.NewReader(body))
+				rec := httptest.NewRecorder()
+				ts.handler.ServeHTTP(rec, req)
+				if rec.Code != http.StatusNotFound {
+					b.Fatalf("status %d: %s", rec.Code, rec.Body)
+				}
+			}
+		})
+		b.ReportMetric(float64((cpuTime()-cpu).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	})
+}
+
+// cpuTime is the CPU time the process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // TestJournalWithBodies_MemoryStaysWithinItsBoundUnder100000Requests sends

@@ -66,6 +66,9 @@ type response struct {
 	delay     time.Duration
 	fault     faults.WireFault
 	templated bool
+	// The templates, read once: of a body, or of a jsonBody's strings.
+	text []part
+	json []jsonChunk
 }
 
 // fields reads raw as one JSON object whose names are among allowed;
@@ -342,13 +345,21 @@ func parseResponse(raw json.RawMessage) (response, error) {
 	}
 	if r.templated {
 		if r.jsonBody != nil {
-			if err := checkTemplates(r.jsonBody); err != nil {
+			if r.json, err = compileJSON(r.jsonBody); err != nil {
 				return r, err
 			}
-		} else if err := checkTemplate(string(r.body)); err != nil {
+		} else if r.text, err = parseTemplate(string(r.body)); err != nil {
 			return r, err
 		}
 	}
+	// A jsonBody is JSON unless the headers say otherwise: said once, here,
+	// rather than on every answer.
+	if r.jsonBody != nil && !slices.ContainsFunc(r.headers, func(h [2]string) bool {
+		return http.CanonicalHeaderKey(h[0]) == "Content-Type"
+	}) {
+		r.headers = append(r.headers, [2]string{"Content-Type", "application/json"})
+	}
+	r.headers = slices.Clip(r.headers)
 	return r, nil
 }
 
@@ -374,8 +385,9 @@ type urlMatch struct {
 	kind     string // url, urlPath, urlPattern, urlPathPattern, urlPathTemplate; "" matches every URL
 	value    string
 	re       *regexp.Regexp
-	insts    int      // re's instructions
-	segments []string // of a template: "{name}" or a literal
+	insts    int            // re's instructions
+	segments []string       // of a template: "{name}" or a literal
+	params   map[string]int // of a template: each name's segment
 }
 
 type namedMatcher struct {
@@ -422,14 +434,14 @@ func parsePattern(raw json.RawMessage, where string) (*Pattern, error) {
 			}
 		case "urlPathTemplate":
 			p.url.segments = strings.Split(p.url.value, "/")
-			seen := map[string]bool{}
-			for _, s := range p.url.segments {
+			p.url.params = map[string]int{}
+			for i, s := range p.url.segments {
 				if strings.HasPrefix(s, "{") {
 					name := strings.TrimSuffix(strings.TrimPrefix(s, "{"), "}")
-					if !strings.HasSuffix(s, "}") || name == "" || strings.ContainsAny(name, "{}") || seen[name] {
+					if _, seen := p.url.params[name]; !strings.HasSuffix(s, "}") || name == "" || strings.ContainsAny(name, "{}") || seen {
 						return nil, invalid(where+"."+k, "a parameter is one whole segment, {name}, each name once")
 					}
-					seen[name] = true
+					p.url.params[name] = i
 				} else if strings.ContainsAny(s, "{}") {
 					return nil, invalid(where+"."+k, "a parameter is one whole segment, {name}, each name once")
 				}

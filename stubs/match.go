@@ -91,8 +91,7 @@ func (p *Pattern) matchesURL(r *Request) bool {
 	if p.method != "" && p.method != r.Method {
 		return false
 	}
-	_, ok := p.url.match(r)
-	return ok
+	return p.url.match(r)
 }
 
 // matchesRest reports whether r's query, headers and body match p's.
@@ -121,42 +120,76 @@ func (p *Pattern) matchesRest(r *Request) bool {
 }
 
 // PathParams returns the values of the URL template's parameters in r's
-// path (nil unless the pattern is a urlPathTemplate).
+// path (nil unless the pattern is a urlPathTemplate that r matches).
 func (p *Pattern) PathParams(r *Request) map[string]string {
-	params, _ := p.url.match(r)
+	if p.url.kind != "urlPathTemplate" || !p.url.match(r) {
+		return nil
+	}
+	params := make(map[string]string, len(p.url.params))
+	for name, i := range p.url.params {
+		params[name], _ = segment(r.Path, i)
+	}
 	return params
 }
 
-func (u urlMatch) match(r *Request) (map[string]string, bool) {
+func (u *urlMatch) match(r *Request) bool {
 	switch u.kind {
 	case "url":
-		return nil, r.URL() == u.value
+		if r.RawQuery == "" {
+			return r.Path == u.value
+		}
+		return len(u.value) == len(r.Path)+1+len(r.RawQuery) && u.value[:len(r.Path)] == r.Path &&
+			u.value[len(r.Path)] == '?' && u.value[len(r.Path)+1:] == r.RawQuery
 	case "urlPath":
-		return nil, r.Path == u.value
+		return r.Path == u.value
 	case "urlPattern":
 		url := r.URL()
-		return nil, r.charge(regexpCost(len(url), u.insts)) && u.re.MatchString(url)
+		return r.charge(regexpCost(len(url), u.insts)) && u.re.MatchString(url)
 	case "urlPathPattern":
-		return nil, r.charge(regexpCost(len(r.Path), u.insts)) && u.re.MatchString(r.Path)
+		return r.charge(regexpCost(len(r.Path), u.insts)) && u.re.MatchString(r.Path)
 	case "urlPathTemplate":
-		segs := strings.Split(r.Path, "/")
-		if len(segs) != len(u.segments) {
-			return nil, false
-		}
-		params := map[string]string{}
+		// Segment by segment, in place: a request is tried against every
+		// template, and splitting its path for each would cost it as much
+		// as the rest of its answer.
+		rest, last := r.Path, len(u.segments)-1
 		for i, s := range u.segments {
-			if strings.HasPrefix(s, "{") {
-				if segs[i] == "" {
-					return nil, false
+			seg := rest
+			if i < last {
+				j := strings.IndexByte(rest, '/')
+				if j < 0 {
+					return false
 				}
-				params[s[1:len(s)-1]] = segs[i]
-			} else if s != segs[i] {
-				return nil, false
+				seg, rest = rest[:j], rest[j+1:]
+			} else if strings.IndexByte(rest, '/') >= 0 {
+				return false
+			}
+			if strings.HasPrefix(s, "{") {
+				if seg == "" {
+					return false
+				}
+			} else if s != seg {
+				return false
 			}
 		}
-		return params, true
+		return true
 	}
-	return nil, true
+	return true
+}
+
+// segment returns the i-th segment of path, split at "/" (the path's
+// leading "" is segment 0).
+func segment(path string, i int) (string, bool) {
+	for ; i > 0; i-- {
+		j := strings.IndexByte(path, '/')
+		if j < 0 {
+			return "", false
+		}
+		path = path[j+1:]
+	}
+	if j := strings.IndexByte(path, '/'); j >= 0 {
+		path = path[:j]
+	}
+	return path, true
 }
 
 // matcher is one of WireMock's string value patterns.

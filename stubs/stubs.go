@@ -21,7 +21,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"slices"
 	"strconv"
 	"sync"
@@ -321,7 +320,8 @@ type Answer struct {
 	// Mapping is the stub that answers.
 	Mapping *Mapping
 	Status  int
-	// Header holds the response's headers in their order.
+	// Header holds the response's headers in their order, shared by every
+	// answer of the stub: read it, never change it.
 	Header [][2]string
 	Body   []byte
 	// Delay is how long to wait before answering.
@@ -422,17 +422,11 @@ func (m *Mapping) answer(r *Request) *Answer {
 		// The templates have a bound of their own: a request that spent
 		// most of its bound finding the stub still gets its answer whole.
 		r.work, r.spent = 0, false
-		params := m.request.PathParams(r)
-		if m.resp.jsonBody != nil {
-			a.Body = mustJSON(renderJSON(m.resp.jsonBody, r, params))
+		if m.resp.json != nil {
+			a.Body = renderJSON(m.resp.json, r, &m.request.url)
 		} else {
-			a.Body = []byte(render(string(m.resp.body), r, params))
+			a.Body = renderText(m.resp.text, r, &m.request.url)
 		}
-	}
-	if m.resp.jsonBody != nil && !slices.ContainsFunc(a.Header, func(h [2]string) bool {
-		return http.CanonicalHeaderKey(h[0]) == "Content-Type"
-	}) {
-		a.Header = append(slices.Clone(a.Header), [2]string{"Content-Type", "application/json"})
 	}
 	return a
 }

@@ -2,8 +2,11 @@ package stubs
 
 import (
 	"html"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/marketplace/marketplace/internal/jsonenc"
 )
 
 // The response templates are a subset of WireMock's Handlebars: the
@@ -32,29 +35,124 @@ type expr struct {
 	jsonPth *bodyPath
 }
 
-func checkTemplates(v any) error {
-	switch x := v.(type) {
-	case string:
-		return checkTemplate(x)
-	case []any:
-		for _, e := range x {
-			if err := checkTemplates(e); err != nil {
-				return err
-			}
-		}
-	case map[string]any:
-		for _, e := range x {
-			if err := checkTemplates(e); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+// A template is read once, with its mapping, into its parts; a jsonBody's
+// template into the JSON it writes, in chunks: literal bytes, already as
+// encoding/json writes them (keys sorted, no HTML escaping), and the
+// strings that templates fill. An answer is then one pass that appends.
+
+// jsonChunk is literal JSON, or (with tmpl) a string a template fills.
+type jsonChunk struct {
+	lit  []byte
+	tmpl []part
 }
 
-func checkTemplate(s string) error {
-	_, err := parseTemplate(s)
-	return err
+// compileJSON reads v, a jsonBody, into the chunks that write it, checking
+// the templates of its strings.
+func compileJSON(v any) ([]jsonChunk, error) {
+	var chunks []jsonChunk
+	var lit []byte
+	var walk func(v any) error
+	walk = func(v any) error {
+		switch x := v.(type) {
+		case string:
+			if !strings.Contains(x, "{{") {
+				lit = jsonenc.AppendString(lit, x)
+				return nil
+			}
+			parts, err := parseTemplate(x)
+			if err != nil {
+				return err
+			}
+			chunks = append(chunks, jsonChunk{lit: lit}, jsonChunk{tmpl: parts})
+			lit = nil
+		case []any:
+			lit = append(lit, '[')
+			for i, e := range x {
+				if i > 0 {
+					lit = append(lit, ',')
+				}
+				if err := walk(e); err != nil {
+					return err
+				}
+			}
+			lit = append(lit, ']')
+		case map[string]any:
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			lit = append(lit, '{')
+			for i, k := range keys {
+				if i > 0 {
+					lit = append(lit, ',')
+				}
+				lit = append(jsonenc.AppendString(lit, k), ':')
+				if err := walk(x[k]); err != nil {
+					return err
+				}
+			}
+			lit = append(lit, '}')
+		default:
+			lit = append(lit, mustJSON(x)...)
+		}
+		return nil
+	}
+	if err := walk(v); err != nil {
+		return nil, err
+	}
+	return append(chunks, jsonChunk{lit: lit}), nil
+}
+
+// renderJSON writes the jsonBody of chunks for r.
+func renderJSON(chunks []jsonChunk, r *Request, u *urlMatch) []byte {
+	n := 0
+	for _, c := range chunks {
+		n += len(c.lit) + 16
+	}
+	b := make([]byte, 0, n)
+	for _, c := range chunks {
+		if c.tmpl == nil {
+			b = append(b, c.lit...)
+			continue
+		}
+		b = jsonenc.AppendString(b, renderString(c.tmpl, r, u))
+	}
+	return b
+}
+
+// renderString runs a template on r.
+func renderString(parts []part, r *Request, u *urlMatch) string {
+	if len(parts) == 1 {
+		return parts[0].text(r, u)
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.text(r, u))
+	}
+	return b.String()
+}
+
+// renderText writes a body template for r.
+func renderText(parts []part, r *Request, u *urlMatch) []byte {
+	var b []byte
+	for _, p := range parts {
+		b = append(b, p.text(r, u)...)
+	}
+	return b
+}
+
+// text is what the part writes for r: itself, or its expression's value,
+// HTML-escaped unless in {{{ }}}.
+func (p part) text(r *Request, u *urlMatch) string {
+	if p.expr == nil {
+		return p.lit
+	}
+	v := p.expr.value(r, u)
+	if !p.expr.raw {
+		v = html.EscapeString(v)
+	}
+	return v
 }
 
 func parseTemplate(s string) ([]part, error) {
@@ -131,29 +229,7 @@ func parseExpr(src string) (*expr, error) {
 	return nil, bad
 }
 
-// render runs a checked template on r.
-func render(s string, r *Request, params map[string]string) string {
-	parts, err := parseTemplate(s)
-	if err != nil {
-		// Templates were checked when the mapping was loaded.
-		return s
-	}
-	var b strings.Builder
-	for _, p := range parts {
-		if p.expr == nil {
-			b.WriteString(p.lit)
-			continue
-		}
-		v := p.expr.value(r, params)
-		if !p.expr.raw {
-			v = html.EscapeString(v)
-		}
-		b.WriteString(v)
-	}
-	return b.String()
-}
-
-func (e *expr) value(r *Request, params map[string]string) string {
+func (e *expr) value(r *Request, u *urlMatch) string {
 	switch e.kind {
 	case "method":
 		return r.Method
@@ -162,13 +238,15 @@ func (e *expr) value(r *Request, params map[string]string) string {
 	case "path":
 		return r.Path
 	case "pathParam":
-		return params[e.name]
-	case "pathSegment":
-		segs := strings.Split(strings.TrimPrefix(r.Path, "/"), "/")
-		if e.index < len(segs) {
-			return segs[e.index]
+		i, ok := u.params[e.name]
+		if !ok {
+			return ""
 		}
-		return ""
+		v, _ := segment(r.Path, i)
+		return v
+	case "pathSegment":
+		v, _ := segment(strings.TrimPrefix(r.Path, "/"), e.index)
+		return v
 	case "query":
 		return r.Query().Get(e.name)
 	case "header":
@@ -190,24 +268,4 @@ func (e *expr) value(r *Request, params map[string]string) string {
 		return text(nodes[0])
 	}
 	return ""
-}
-
-func renderJSON(v any, r *Request, params map[string]string) any {
-	switch x := v.(type) {
-	case string:
-		return render(x, r, params)
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = renderJSON(e, r, params)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = renderJSON(e, r, params)
-		}
-		return out
-	}
-	return v
 }
