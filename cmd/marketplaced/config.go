@@ -58,6 +58,17 @@ type Config struct {
 	MetricsAddr      string
 	Pprof            string
 	ValidateRequests bool
+	// Upstream is the real API's base URL, where the public requests that
+	// no route and no stub answers are forwarded (every public request
+	// with UpstreamAll), each within UpstreamTimeout; Record is the folder
+	// each forwarded exchange is recorded into as a stub mapping, and
+	// RecordRepeats records every answer of a request, in order
+	// (docs/recording.md).
+	Upstream        string
+	UpstreamAll     bool
+	UpstreamTimeout time.Duration
+	Record          string
+	RecordRepeats   bool
 }
 
 // flags is the server's flag set, with what each flag accepts: a refused
@@ -144,6 +155,11 @@ func newFlags(c *Config, cors *originList, stderr io.Writer) flags {
 	fs.text(&c.MetricsAddr, "metrics-addr", "", "serve /metrics on this address of its own instead of the public one")
 	fs.text(&c.Pprof, "pprof", "", "serve net/http/pprof on this address (off when empty; keep it on loopback)")
 	fs.boolean(&c.ValidateRequests, "validate-requests", false, "refuse with 400 a request that breaks the OpenAPI document (GET /openapi.json)")
+	fs.text(&c.Upstream, "upstream", "", "forward each public request that no route and no stub answers to this base URL of the real API (https://api.mercadolibre.com), with the caller's Authorization, and relay its answer (see docs/recording.md)")
+	fs.boolean(&c.UpstreamAll, "upstream-all", false, "forward every public request to -upstream, emulated or not (never the operator's routes nor the server's own), to record the real answers of the emulated routes")
+	fs.duration(&c.UpstreamTimeout, "upstream-timeout", httpapi.DefaultUpstreamTimeout, "longest time a forwarded request may take before it is answered 502")
+	fs.text(&c.Record, "record", "", "write each forwarded exchange into this folder as a stub mapping, its secrets left out (-stubs loads it back)")
+	fs.boolean(&c.RecordRepeats, "record-repeats", false, "record every answer of a repeated request, in order, as a sequence limited by times, rather than the first answer only")
 	return fs
 }
 
@@ -223,6 +239,9 @@ func parseCommandFlags(cmd string, args []string, stderr io.Writer) (Config, []s
 	}
 	if c.Clock != "wall" && c.Clock != "manual" {
 		return c, nil, usagef("-clock must be wall or manual, not %q", c.Clock)
+	}
+	if err := checkUpstreamFlags(c); err != nil {
+		return c, nil, err
 	}
 	if err := checkStorageFlags(fs.FlagSet, c); err != nil {
 		return c, nil, err

@@ -182,6 +182,9 @@ func (p *Program) Run(ctx context.Context) error {
 		CORSOrigins: c.CORSOrigins, Metrics: met, MetricsOwnAddress: c.MetricsAddr != "",
 		ValidateRequests: c.ValidateRequests, RequestTimeout: c.RequestTimeout,
 		ConcurrentSearches: c.ConcurrentSearches}
+	if err := upstreamConfig(&cfg, *c, stdout); err != nil {
+		return err
+	}
 	if met != nil {
 		met.Engine(m)
 	}
