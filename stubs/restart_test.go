@@ -62,3 +62,16 @@ func TestAnswer_AServerThatFindsNoOverrideSaysSoAfterItsFirstRead(t *testing.T) 
 		t.Fatal("still an override assumed after the mappings were read: every emulated request pays a read")
 	}
 }
+
+func TestAnswer_AServerWhoseFirstRequestsAreItsOwnRoutesStillSettlesTheOverride(t *testing.T) {
+	st := teststore.New(t)
+	mustCreate(t, stubs.New(st), `{"request":{"urlPath":"/x"},"response":{"status":200}}`)
+	s := stubs.New(st)
+	// A load balancer's probes come first.
+	if _, ok, err := s.Answer(context.Background(), get("/health"), true, nil); ok || err != nil {
+		t.Fatalf("a stub answered /health: %v %v", ok, err)
+	}
+	if s.HasOverride() {
+		t.Fatal("an override still assumed: every emulated request pays a read until one that is not the server's own arrives")
+	}
+}

@@ -344,11 +344,10 @@ type Answer struct {
 // them. It reports false when no stub answers. Errors: admit's, ctx's,
 // Internal.
 func (s *Service) Answer(ctx context.Context, r *Request, onlyOverride bool, admit func(*Mapping) error) (*Answer, bool, error) {
-	if reservedPath(r.Path) {
-		return nil, false, nil
-	}
+	// The mappings are read first even for a reserved path: the read also
+	// settles HasOverride, assumed true until then.
 	snap, err := s.fresh(ctx)
-	if err != nil {
+	if err != nil || reservedPath(r.Path) {
 		return nil, false, err
 	}
 	admitted := admit == nil
