@@ -64,9 +64,9 @@ func (s *Server) handleStopRecording(w http.ResponseWriter, r *http.Request, _ h
 }
 
 // handleSnapshot answers POST /operator/recordings/snapshot: the mappings
-// of the exchanges forwarded lately (the journal's count of them), whether
-// or not a recording ran, also added to the stubs unless "persist" is
-// false.
+// of the exchanges forwarded lately (the journal's count of them, with a
+// journal of bodies), whether or not a recording ran, also added to the
+// stubs unless "persist" is false.
 func (s *Server) handleSnapshot(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	var b json.RawMessage
 	if r.Body != nil && r.Body != http.NoBody {
@@ -84,11 +84,10 @@ func (s *Server) handleSnapshot(w http.ResponseWriter, r *http.Request, _ httpro
 	if err != nil {
 		return err
 	}
-	var mappings []json.RawMessage
-	if s.up.log != nil {
-		mappings = s.up.log.Snapshot(spec, s.cfg.RecordRepeats)
+	if s.up.log == nil {
+		return errs.Conflictf("A snapshot draws on the journal's bodies: start the server with -journal-bodies, or record with POST /operator/recordings/start")
 	}
-	return s.answerRecorded(w, r.Context(), mappings, spec.Persist)
+	return s.answerRecorded(w, r.Context(), s.up.log.Snapshot(spec, s.cfg.RecordRepeats), spec.Persist)
 }
 
 // answerRecorded adds mappings to the stubs when persist says so, and

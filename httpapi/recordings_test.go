@@ -15,6 +15,7 @@ import (
 
 	"github.com/marketplace/marketplace/fixtures"
 	"github.com/marketplace/marketplace/httpapi"
+	"github.com/marketplace/marketplace/journal"
 	"github.com/marketplace/marketplace/marketplacetest"
 )
 
@@ -175,7 +176,7 @@ func TestRecordingsAPI_AStopWithoutPersistAddsNoStub(t *testing.T) {
 
 func TestRecordingsAPI_SnapshotMapsTheExchangesAlreadyForwarded(t *testing.T) {
 	api := newLocalAPI(t)
-	ps := newProxyServer(t, httpapi.Config{Upstream: mustURL(t, api.URL)})
+	ps := newProxyServer(t, httpapi.Config{Upstream: mustURL(t, api.URL), Journal: journal.NewWithBodies(100, journal.Bodies{})})
 	fwdSend(t, ps.url, "GET", "/claims/search?status=opened", "", "Authorization", "Bearer "+realUserToken)
 	fwdSend(t, ps.url, "GET", "/visits/items?ids=MLA1", "")
 	fwdSend(t, ps.url, "GET", "/sites/MLA", "") // emulated: not forwarded
@@ -194,6 +195,16 @@ func TestRecordingsAPI_SnapshotMapsTheExchangesAlreadyForwarded(t *testing.T) {
 	api.Close()
 	if a := fwdSend(t, ps.url, "GET", "/visits/items?ids=MLA1", ""); a.Status != 200 || string(a.Body) != "MLA1: 42 visits\n" {
 		t.Errorf("after a persisted snapshot: %d %q; want the recorded answer", a.Status, a.Body)
+	}
+}
+
+func TestRecordingsAPI_ASnapshotNeedsAJournalOfBodies(t *testing.T) {
+	api := newLocalAPI(t)
+	ps := newProxyServer(t, httpapi.Config{Upstream: mustURL(t, api.URL)})
+	fwdSend(t, ps.url, "GET", "/visits/items?ids=MLA1", "")
+	a := operatorCall(t, ps, "POST", "/operator/recordings/snapshot", "")
+	if a.Status != http.StatusConflict || !strings.Contains(fmt.Sprint(a.obj()["message"]), "-journal-bodies") {
+		t.Errorf("snapshot without a journal of bodies: %d %s; want 409 saying -journal-bodies", a.Status, a.Body)
 	}
 }
 

@@ -143,7 +143,9 @@ func newProxyServer(t testing.TB, cfg httpapi.Config) *proxyServer {
 	}
 	t.Cleanup(func() { _ = m.Close() })
 	cfg.OperatorToken = testOperatorToken
-	cfg.Journal = journal.New(100)
+	if cfg.Journal == nil {
+		cfg.Journal = journal.New(100)
+	}
 	srv := httptest.NewServer(httpapi.New(m, checked(t, cfg)))
 	t.Cleanup(srv.Close)
 	return &proxyServer{t: t, m: m, url: srv.URL, jnl: cfg.Journal}

@@ -30,6 +30,7 @@ var documents = []string{
 	"docs/scale-out.md",
 	"docs/notifications.md",
 	"docs/stubs.md",
+	"docs/recording.md",
 }
 
 // docPorts are the loopback ports the documents name; each run takes free
