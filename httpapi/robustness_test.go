@@ -240,6 +240,12 @@ var allRoutes = []route{
 	{"DELETE", "/operator/stubs", nil, nil},
 	{"GET", "/operator/stubs/:stub_id", nil, nil},
 	{"DELETE", "/operator/stubs/:stub_id", nil, nil},
+	// The recording's fields are left out too, so that no random body
+	// starts forwarding the requests checked next to a random upstream.
+	{"POST", "/operator/recordings/start", nil, nil},
+	{"GET", "/operator/recordings/status", nil, nil},
+	{"POST", "/operator/recordings/stop", nil, nil},
+	{"POST", "/operator/recordings/snapshot", nil, nil},
 	{"POST", "/operator/requests/count", nil, nil},
 	{"POST", "/operator/requests/find", nil, nil},
 	{"GET", "/operator/requests", []string{"method", "route", "status", "user_id", "limit", "offset"}, nil},
