@@ -83,9 +83,10 @@ func (s *Server) requestRedactor(r *http.Request) *redact.Redactor {
 // keptPath is r's path as its log line and its journal entry keep it. The
 // segments of a path that a route of the engine answered with success are
 // not asked of the store: the route took each as the id of something it
-// found. A fault's or a stub's answer says nothing of the sort.
+// found. A fault's, a stub's or the upstream's answer says nothing of the
+// sort.
 func keptPath(red *redact.Redactor, r *http.Request, rec *statusRecorder) string {
-	if rec.route != "" && rec.status >= 200 && rec.status < 400 && rec.fault == 0 && rec.stub == "" {
+	if rec.route != "" && rec.status >= 200 && rec.status < 400 && rec.fault == 0 && rec.stub == "" && !rec.forwarded {
 		return red.RoutedPath(r.URL.Path)
 	}
 	return red.Path(r.URL.Path)

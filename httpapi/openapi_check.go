@@ -6,7 +6,9 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 
+	"github.com/marketplace/marketplace/drift"
 	"github.com/marketplace/marketplace/journal"
 )
 
@@ -75,11 +77,43 @@ func (s *Server) checkResponse(r *http.Request, rec *statusRecorder) {
 	res := &http.Response{StatusCode: status, Header: rec.Header().Clone(),
 		Body: io.NopCloser(bytes.NewReader(body)), Request: r}
 	findings := s.validator.Response(r, res)
+	if rec.route != "" {
+		// The router's own answers (no route, a wrong method) are no
+		// route's.
+		findings = append(findings, driftFindings(r, status, rec.Header().Get("Content-Type"), body)...)
+	}
 	if len(findings) == 0 {
 		return
 	}
 	s.cfg.CheckResponse(fmt.Sprintf("openapi: %s %s (route %s) answered %d against the document: %s\nbody: %.300s",
 		r.Method, r.URL.RequestURI(), rec.route, status, strings.Join(findings, "; "), rec.body.Bytes()))
+}
+
+var (
+	contractOnce sync.Once
+	contract     *drift.Contract
+	contractErr  error
+)
+
+// driftFindings holds an answer to what the drift report holds a recorded
+// one to (package drift): a status the route lists, every field declared,
+// and an error answer's code and message among the route's x-errors. So
+// the document stays complete, and the engine's own exchanges never drift.
+func driftFindings(r *http.Request, status int, contentType string, body []byte) []string {
+	contractOnce.Do(func() { contract, contractErr = drift.Engine() })
+	if contractErr != nil {
+		return []string{"drift: " + contractErr.Error()}
+	}
+	_, found, ok := contract.Check(drift.Exchange{Method: r.Method, URL: r.URL.RequestURI(), Status: status,
+		ContentType: contentType, Body: body})
+	if !ok {
+		return nil
+	}
+	out := make([]string, 0, len(found))
+	for _, f := range found {
+		out = append(out, "drift: "+f.String())
+	}
+	return out
 }
 
 // registerGauges adds to the metrics the figures read at scrape time that

@@ -45,6 +45,9 @@ func TestOpenAPI_AnAnswerThatBreaksTheDocumentIsReported(t *testing.T) {
 		{"OK error shape", "GET", "/items/MLA1", 404, `{"message":"x","error":"not_found","status":404,"cause":[]}`, true},
 		{"ErrErrorWithoutCause", "GET", "/items/MLA1", 404, `{"message":"x","error":"not_found","status":404}`, false},
 		{"ErrStockWithoutLocations", "GET", "/user-products/MLAU1/stock", 200, `{"id":"MLAU1","user_id":1}`, false},
+		{"OK item with the fields the document lists", "GET", "/items/MLA1", 200, `{"id":"MLA1","condition":"new","permalink":"https://x"}`, true},
+		{"ErrItemWithAFieldTheDocumentDoesNotList", "GET", "/items/MLA1", 200, `{"id":"MLA1","warranty":"1 year"}`, false},
+		{"ErrErrorWithAFieldTheDocumentDoesNotList", "GET", "/items/MLA1", 404, `{"message":"x","error":"not_found","status":404,"cause":[],"hint":"y"}`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req := httptest.NewRequest(tc.method, tc.path, nil)

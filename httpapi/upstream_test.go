@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/marketplace/marketplace"
+	"github.com/marketplace/marketplace/accounts"
 	"github.com/marketplace/marketplace/clock"
 	"github.com/marketplace/marketplace/httpapi"
 	"github.com/marketplace/marketplace/journal"
@@ -432,5 +433,31 @@ func loadFolder(t testing.TB, ps *proxyServer, dir string) {
 		if _, err := ps.m.Stubs.Load(t.Context(), b); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
+	}
+}
+
+func TestUpstream_AForwardedPathKeepsNoTokenInTheJournal(t *testing.T) {
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"id":"MLA1"}`)
+	}))
+	t.Cleanup(api.Close)
+	ps := newProxyServer(t, httpapi.Config{Upstream: mustURL(t, api.URL), UpstreamAll: true})
+	// A fixture may give a user a token of any shape.
+	const token = "fixture-token-of-any-shape-42"
+	if _, _, err := ps.m.Accounts.EnsureUser(t.Context(), token, accounts.NewUser{Nickname: "FIXTURE_USER", SiteID: "MLA"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	// The route's template takes the token for an item id, but no route
+	// read it: the upstream answered.
+	if a := fwdSend(t, ps.url, "GET", "/items/"+token, ""); a.Status != http.StatusOK {
+		t.Fatalf("answered %d; want the upstream's 200", a.Status)
+	}
+	entries, _, err := ps.jnl.List(journal.Query{Limit: 10})
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("journal: %v, %v", entries, err)
+	}
+	if entries[0].Path != "/items/REDACTED" || !entries[0].Forwarded {
+		t.Errorf("journal path %q, forwarded %v; want /items/REDACTED, forwarded", entries[0].Path, entries[0].Forwarded)
 	}
 }
