@@ -45,6 +45,8 @@ func main() {
 		err = runImport(context.Background(), args[1:], os.Stdin, os.Stdout, os.Stderr)
 	case len(args) > 0 && args[0] == "migrate":
 		err = runMigrate(context.Background(), args[1:], os.Stdout, os.Stderr)
+	case len(args) > 0 && args[0] == "drift":
+		err = runDrift(args[1:], os.Stdout, os.Stderr)
 	default:
 		err = run(context.Background(), args, os.Stdout, os.Stderr)
 	}

@@ -33,6 +33,6 @@ func printUsage(stderr io.Writer, cmd string, fs *flag.FlagSet) {
 		sub.PrintDefaults()
 		return
 	}
-	fmt.Fprintf(stderr, "usage: marketplaced [flags]\n       marketplaced import [-data DIR | -postgres URL] FILE\n       marketplaced migrate [-dry-run] [-data DIR | -postgres URL]\n\nFlags (each also MARKETPLACE_<NAME>):\n")
+	fmt.Fprintf(stderr, "usage: marketplaced [flags]\n       marketplaced import [-data DIR | -postgres URL] FILE\n       marketplaced migrate [-dry-run] [-data DIR | -postgres URL]\n       marketplaced drift [-json] PATH...\n\nFlags (each also MARKETPLACE_<NAME>):\n")
 	fs.PrintDefaults()
 }

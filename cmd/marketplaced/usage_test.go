@@ -24,6 +24,7 @@ func TestUsage_IsTheTextOfTheGoldenFiles(t *testing.T) {
 			return runImport(context.Background(), []string{"-h"}, strings.NewReader(""), io.Discard, w)
 		}},
 		{"usage-migrate.golden", func(w io.Writer) error { return runMigrate(context.Background(), []string{"-h"}, io.Discard, w) }},
+		{"usage-drift.golden", func(w io.Writer) error { return runDrift([]string{"-h"}, io.Discard, w) }},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
 			want, err := os.ReadFile(filepath.Join("testdata", tc.golden))
