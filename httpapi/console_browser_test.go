@@ -861,3 +861,29 @@ func TestConsole_ClockExampleIsADayAfterTheServerClock(t *testing.T) {
 	}
 	p.step("see the example follow the clock", p.until(`document.querySelector("#clock-set-input").placeholder === "2031-07-11T18:30:05Z"`))
 }
+
+// sales.Cancel refuses an order whose shipment is shipped or delivered (a
+// sale then ends through a claim), so the page offers no Cancel for it.
+func TestConsole_ShippedOrderOffersNoCancel(t *testing.T) {
+	srv := marketplacetest.NewServer(t)
+	paid, unpaid := seedOrders(t, srv)
+	ctx := context.Background()
+	o, err := srv.Marketplace.Sales.Order(ctx, srv.Seller.ID, paid)
+	if err != nil {
+		t.Fatalf("read the order: %v", err)
+	}
+	if _, err := srv.Marketplace.Sales.MoveShipment(ctx, *o.Shipping.ID, sales.ShipmentMove{Status: "shipped"}); err != nil {
+		t.Fatalf("ship: %v", err)
+	}
+	p := openConsole(t, srv)
+	p.openOrders(paid, unpaid)
+	row := func(id int64, sel string) string {
+		return fmt.Sprintf(`#orders-table tr[data-order-id="%d"] %s`, id, sel)
+	}
+	if n := p.count(row(paid, ".order-cancel")); n != 0 {
+		t.Fatalf("the shipped order offers %d cancellations", n)
+	}
+	if n := p.count(row(unpaid, ".order-cancel")); n != 1 {
+		t.Fatalf("the unpaid order offers %d cancellations; want 1", n)
+	}
+}

@@ -587,7 +587,10 @@ function orderRow(o) {
   if (o.status === "payment_required") {
     actions.push(el("button", { type: "button", class: "order-pay", onclick: guarded(() => payOrder(o.id)) }, "Pay"));
   }
-  if (o.status !== "cancelled") {
+  // A shipment on its way or delivered refuses a cancellation (the sale
+  // then ends through a claim), so the button is not offered.
+  const shipment = (o.shipping && shipments.get(o.shipping.id)) || {};
+  if (o.status !== "cancelled" && shipment.status !== "shipped" && shipment.status !== "delivered") {
     actions.push(el("button", { type: "button", class: "order-cancel", onclick: guarded(() => cancelOrder(o.id)) }, "Cancel"));
   }
   return el("tr", { dataset: { orderId: o.id } },
