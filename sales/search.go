@@ -9,6 +9,7 @@ import (
 
 	"github.com/marketplace/marketplace/errs"
 	"github.com/marketplace/marketplace/internal/keycodec"
+	"github.com/marketplace/marketplace/internal/kv"
 	"github.com/marketplace/marketplace/paging"
 	"github.com/marketplace/marketplace/storage"
 )
@@ -187,6 +188,16 @@ func (s *Service) searchIn(tx storage.Tx, role string, party int64, q SearchQuer
 	if !q.byRecord() {
 		total := -1
 		if !ranged {
+			// The total and the counts by status are read together.
+			wanted := []kv.Counter{listCounter(role, party, q.Status)}
+			if q.Status == "" {
+				for _, st := range OrderStatuses {
+					wanted = append(wanted, listCounter(role, party, st.ID))
+				}
+			}
+			if err := kv.PrefetchCounters(tx, wanted...); err != nil {
+				return nil, err
+			}
 			n, err := listCounter(role, party, q.Status).Read(tx)
 			if err != nil {
 				return nil, err
@@ -239,6 +250,32 @@ func (s *Service) searchIn(tx storage.Tx, role string, party int64, q SearchQuer
 	it := tx.Iterate(createdRange(all, q, q.Sort == SortDateDesc))
 	defer it.Close()
 	matched := 0
+	test := func(ids []int64) error {
+		if err := prefetchOrders(tx, ids); err != nil {
+			return err
+		}
+		for _, id := range ids {
+			r, err := getOrder(tx, id)
+			if err != nil {
+				return errs.Internalf(err, "the order list names order %d", id)
+			}
+			if !matches(r, q) {
+				continue
+			}
+			counts[r.Order.Status]++
+			if q.Status != "" && r.Order.Status != q.Status {
+				continue
+			}
+			if matched >= q.Offset && len(res.Results) < q.Limit {
+				res.Results = append(res.Results, r.Order)
+			}
+			matched++
+		}
+		return nil
+	}
+	// The orders are read a batch at a time: one round trip per batch on
+	// a backend at network distance.
+	batch := make([]int64, 0, examineBatch)
 	for examined := 0; it.Valid(); it.Next() {
 		if examined++; examined > maxExamined {
 			return nil, errTooManyExamined(party)
@@ -247,25 +284,22 @@ func (s *Service) searchIn(tx storage.Tx, role string, party int64, q SearchQuer
 		if err != nil {
 			return nil, err
 		}
-		r, err := getOrder(tx, id)
-		if err != nil {
-			return nil, errs.Internalf(err, "the order list names order %d", id)
+		if batch = append(batch, id); len(batch) == examineBatch {
+			if err := test(batch); err != nil {
+				return nil, err
+			}
+			batch = batch[:0]
 		}
-		if !matches(r, q) {
-			continue
-		}
-		counts[r.Order.Status]++
-		if q.Status != "" && r.Order.Status != q.Status {
-			continue
-		}
-		if matched >= q.Offset && len(res.Results) < q.Limit {
-			res.Results = append(res.Results, r.Order)
-		}
-		matched++
+	}
+	if err := test(batch); err != nil {
+		return nil, err
 	}
 	res.Paging.Total = matched
 	return counts, nil
 }
+
+// examineBatch is how many orders a search by the records reads at once.
+const examineBatch = 200
 
 // countStatus is the number of the party's orders of status within the
 // search's date_created range: the list's count, or its keys in the range.
@@ -294,6 +328,9 @@ func orderIDOf(key []byte, from int) (int64, error) {
 }
 
 func (s *Service) readPage(tx storage.Tx, ids []int64, res *SearchResult) error {
+	if err := prefetchOrders(tx, ids); err != nil {
+		return err
+	}
 	for _, id := range ids {
 		r, err := getOrder(tx, id)
 		if err != nil {
@@ -377,4 +414,17 @@ func statusFilter(q SearchQuery, counts map[string]int, res *SearchResult) {
 		return
 	}
 	res.AvailableFilters = append(res.AvailableFilters, f)
+}
+
+// prefetchOrders tells tx that the orders are about to be read, so that a
+// backend at network distance reads them in one round trip.
+func prefetchOrders(tx storage.Tx, ids []int64) error {
+	if _, ok := tx.(storage.Prefetcher); !ok || len(ids) == 0 {
+		return nil
+	}
+	keys := make([][]byte, len(ids))
+	for i, id := range ids {
+		keys[i] = orderKey(id)
+	}
+	return storage.Prefetch(tx, keys...)
 }
