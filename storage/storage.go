@@ -199,3 +199,69 @@ func Prefetch(tx Tx, keys ...[]byte) error {
 	}
 	return nil
 }
+
+// Changes is implemented by a Store that several processes share (Shared)
+// and that can tell each of them that a topic changed, so that what one
+// server writes reaches the others' caches and background work without
+// their polling the store. storage/postgres is one (LISTEN/NOTIFY). The
+// stores of one process (memory, Badger) have no need of it: their writers
+// wake their readers in memory.
+//
+// The contract:
+//   - After an Update that called Announce(topic) commits, every channel
+//     that Subscribe returned for topic, in every process that has the
+//     store open (the announcing one included), receives a value. An
+//     Update that does not commit announces nothing.
+//   - Receives are coalesced: a channel holds at most one value, and one
+//     receive may stand for many changes. Only "topic may have changed,
+//     read it again" is said, never what changed.
+//   - When the store may have missed announcements (its connection for
+//     them broke and is back, or the database failed over to another
+//     server), every channel receives, whatever its topic: a subscriber
+//     that reads the state it follows after each receive misses nothing,
+//     provided it also read that state once after it subscribed.
+//   - A subscription costs the store nothing per change that no one
+//     announced; an idle store's cost of watching is bounded (storage/postgres:
+//     one statement per second on one connection).
+type Changes interface {
+	// Subscribe returns a channel that receives after each change of
+	// topic, as above, and a function that ends the subscription (the
+	// channel then receives no more; it is not closed).
+	Subscribe(topic string) (changed <-chan struct{}, cancel func())
+}
+
+// Announcer is implemented by a Tx of a store that has Changes.
+type Announcer interface {
+	// Announce tells the subscribers of topic, once the transaction
+	// commits, that it changed. Announcing a topic twice in one
+	// transaction announces it once.
+	Announce(topic string)
+}
+
+// Announce tells the subscribers of topic in every process sharing the
+// store that it changed, once tx commits, where the store tells other
+// processes of changes (Changes); elsewhere it does nothing and costs a
+// type assertion. Call it inside the Update that makes the change.
+func Announce(tx Tx, topic string) {
+	if a, ok := tx.(Announcer); ok {
+		a.Announce(topic)
+	}
+}
+
+// Subscribe subscribes to topic on st, or on the store st wraps (a store
+// with an Unwrap() Store method, such as the engine's gate), when that
+// store has Changes. ok is false when it has not: the store is then one
+// process's, and its writers must wake their readers themselves.
+func Subscribe(st Store, topic string) (changed <-chan struct{}, cancel func(), ok bool) {
+	for {
+		if c, is := st.(Changes); is {
+			changed, cancel = c.Subscribe(topic)
+			return changed, cancel, true
+		}
+		w, is := st.(interface{ Unwrap() Store })
+		if !is {
+			return nil, func() {}, false
+		}
+		st = w.Unwrap()
+	}
+}

@@ -13,3 +13,17 @@ func WaitingNext(q storage.Sequence) (waiting int, drawing bool) {
 
 // SequenceIdent returns the SQL name of the sequence called name.
 func SequenceIdent(name string) string { return sequenceIdent(name) }
+
+// ListenerPID returns the backend process of st's listening connection, or
+// 0 while it has none.
+func ListenerPID(st *Store) uint32 { return st.changes.pid.Load() }
+
+// Listens returns how many times st's listener has connected and LISTENed.
+func Listens(st *Store) uint64 { return st.changes.listens.Load() }
+
+// SafetyPolls returns how many times st's listener has pinged the server
+// after a safetyPeriod of silence.
+func SafetyPolls(st *Store) uint64 { return st.changes.pings.Load() }
+
+// BeforeListen makes st's listener call fn before each connection attempt.
+func BeforeListen(st *Store, fn func()) { st.changes.beforeConnect.Store(&fn) }

@@ -42,6 +42,12 @@
 // twice, since its function may gather results as it reads. The pool opens
 // new connections once the server is back.
 //
+// Changes. The Store tells other servers of a change by LISTEN/NOTIFY
+// (storage.Changes): an Update that announces a topic sends pg_notify with
+// its COMMIT, and each Store listens on one connection of its own, opened
+// at its first Subscribe, that follows a failover as the pools do and
+// wakes every subscriber after it had to connect again (see listen.go).
+//
 // A canceled context reaches the database: the statement running is
 // canceled by a cancel request, not merely abandoned.
 //
@@ -152,6 +158,9 @@ type Store struct {
 
 	seqMu sync.Mutex
 	seqs  map[string]*sequence
+
+	// changes is the listening connection and its subscribers (listen.go).
+	changes *listener
 }
 
 var _ storage.Store = (*Store)(nil)
@@ -226,7 +235,8 @@ func OpenConfig(ctx context.Context, cfg *pgxpool.Config, opts Options) (*Store,
 		readPool.Close()
 		return nil, fmt.Errorf("open postgres: %w", translate(err))
 	}
-	s := &Store{pool: pool, readPool: readPool, readTimeout: readTimeout, seqPool: seqPool, seqs: map[string]*sequence{}}
+	s := &Store{pool: pool, readPool: readPool, readTimeout: readTimeout, seqPool: seqPool, seqs: map[string]*sequence{},
+		changes: newListener(cfg.ConnConfig)}
 	if err := s.prepareLayout(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open postgres: %w", err)
@@ -411,6 +421,7 @@ func (s *Store) Close() error {
 	if !s.closed.CompareAndSwap(false, true) {
 		return nil
 	}
+	s.changes.close()
 	s.pool.Close()
 	s.readPool.Close()
 	s.seqPool.Close()
@@ -437,7 +448,8 @@ func (u URL) Open(ctx context.Context) (storage.Store, error) {
 }
 
 // SharedByProcesses reports true: several servers may share one database,
-// and each sees the others' writes only by reading again.
+// and each sees the others' writes by reading again, when told of them
+// (Subscribe) or on its own.
 func (s *Store) SharedByProcesses() bool { return true }
 
 var _ storage.Shared = (*Store)(nil)

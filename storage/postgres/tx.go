@@ -55,6 +55,8 @@ type tx struct {
 	failed error
 	// commitSent is set once COMMIT has gone out.
 	commitSent bool
+	// announced are the topics to notify with COMMIT (Announce).
+	announced []string
 }
 
 // run runs fn and, for an Update, commits; it always ends the
@@ -78,7 +80,7 @@ func (t *tx) run(fn func(storage.Tx) error) error {
 	if err := t.ctx.Err(); err != nil {
 		return err
 	}
-	if !t.begun && len(t.pending) == 0 {
+	if !t.begun && len(t.pending) == 0 && len(t.announced) == 0 {
 		return nil
 	}
 	return t.exchange(true, true)
@@ -152,6 +154,7 @@ func (t *tx) exchange(flush, commit bool, queries ...query) error {
 		b.Queue(q.sql, q.args...).Query(q.scan)
 	}
 	if commit {
+		t.queueAnnouncements(&b)
 		b.Queue("COMMIT").Exec(done)
 	}
 	if t.conn == nil {
@@ -208,6 +211,12 @@ func (t *tx) Get(key []byte) ([]byte, error) {
 		if f, err = t.read(key); err != nil {
 			return nil, err
 		}
+		// The transaction reads one snapshot: a key read again answers
+		// from here, with no round trip.
+		if t.fetched == nil {
+			t.fetched = make(map[string]fetched)
+		}
+		t.fetched[string(key)] = f
 	}
 	if !f.found {
 		return nil, storage.ErrNotFound

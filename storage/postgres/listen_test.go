@@ -1,0 +1,197 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/marketplace/marketplace/internal/pgproxy"
+	"github.com/marketplace/marketplace/internal/pgtest"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/postgres"
+)
+
+// eventually fails the test unless cond holds within a generous deadline:
+// the deadline catches a change that never arrives, and says nothing of
+// how fast one arrives.
+func eventually(tb testing.TB, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("gave up waiting: %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// received reports whether ch holds a value, taking it.
+func received(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// listening subscribes to topic on st and waits until its listener
+// listens, taking the wake-up that follows a LISTEN made after the
+// subscription.
+func listening(tb testing.TB, st *postgres.Store, topic string) <-chan struct{} {
+	tb.Helper()
+	ch, cancel := st.Subscribe(topic)
+	tb.Cleanup(cancel)
+	eventually(tb, "the listener's first LISTEN", func() bool { return postgres.Listens(st) > 0 })
+	received(ch)
+	return ch
+}
+
+func announce(tb testing.TB, st storage.Store, key string, topics ...string) {
+	tb.Helper()
+	mustUpdate(tb, st, func(tx storage.Tx) error {
+		for _, topic := range topics {
+			storage.Announce(tx, topic)
+		}
+		if key == "" {
+			return nil
+		}
+		return tx.Set([]byte(key), []byte("v"))
+	})
+}
+
+func TestChanges_ACommitThatAnnouncesATopicWakesItsSubscribersInEveryStoreOnTheDatabase(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	a, b := open(t, url), open(t, url)
+	onB := listening(t, b, "stubs")
+	otherOnB := listening(t, b, "faults")
+	onA := listening(t, a, "stubs")
+
+	announce(t, a, "k", "stubs")
+	eventually(t, "the announcement on the other store", func() bool { return received(onB) })
+	eventually(t, "the announcement on the announcing store", func() bool { return received(onA) })
+	if received(otherOnB) {
+		t.Fatal("a subscriber of another topic was woken")
+	}
+	if got := mustGet(t, b, "k"); got != "v" {
+		t.Fatalf("the write of the announcing Update: %q", got)
+	}
+}
+
+func TestChanges_AnUpdateThatDoesNotCommitAnnouncesNothing(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	a, b := open(t, url), open(t, url)
+	failed, later := listening(t, b, "failed"), listening(t, b, "later")
+
+	refused := errors.New("refused")
+	err := a.Update(context.Background(), func(tx storage.Tx) error {
+		storage.Announce(tx, "failed")
+		if err := tx.Set([]byte("k"), []byte("v")); err != nil {
+			return err
+		}
+		return refused
+	})
+	if !errors.Is(err, refused) {
+		t.Fatalf("Update: %v", err)
+	}
+	// Notifications arrive in commit order: once the later one is in,
+	// the failed one would have been too.
+	announce(t, a, "", "later")
+	eventually(t, "the later announcement", func() bool { return received(later) })
+	if received(failed) {
+		t.Fatal("the Update that returned an error announced its topic")
+	}
+}
+
+func TestChanges_AnUpdateThatOnlyAnnouncesCommitsItsAnnouncement(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	a, b := open(t, url), open(t, url)
+	ch := listening(t, b, "reset")
+	announce(t, a, "", "reset")
+	eventually(t, "the announcement", func() bool { return received(ch) })
+}
+
+func TestChanges_AnnouncingCostsNoRoundTripOfItsOwn(t *testing.T) {
+	dbURL := pgtest.NewDatabase(t)
+	p, proxied := throughProxy(t, dbURL)
+	st := open(t, proxied)
+	count := func(topics ...string) uint64 {
+		before := p.RoundTrips()
+		announce(t, st, "k", topics...)
+		return p.RoundTrips() - before
+	}
+	// The first of each prepares its statements on the connection.
+	count()
+	count("a")
+	plain, announcing := count(), count("a", "b")
+	if announcing != plain {
+		t.Fatalf("an Update that announces two topics makes %d round trips; one that does not, %d", announcing, plain)
+	}
+}
+
+func TestChanges_AnIdleListenerSendsOneStatementPerSafetyPoll(t *testing.T) {
+	dbURL := pgtest.NewDatabase(t)
+	p, proxied := throughProxy(t, dbURL)
+	st := open(t, proxied)
+	listening(t, st, "clock")
+	listening(t, st, "stubs")
+	polls, trips := postgres.SafetyPolls(st), p.RoundTrips()
+	const n = 3
+	eventually(t, "three safety polls", func() bool { return postgres.SafetyPolls(st) >= polls+n })
+	// The count is read as the last poll's answer arrives: a poll more
+	// may have been sent since.
+	if got := p.RoundTrips() - trips; got > n+1 {
+		t.Fatalf("%d round trips over %d safety polls of an idle store; want at most one each", got, n)
+	}
+}
+
+func TestChanges_ALostListeningConnectionIsOpenedAgainAndAChangeMadeMeanwhileIsSeen(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	a, b := open(t, url), open(t, url)
+	ch := listening(t, b, "clock")
+	pid := postgres.ListenerPID(b)
+
+	reconnecting, resume := make(chan struct{}, 1), make(chan struct{})
+	postgres.BeforeListen(b, func() {
+		select {
+		case reconnecting <- struct{}{}:
+		default:
+		}
+		<-resume
+	})
+	exec(t, url, "SELECT pg_terminate_backend($1)", int64(pid))
+	<-reconnecting
+	announce(t, a, "clock-key", "clock")
+	// Nothing listened on b's side when the change committed.
+	if received(ch) {
+		t.Fatal("a notification reached a store whose connection was down")
+	}
+	close(resume)
+	eventually(t, "the wake-up after the listener reconnected", func() bool { return received(ch) })
+	if postgres.Listens(b) != 2 {
+		t.Fatalf("%d LISTENs; want 2 (the first and the one after the loss)", postgres.Listens(b))
+	}
+	if postgres.ListenerPID(b) == pid {
+		t.Fatal("the listener kept the terminated connection")
+	}
+	announce(t, a, "", "clock")
+	eventually(t, "a change after the reconnection", func() bool { return received(ch) })
+}
+
+// throughProxy returns dbURL with its host replaced by a counting proxy's.
+func throughProxy(tb testing.TB, dbURL string) (*pgproxy.Proxy, string) {
+	tb.Helper()
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p, err := pgproxy.Start(u.Host)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = p.Close() })
+	u.Host = p.Addr()
+	return p, u.String()
+}
