@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -173,13 +174,21 @@ func Open(ctx context.Context, opener storage.Opener, opts Options) (*Marketplac
 
 // SharedPollInterval is how often, by default, the delivery of
 // notifications looks for events and due retries on a store that other
-// servers write too, such as PostgreSQL (storage.Shared;
-// notify.Options.PollInterval; 5 ms on the stores of one process).
+// servers write too (storage.Shared; notify.Options.PollInterval; 5 ms on
+// the stores of one process) and that does not tell of their changes.
 const SharedPollInterval = 50 * time.Millisecond
 
+// ChangesPollInterval is notify.Options.PollInterval's default on a store
+// that other servers write too and that tells each of their changes
+// (storage.Changes, such as PostgreSQL): their events wake the delivery
+// when they commit, so the poll only finds retries come due and sweeps
+// the outbox.
+const ChangesPollInterval = time.Second
+
 // FaultPollInterval is how often, on a store that other servers write too
-// (storage.Shared), an engine reads the fault rules again to see those made
-// through another server.
+// (storage.Shared) and that does not tell of their changes
+// (storage.Changes), an engine reads the fault rules and the stubs again to
+// see those made through another server.
 const FaultPollInterval = 100 * time.Millisecond
 
 // New starts the engine on store. The caller keeps ownership of the store:
@@ -221,8 +230,12 @@ func NewContext(ctx context.Context, store storage.Store, opts Options) (*Market
 	if storage.IsShared(store) && opts.Notifications.PollInterval == 0 {
 		// Every poll is a transaction on the database, from every server;
 		// the events of this process wake its delivery at once anyway, so
-		// only events written through another server wait for a poll.
+		// only events written through another server wait for a poll, or
+		// for the store to tell of them.
 		opts.Notifications.PollInterval = SharedPollInterval
+		if _, ok := m.store.(storage.Changes); ok {
+			opts.Notifications.PollInterval = ChangesPollInterval
+		}
 	}
 	// Leases, sweeps and a POST's req_time are real time, whatever the
 	// engine's clock says.
@@ -232,6 +245,7 @@ func NewContext(ctx context.Context, store storage.Store, opts Options) (*Market
 	m.OnStateReplaced(func(context.Context) { m.Faults.Invalidate() })
 	m.Stubs = stubs.New(store)
 	m.OnStateReplaced(func(context.Context) { m.Stubs.Invalidate() })
+	m.OnStateReplaced(m.announceStateReplaced)
 	m.OAuth = oauth.New(m.Accounts, m.Notify)
 	m.Fees = fees.New(store, opts.Clock, m.Geo)
 	m.Catalog = catalog.New(store, opts.Clock, m.Geo)
@@ -313,12 +327,16 @@ func (m *Marketplace) Start(ctx context.Context) error {
 			})
 		},
 	}
+	if _, ok := m.store.(storage.Changes); ok {
+		loops = append(loops, m.followStateReplaced)
+	}
 	if storage.IsShared(m.store) {
-		// Rules made through another server reach this one's cache by
-		// this poll; a store of one process sees its own at once.
+		// Rules made through another server reach this one's cache when
+		// the store tells of them, or by this poll; a store of one
+		// process sees its own at once.
 		loops = append(loops, func(ctx context.Context) error { return m.Faults.Watch(ctx, FaultPollInterval) })
 		// A miss reads the stubs' generation itself; only whether an
-		// override exists waits for this poll.
+		// override exists waits for the store's word or this poll.
 		loops = append(loops, func(ctx context.Context) error { return m.Stubs.Watch(ctx, FaultPollInterval) })
 	}
 	errc := make(chan error, len(loops))
@@ -333,4 +351,49 @@ func (m *Marketplace) Start(ctx context.Context) error {
 		<-errc
 	}
 	return first
+}
+
+// stateTopic is announced (storage.Announce) when an engine has replaced
+// the state (a Reset, the restore of a snapshot, fixtures loaded), so that
+// the other engines on the store drop what they keep of the old one.
+const stateTopic = "marketplace/state"
+
+// replacedElsewhere marks the context of the hooks run for a replacement
+// made by another engine, which must not be announced again.
+type replacedElsewhere struct{}
+
+// announceStateReplaced tells the other engines on a store that tells of
+// changes (storage.Changes) that this one replaced the state.
+func (m *Marketplace) announceStateReplaced(ctx context.Context) {
+	if _, ok := m.store.(storage.Changes); !ok || ctx.Value(replacedElsewhere{}) != nil {
+		return
+	}
+	err := m.store.Update(ctx, func(tx storage.Tx) error {
+		storage.Announce(tx, stateTopic)
+		// The rules and the stubs were replaced with the rest.
+		storage.Announce(tx, faults.ChangesTopic)
+		storage.Announce(tx, stubs.ChangesTopic)
+		return nil
+	})
+	if err != nil {
+		// The others' caches of rules and stubs still see the change
+		// of those when the store tells of them.
+		m.Logger.Error("announce the replaced state", "err", err)
+	}
+}
+
+// followStateReplaced runs the hooks of OnStateReplaced whenever another
+// engine on the store has replaced the state, until ctx ends. It runs them
+// also at its start and whenever the store may have missed a word (see
+// storage.Changes), which costs the caches a read.
+func (m *Marketplace) followStateReplaced(ctx context.Context) error {
+	hookCtx := context.WithValue(ctx, replacedElsewhere{}, true)
+	return storage.Follow(ctx, m.store, stateTopic, 0, func() {
+		m.hookMu.Lock()
+		hooks := slices.Clone(m.replacedHooks)
+		m.hookMu.Unlock()
+		for _, h := range hooks {
+			h(hookCtx)
+		}
+	})
 }

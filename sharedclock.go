@@ -18,17 +18,23 @@ import (
 // A manual clock is shared by the engines on one store (several servers on
 // one database): a move on any of them is written to the store, and each
 // engine brings its own clock up to the stored time before every request
-// its server answers (SyncClock) and, for its background work, every
-// clockPoll. The clocks only move forward, so the stored time is the
-// latest any engine was moved to.
+// its server answers (SyncClock) and, for its background work, whenever
+// the store tells of a move (storage.Changes: a move announces
+// clockTopic), or every clockPoll on a store that tells of nothing. The
+// clocks only move forward, so the stored time is the latest any engine
+// was moved to.
 
 // sharedClockKey holds the shared manual time, Unix nanoseconds, 8 bytes
 // big-endian.
 var sharedClockKey = keycodec.New("sys/clock")
 
 // clockPoll is how often, in real time, an engine on a manual clock looks
-// for a move made by another engine on its store.
+// for a move made by another engine on a store that other processes
+// write and that does not tell of changes.
 const clockPoll = 100 * time.Millisecond
+
+// clockTopic is announced by every move of the shared clock.
+const clockTopic = "clock"
 
 // clockShare is what an engine on a manual clock knows of the moves of the
 // other engines on its store.
@@ -100,21 +106,14 @@ func (m *Marketplace) shareManualClock(ctx context.Context, manual *clock.Manual
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		t := time.NewTicker(clockPoll)
-		defer t.Stop()
-		// The next poll tries again: an outage of the store is a
+		// The next change tries again: an outage of the store is a
 		// warning, once.
 		log := retrylog.New(m.Logger, "follow the shared manual clock", time.Now)
-		for {
-			select {
-			case <-follow.Done():
-				return
-			case <-t.C:
-			}
+		_ = storage.Follow(follow, m.store, clockTopic, clockPoll, func() {
 			if err := m.SyncClock(follow); follow.Err() == nil {
 				log.Report(err)
 			}
-		}
+		})
 	}()
 	return func() {
 		cancel()
@@ -184,6 +183,7 @@ func (m *Marketplace) publishClock(ctx context.Context, to time.Time) error {
 		if m.manual.Now().Before(to) {
 			return nil
 		}
+		storage.Announce(tx, clockTopic)
 		return tx.Set(sharedClockKey, binary.BigEndian.AppendUint64(nil, uint64(to.UnixNano())))
 	})
 	if b := m.clockShare.board; b != nil {

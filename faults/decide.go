@@ -185,6 +185,7 @@ func (s *Service) consume(ctx context.Context, id int64) (bool, error) {
 		left := *r.Times - 1
 		if left == 0 {
 			removed = true
+			storage.Announce(tx, ChangesTopic)
 			return deleteRule(tx, id)
 		}
 		r.Times = &left

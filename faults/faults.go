@@ -96,20 +96,18 @@ func (s *Service) Refresh(ctx context.Context) error {
 	return err
 }
 
-// Watch refreshes the rules every interval (real time) until ctx ends; a
-// server that shares its store with others runs it so that their rules
-// reach it within an interval. Failures are left to the next refresh.
+// ChangesTopic is what the fault service announces (storage.Announce) in
+// every Update that adds or removes a rule, so that the servers sharing
+// the store read their rules again (Watch).
+const ChangesTopic = "faults"
+
+// Watch keeps the rules kept in memory up to date with those made or
+// removed through other servers sharing the store, until ctx ends: where
+// the store tells of changes (storage.Changes), it reads them again after
+// each announcement of ChangesTopic; elsewhere every interval (real time).
+// Failures are left to the next refresh.
 func (s *Service) Watch(ctx context.Context, every time.Duration) error {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-			_ = s.Refresh(ctx)
-		}
-	}
+	return storage.Follow(ctx, s.store, ChangesTopic, every, func() { _ = s.Refresh(ctx) })
 }
 
 func (s *Service) current(ctx context.Context) (*snapshot, error) {

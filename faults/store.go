@@ -27,6 +27,7 @@ func (s *Service) Create(ctx context.Context, in NewRule) (Rule, error) {
 	r.ID = int64(id)
 	r.Created = s.clock.Now().UTC()
 	if err := s.store.Update(ctx, func(tx storage.Tx) error {
+		storage.Announce(tx, ChangesTopic)
 		return kv.SetJSON(tx, ruleKey(r.ID), r)
 	}); err != nil {
 		return Rule{}, wrapInternal(err, "create fault rule")
@@ -65,6 +66,7 @@ func (s *Service) Delete(ctx context.Context, id int64) error {
 		if _, err := tx.Get(ruleKey(id)); err != nil {
 			return err
 		}
+		storage.Announce(tx, ChangesTopic)
 		return deleteRule(tx, id)
 	})
 	if errors.Is(err, storage.ErrNotFound) {
@@ -85,6 +87,7 @@ func (s *Service) DeleteAll(ctx context.Context) (int, error) {
 		return 0, wrapInternal(err, "delete fault rules")
 	}
 	err = s.store.Update(ctx, func(tx storage.Tx) error {
+		storage.Announce(tx, ChangesTopic)
 		for _, r := range rules {
 			if err := deleteRule(tx, r.ID); err != nil {
 				return err

@@ -30,6 +30,10 @@ const deliveryLease = "notify/delivery"
 // and waits for it while another does, until ctx ends.
 func (s *Service) deliverUnderLease(ctx context.Context) error {
 	ttl := s.opts.Lease
+	// A holder that stops releases the lease: where the store tells of
+	// it, the wait ends then rather than at the lease's expiry.
+	released, unsubscribe, _ := storage.Subscribe(s.store, kv.LeaseTopic(deliveryLease))
+	defer unsubscribe()
 	for {
 		l, held, err := kv.AcquireLease(ctx, s.store, deliveryLease, s.holder, s.wall.Now(), ttl)
 		if err == nil && held {
@@ -40,13 +44,20 @@ func (s *Service) deliverUnderLease(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		// Not held, lost, or the store failed: look again a little later
-		// (a held lease cannot be taken before it expires anyway).
-		t := time.NewTimer(ttl / 3)
+		// Lost, or the store failed: look again a little later. Held by
+		// another: it cannot be taken before it expires (its holder may
+		// renew it meanwhile: then wait again).
+		wait := ttl / 3
+		if err == nil && !held {
+			wait = min(max(l.Expires.Sub(s.wall.Now()), time.Millisecond), ttl)
+		}
+		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return ctx.Err()
+		case <-released:
+			t.Stop()
 		case <-t.C:
 		}
 	}

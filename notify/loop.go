@@ -58,12 +58,16 @@ func (s *Service) deliver(ctx context.Context, fence func(storage.Tx) error) err
 	s.resetCursors()
 	rec := s.startRecorder()
 	unwatch := watchAppends(s.store, s)
+	// Events appended through other processes: told by the store where it
+	// can, else found at the polls.
+	appended, unsubscribe, _ := storage.Subscribe(s.store, OutboxTopic)
 	fanned := make(chan struct{})
 	go func() {
 		defer close(fanned)
-		s.runFanOut(ctx)
+		s.runFanOut(ctx, appended)
 	}()
 	defer func() {
+		unsubscribe()
 		unwatch()
 		cancel()
 		<-fanned
@@ -93,9 +97,9 @@ func (s *Service) deliver(ctx context.Context, fence func(storage.Tx) error) err
 }
 
 // runFanOut fans the outbox out until ctx ends, reading it when an Append in
-// this process wakes it (outboxWake), at every poll, and at once after a full
-// batch.
-func (s *Service) runFanOut(ctx context.Context) {
+// this process wakes it (outboxWake), when the store tells of one in
+// another (appended), at every poll, and at once after a full batch.
+func (s *Service) runFanOut(ctx context.Context, appended <-chan struct{}) {
 	tick := time.NewTicker(s.opts.PollInterval)
 	defer tick.Stop()
 	// An Append wakes the fan-out from inside its transaction, before the
@@ -153,6 +157,9 @@ func (s *Service) runFanOut(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-s.outboxWake:
+		case <-appended:
+			// Committed already: no rechecks needed.
+			s.appended.Store(true)
 		case <-tick.C:
 			s.appended.Store(true)
 		case <-recheck.C:

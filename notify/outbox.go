@@ -143,9 +143,19 @@ func Append(ctx context.Context, store storage.Store, tx storage.Tx, ev Event) (
 	if err := tx.Set(outboxKey(ev.Seq), encodeEvent(ev)); err != nil {
 		return Event{}, err
 	}
-	wakeLoops(store)
+	if !wakeLoops(store) {
+		// The delivering process is another one, if any: it is told
+		// when the change commits. (Announced only then: on PostgreSQL
+		// the commits that notify take a lock, one after the other.)
+		storage.Announce(tx, OutboxTopic)
+	}
 	return ev, nil
 }
+
+// OutboxTopic is announced (storage.Announce) by an Append in a process
+// where no delivery loop runs on the store, so that the process that
+// delivers, on another server, fans the event out at once.
+const OutboxTopic = "notify/outbox"
 
 // loops are the delivery loops running in this process, by store, so that
 // Append can wake them rather than leave the event to their next poll.
@@ -190,19 +200,22 @@ func watchAppends(store storage.Store, s *Service) (cancel func()) {
 	}
 }
 
-// wakeLoops wakes the delivery loops of store. Append calls it inside the
-// change's transaction, before the commit: a loop that looks before the
-// commit finds the event at its next poll (Options.PollInterval).
-func wakeLoops(store storage.Store) {
+// wakeLoops wakes the delivery loops of store and reports whether there
+// were any. Append calls it inside the change's transaction, before the
+// commit: a loop that looks before the commit finds the event at one of
+// the reads that follow (recheckMax) or at its next poll
+// (Options.PollInterval).
+func wakeLoops(store storage.Store) bool {
 	loops.RLock()
 	defer loops.RUnlock()
 	if len(loops.m) == 0 {
-		return
+		return false
 	}
 	if store = loopKey(store); !reflect.TypeOf(store).Comparable() {
-		return
+		return false
 	}
 	for _, s := range loops.m[store] {
 		s.wakeForOutbox()
 	}
+	return len(loops.m[store]) > 0
 }

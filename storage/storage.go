@@ -22,6 +22,7 @@ package storage
 import (
 	"context"
 	"errors"
+	"time"
 )
 
 // ErrNotFound is returned by Tx.Get for a key that does not exist.
@@ -263,5 +264,30 @@ func Subscribe(st Store, topic string) (changed <-chan struct{}, cancel func(), 
 			return nil, func() {}, false
 		}
 		st = w.Unwrap()
+	}
+}
+
+// Follow calls read once, then after every change of topic on st until ctx
+// ends, and returns ctx's error: where st tells of changes (Subscribe),
+// after each announcement; elsewhere every interval, in real time (a poll,
+// for a store that other processes write but that tells of nothing; none
+// when interval is not positive). read is never called twice at once.
+func Follow(ctx context.Context, st Store, topic string, every time.Duration, read func()) error {
+	changed, cancel, ok := Subscribe(st, topic)
+	defer cancel()
+	var tick <-chan time.Time
+	if !ok && every > 0 {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		read()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-changed:
+		case <-tick:
+		}
 	}
 }

@@ -107,7 +107,17 @@ func (s *Service) create(ctx context.Context, m *Mapping) (*Mapping, error) {
 	return m, nil
 }
 
-func bump(tx storage.Tx) error { return tx.Set(genKey(), []byte(uuid.NewString())) }
+// bump gives the mappings a new generation, which the caches of this and
+// other servers compare, and tells the other servers.
+func bump(tx storage.Tx) error {
+	storage.Announce(tx, ChangesTopic)
+	return tx.Set(genKey(), []byte(uuid.NewString()))
+}
+
+// ChangesTopic is what the stubs announce (storage.Announce) in every
+// Update that adds or removes a mapping, so that the servers sharing the
+// store read their mappings again (Watch).
+const ChangesTopic = "stubs"
 
 // List returns every mapping, in the order they are tried; none is an
 // empty list, never nil, so that it is answered as []. Errors: Internal.
@@ -216,20 +226,13 @@ func (s *Service) Refresh(ctx context.Context) error {
 	return err
 }
 
-// Watch refreshes the mappings every interval (real time) until ctx ends,
-// so that an override stub made through another server takes its requests
-// within an interval.
+// Watch keeps the mappings kept in memory up to date with those made or
+// removed through other servers sharing the store, until ctx ends, so that
+// an override stub made through another server takes its requests: where
+// the store tells of changes (storage.Changes), after each announcement of
+// ChangesTopic; elsewhere every interval (real time).
 func (s *Service) Watch(ctx context.Context, every time.Duration) error {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-			_ = s.Refresh(ctx)
-		}
-	}
+	return storage.Follow(ctx, s.store, ChangesTopic, every, func() { _ = s.Refresh(ctx) })
 }
 
 func (s *Service) current(ctx context.Context) (*snapshot, error) {

@@ -40,6 +40,11 @@ type Lease struct {
 // released.
 var ErrLeaseLost = errors.New("storage: lease lost")
 
+// LeaseTopic is the topic announced (storage.Announce) when the lease
+// called name is released, so that a process waiting for it takes it at
+// once rather than at its next look.
+func LeaseTopic(name string) string { return "lease/" + name }
+
 // LeaseKey is where the lease called name is kept.
 func LeaseKey(name string) []byte { return keycodec.New("sys/lease").Str(name) }
 
@@ -105,13 +110,15 @@ func (l Lease) Renew(ctx context.Context, st storage.Store, now time.Time, ttl t
 }
 
 // Release gives l up at once, if it is still l's holder's, so that another
-// holder need not wait for it to expire. The term is kept, so the next
-// holder starts a new one.
+// holder need not wait for it to expire: the processes that wait for it
+// are told (LeaseTopic). The term is kept, so the next holder starts a new
+// one.
 func (l Lease) Release(ctx context.Context, st storage.Store, now time.Time) error {
 	return st.Update(ctx, func(tx storage.Tx) error {
 		if err := l.Check(tx, now); err != nil {
 			return err
 		}
+		storage.Announce(tx, LeaseTopic(l.Name))
 		gone := l
 		gone.Holder, gone.Expires = "", time.Time{}
 		return tx.Set(LeaseKey(l.Name), encodeLease(gone))
