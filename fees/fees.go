@@ -113,6 +113,11 @@ func (l *lookup) check() error {
 // this order: NotFound (unknown site), Invalid (bad price, quantity,
 // category, unknown currency).
 func (s *Service) prepare(tx storage.Tx, siteID string, q Query) (lookup, error) {
+	if _, ok := tx.(storage.Prefetcher); ok {
+		if err := storage.Prefetch(tx, append(geo.SiteKeys(siteID, q.CurrencyID), revKey())...); err != nil {
+			return lookup{}, err
+		}
+	}
 	site, err := geo.GetSite(tx, siteID)
 	if err != nil {
 		return lookup{}, err

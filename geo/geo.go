@@ -109,6 +109,23 @@ func GetSite(tx storage.Tx, id string) (Site, error) {
 	return Site{}, errs.NotFoundf("Site not found: %s", id)
 }
 
+// SiteKeys returns the keys that GetSite(siteID) and GetCurrency read, the
+// currency being currencyID or, when it is empty, the site's usual
+// default, for storage.Prefetch: a caller that reads both reads them in one
+// round trip on a backend at network distance.
+func SiteKeys(siteID, currencyID string) [][]byte {
+	if currencyID == "" {
+		if site, ok := embeddedSite(siteID); ok {
+			currencyID = site.DefaultCurrencyID
+		}
+	}
+	keys := [][]byte{siteKey(siteID)}
+	if currencyID != "" {
+		keys = append(keys, currencyKey(currencyID))
+	}
+	return keys
+}
+
 // Site returns the site with id. Errors: NotFound.
 func (s *Service) Site(ctx context.Context, id string) (Site, error) {
 	var site Site

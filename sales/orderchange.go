@@ -177,6 +177,11 @@ func (s *Service) saveShipment(ctx context.Context, tx storage.Tx, sh shipmentRe
 // indexOrder moves the order's search entries and counts from before (nil
 // for a new order) to rec.
 func indexOrder(tx storage.Tx, before *orderRecord, rec orderRecord) error {
+	type change struct {
+		counter kv.Counter
+		delta   int64
+	}
+	var changes []change
 	parties := []struct {
 		role string
 		id   int64
@@ -189,17 +194,31 @@ func indexOrder(tx storage.Tx, before *orderRecord, rec orderRecord) error {
 			if err := tx.Set(listKey(p.role, p.id, list, rec.CreatedMs, rec.Order.ID), nil); err != nil {
 				return err
 			}
-			if err := listCounter(p.role, p.id, list).Add(tx, 1); err != nil {
-				return err
-			}
+			changes = append(changes, change{listCounter(p.role, p.id, list), 1})
 		}
 		if before != nil && before.Order.Status != rec.Order.Status {
 			if err := tx.Delete(listKey(p.role, p.id, before.Order.Status, rec.CreatedMs, rec.Order.ID)); err != nil {
 				return err
 			}
-			if err := listCounter(p.role, p.id, before.Order.Status).Add(tx, -1); err != nil {
-				return err
-			}
+			changes = append(changes, change{listCounter(p.role, p.id, before.Order.Status), -1})
+		}
+	}
+	// Each count changes the shard its order's id picks, so the shards are
+	// known at once and read together: one round trip on a backend at
+	// network distance, and orders placed together change different ones.
+	spread := uint64(rec.Order.ID)
+	if _, ok := tx.(storage.Prefetcher); ok {
+		keys := make([][]byte, len(changes))
+		for i, c := range changes {
+			keys[i] = c.counter.ShardKey(spread)
+		}
+		if err := storage.Prefetch(tx, keys...); err != nil {
+			return err
+		}
+	}
+	for _, c := range changes {
+		if err := c.counter.AddAt(tx, c.delta, spread); err != nil {
+			return err
 		}
 	}
 	return nil
