@@ -81,6 +81,8 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store, opts Options) {
 	t.Run("LeaseHasOneHolderAtATime", s.testLeaseOneHolderAtATime)
 	t.Run("LeaseExpiresAndFencesItsOldHolder", s.testLeaseExpiresAndFencesItsOldHolder)
 	t.Run("LeaseIsRenewedAndReleasedByItsHolder", s.testLeaseRenewAndRelease)
+	t.Run("AnnounceChangesOnlyWhatItSays", s.testAnnounceChangesOnlyWhatItSays)
+	t.Run("ChangesWakeTheTopicsSubscribers", s.testChangesWakeTheTopicsSubscribers)
 }
 
 type suite struct {
