@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -194,4 +195,39 @@ func throughProxy(tb testing.TB, dbURL string) (*pgproxy.Proxy, string) {
 	tb.Cleanup(func() { _ = p.Close() })
 	u.Host = p.Addr()
 	return p, u.String()
+}
+
+func TestChanges_TheListenerFollowsAFailoverThroughAMultiHostURL(t *testing.T) {
+	dbURL := pgtest.NewDatabase(t)
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := pgproxy.Start(u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	second, err := pgproxy.Start(u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	// As a URL of a primary and its replica: the first host is tried
+	// first, the second when the first cannot be reached.
+	multi := strings.Replace(dbURL, u.Host, first.Addr()+","+second.Addr(), 1)
+	b := open(t, multi)
+	ch := listening(t, b, "clock")
+	if second.RoundTrips() != 0 {
+		t.Fatal("the second host was used while the first answered")
+	}
+	first.Close() // the primary is gone
+	announce(t, open(t, dbURL), "", "clock")
+	eventually(t, "a wake-up after the listener moved to the second host", func() bool { return received(ch) })
+	eventually(t, "the second LISTEN", func() bool { return postgres.Listens(b) == 2 })
+	if second.RoundTrips() == 0 {
+		t.Fatal("the listener did not move to the second host")
+	}
+	announce(t, open(t, dbURL), "", "clock")
+	eventually(t, "a change after the move", func() bool { return received(ch) })
 }
