@@ -384,11 +384,17 @@ func (m *Marketplace) announceStateReplaced(ctx context.Context) {
 
 // followStateReplaced runs the hooks of OnStateReplaced whenever another
 // engine on the store has replaced the state, until ctx ends. It runs them
-// also at its start and whenever the store may have missed a word (see
-// storage.Changes), which costs the caches a read.
+// also whenever the store may have missed a word (see storage.Changes),
+// which costs the caches a read.
 func (m *Marketplace) followStateReplaced(ctx context.Context) error {
 	hookCtx := context.WithValue(ctx, replacedElsewhere{}, true)
+	started := false
 	return storage.Follow(ctx, m.store, stateTopic, 0, func() {
+		if !started {
+			// The caches were filled from the state as it is.
+			started = true
+			return
+		}
 		m.hookMu.Lock()
 		hooks := slices.Clone(m.replacedHooks)
 		m.hookMu.Unlock()
