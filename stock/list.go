@@ -42,6 +42,9 @@ func (s *Service) SellerItemsOf(ctx context.Context, sellerID int64, p paging.Pa
 		if err != nil {
 			return err
 		}
+		if err := prefetchItems(tx, ids); err != nil {
+			return err
+		}
 		for _, id := range ids {
 			item, err := GetItem(tx, id)
 			if err != nil {

@@ -33,6 +33,9 @@ func (s *Service) Items(ctx context.Context, ids []string) ([]ItemResult, error)
 	}
 	out := make([]ItemResult, len(ids))
 	err := s.store.View(ctx, func(tx storage.Tx) error {
+		if err := prefetchItems(tx, ids); err != nil {
+			return err
+		}
 		for i, id := range ids {
 			it, err := GetItem(tx, id)
 			if err != nil && !errs.Is(err, errs.NotFound) {

@@ -250,6 +250,9 @@ func searchOrdered(tx storage.Tx, q SearchQuery, ws []string, res *SearchResult)
 	if len(others) == 0 {
 		res.Total = int(rareN)
 	}
+	if err := prefetchItems(tx, page); err != nil {
+		return err
+	}
 	for _, id := range page {
 		item, err := GetItem(tx, id)
 		if err != nil {
