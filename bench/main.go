@@ -26,6 +26,11 @@
 //	go run ./bench -write -duration 5s -preload-dir ~/.cache/marketplace-bench
 //	go run ./bench -write -duration 5s -phases buy
 //	go run ./bench -write -duration 5s -phases pg,pgread
+//
+// With -postgres-rtt it measures the main routes of one server whose
+// PostgreSQL is at each of these round-trip times (rtt.go):
+//
+//	go run ./bench -postgres-rtt 0,0.5ms,1ms -duration 2s
 package main
 
 import (
@@ -65,6 +70,7 @@ func main() {
 	write := flag.Bool("write", false, "measure the write routes instead of the read routes")
 	soak := flag.Duration("soak", 0, "run the soak for this long instead (marketplaced on Badger, askers and searchers; see soak.go)")
 	soakProfile := flag.String("soak-profile", "", "with -soak, write a CPU profile of the server's every minute into this folder")
+	postgresRTT := flag.String("postgres-rtt", "", "run the network-distance benchmark instead (rtt.go): one server on PostgreSQL behind a proxy that adds each of these round-trip times, comma-separated (0,0.5ms,1ms); with -postgres, on that database")
 	withMetrics := flag.Bool("metrics", false, "also drive the same server without Prometheus metrics and print the full rate over its rate")
 	var wc writeConfig
 	wc.flags()
@@ -75,6 +81,14 @@ func main() {
 	}
 	if *duration > time.Minute {
 		log.Fatal("-duration is capped at 1m")
+	}
+	if *postgresRTT != "" {
+		rtts, err := parseRTTs(*postgresRTT)
+		if err != nil {
+			log.Fatal(err)
+		}
+		runRTT(rtts, *duration, *concurrency, wc.postgres)
+		return
 	}
 	if *write {
 		wc.duration = *duration
