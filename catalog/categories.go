@@ -183,6 +183,15 @@ func childCategoryIDs(tx storage.Tx, parentID string) ([]string, error) {
 // refsByName reads the categories of ids and orders them by name, as the
 // public API lists a site's categories and a category's children.
 func refsByName(tx storage.Tx, ids []string) ([]CategoryRef, error) {
+	if _, ok := tx.(storage.Prefetcher); ok && len(ids) > 0 {
+		keys := make([][]byte, len(ids))
+		for i, id := range ids {
+			keys[i] = categoryKey(id)
+		}
+		if err := storage.Prefetch(tx, keys...); err != nil {
+			return nil, err
+		}
+	}
 	out := make([]CategoryRef, 0, len(ids))
 	for _, id := range ids {
 		c, err := getCategory(tx, id)

@@ -36,6 +36,11 @@ func (s *Service) Site(ctx context.Context, id string) (SiteView, error) {
 		}
 		v = SiteView{ID: site.ID, Name: site.Name, CountryID: site.CountryID, DefaultCurrencyID: site.DefaultCurrencyID,
 			Currencies: []SiteCurrency{}}
+		if _, ok := tx.(storage.Prefetcher); ok {
+			if err := storage.Prefetch(tx, geo.SiteKeys(id, site.CurrencyIDs()...)...); err != nil {
+				return err
+			}
+		}
 		for _, cid := range site.CurrencyIDs() {
 			c, err := geo.GetCurrency(tx, cid)
 			if errs.Is(err, errs.NotFound) {

@@ -110,18 +110,20 @@ func GetSite(tx storage.Tx, id string) (Site, error) {
 }
 
 // SiteKeys returns the keys that GetSite(siteID) and GetCurrency read, the
-// currency being currencyID or, when it is empty, the site's usual
-// default, for storage.Prefetch: a caller that reads both reads them in one
-// round trip on a backend at network distance.
-func SiteKeys(siteID, currencyID string) [][]byte {
-	if currencyID == "" {
-		if site, ok := embeddedSite(siteID); ok {
-			currencyID = site.DefaultCurrencyID
+// currencies being currencyIDs (empty ones left out) or, when there are
+// none, the site's usual default, for storage.Prefetch: a caller that reads
+// them all reads them in one round trip on a backend at network distance.
+func SiteKeys(siteID string, currencyIDs ...string) [][]byte {
+	keys := [][]byte{siteKey(siteID)}
+	for _, id := range currencyIDs {
+		if id != "" {
+			keys = append(keys, currencyKey(id))
 		}
 	}
-	keys := [][]byte{siteKey(siteID)}
-	if currencyID != "" {
-		keys = append(keys, currencyKey(currencyID))
+	if len(keys) == 1 {
+		if site, ok := embeddedSite(siteID); ok && site.DefaultCurrencyID != "" {
+			keys = append(keys, currencyKey(site.DefaultCurrencyID))
+		}
 	}
 	return keys
 }
