@@ -112,8 +112,9 @@ func TestChanges_AnEventAppendedThroughOneServerIsFannedOutByTheOtherOnItsWord(t
 	// a's own event wakes it in memory: its delivery loop runs.
 	appendThrough(a)
 	seen(t, "an event appended through the delivering engine fanned out", time.Now(), outboxEmpty)
-	// Past the reads that follow a's own event.
-	time.Sleep(time.Second)
+	// Past the reads that follow a's own event (1 ms, 2 ms, 4 ms... up
+	// to 512 ms apart), which would find the next one without a word.
+	time.Sleep(2 * time.Second)
 	at := time.Now()
 	appendThrough(b)
 	seen(t, "an event appended through the other engine fanned out", at, outboxEmpty)
