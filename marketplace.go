@@ -245,6 +245,7 @@ func NewContext(ctx context.Context, store storage.Store, opts Options) (*Market
 	m.OnStateReplaced(func(context.Context) { m.Faults.Invalidate() })
 	m.Stubs = stubs.New(store)
 	m.OnStateReplaced(func(context.Context) { m.Stubs.Invalidate() })
+	m.OnStateReplaced(func(context.Context) { m.Accounts.ForgetTokens() })
 	m.OnStateReplaced(m.announceStateReplaced)
 	m.OAuth = oauth.New(m.Accounts, m.Notify)
 	m.Fees = fees.New(store, opts.Clock, m.Geo)

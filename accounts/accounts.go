@@ -24,12 +24,20 @@ type Service struct {
 	store storage.Store
 	clock clock.Clock
 	geo   *geo.Service
+	// tokens remembers the tokens found, on a store shared at network
+	// distance; nil elsewhere.
+	tokens *tokenCache
 }
 
 // New returns the accounts service.
 func New(store storage.Store, clk clock.Clock, g *geo.Service) *Service {
-	return &Service{store: store, clock: clk, geo: g}
+	return &Service{store: store, clock: clk, geo: g, tokens: newTokenCache(store)}
 }
+
+// ForgetTokens empties the server's memory of the tokens it has found, for
+// a state replaced as a whole (a reset, a restore): the next request reads
+// its token from the store. Revocations need no call.
+func (s *Service) ForgetTokens() { s.tokens.forget() }
 
 // wrapInternal gives a storage failure the Internal kind and context, and
 // passes domain errors through.

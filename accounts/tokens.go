@@ -90,18 +90,27 @@ func (s *Service) Authenticate(ctx context.Context, token string) (int64, error)
 	if token == "" {
 		return 0, errs.Unauthorizedf("Invalid access token")
 	}
-	// Every authenticated request reads its token: one key, outside a
-	// transaction where the store allows it.
-	b, err := storage.GetOne(ctx, s.store, tokenKey(hashToken(token)))
-	var rec tokenRecord
-	if err == nil {
-		rec, err = decodeTokenRecord(b)
+	h := hashToken(token)
+	rec, remembered, generation := tokenRecord{}, false, uint64(0)
+	if s.tokens != nil {
+		rec, remembered, generation = s.tokens.get(h)
 	}
-	if errors.Is(err, storage.ErrNotFound) {
-		return 0, errs.Unauthorizedf("Invalid access token")
-	}
-	if err != nil {
-		return 0, errs.Internalf(err, "authenticate")
+	if !remembered {
+		// Every authenticated request reads its token: one key, outside
+		// a transaction where the store allows it.
+		b, err := storage.GetOne(ctx, s.store, tokenKey(h))
+		if err == nil {
+			rec, err = decodeTokenRecord(b)
+		}
+		if errors.Is(err, storage.ErrNotFound) {
+			return 0, errs.Unauthorizedf("Invalid access token")
+		}
+		if err != nil {
+			return 0, errs.Internalf(err, "authenticate")
+		}
+		if s.tokens != nil {
+			s.tokens.put(h, rec, generation)
+		}
 	}
 	if !rec.Expires.IsZero() && !s.clock.Now().Before(rec.Expires) {
 		return 0, errs.Unauthorizedf("Expired access token")
@@ -113,7 +122,7 @@ func (s *Service) Authenticate(ctx context.Context, token string) (int64, error)
 // error.
 func (s *Service) RevokeToken(ctx context.Context, token string) error {
 	h := hashToken(token)
-	return s.store.Update(ctx, func(tx storage.Tx) error {
+	err := s.store.Update(ctx, func(tx storage.Tx) error {
 		rec, err := getTokenRecord(tx, h)
 		if errors.Is(err, storage.ErrNotFound) {
 			return nil
@@ -124,14 +133,19 @@ func (s *Service) RevokeToken(ctx context.Context, token string) error {
 		if err := tx.Delete(tokenKey(h)); err != nil {
 			return err
 		}
+		storage.Announce(tx, TokensTopic)
 		return tx.Delete(userTokenKey(rec.UserID, h))
 	})
+	if err == nil {
+		s.tokens.forget()
+	}
+	return err
 }
 
 // RevokeAllTokens revokes every token of user id, the refresh tokens of
 // its grants included.
 func (s *Service) RevokeAllTokens(ctx context.Context, userID int64) error {
-	return s.store.Update(ctx, func(tx storage.Tx) error {
+	err := s.store.Update(ctx, func(tx storage.Tx) error {
 		if err := revokeGrants(tx, userID); err != nil {
 			return err
 		}
@@ -150,6 +164,11 @@ func (s *Service) RevokeAllTokens(ctx context.Context, userID int64) error {
 				return err
 			}
 		}
+		storage.Announce(tx, TokensTopic)
 		return nil
 	})
+	if err == nil {
+		s.tokens.forget()
+	}
+	return err
 }
