@@ -21,6 +21,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -150,9 +151,7 @@ func (p *Proxy) pipe(dst, srcConn net.Conn, src io.Reader) {
 	go func() {
 		defer close(done)
 		for c := range line {
-			if wait := time.Until(c.due); wait > 0 {
-				time.Sleep(wait)
-			}
+			waitUntil(c.due)
 			if _, err := dst.Write(c.data); err != nil {
 				// Drain, so that the reader is never stuck on a full line.
 				for range line {
@@ -176,6 +175,21 @@ func (p *Proxy) pipe(dst, srcConn net.Conn, src io.Reader) {
 	close(line)
 	<-done
 }
+
+// waitUntil returns at due. A timer ends up to a millisecond late, which
+// would more than double a round trip of 0.5 ms: it sleeps until shortly
+// before due and yields the processor from there.
+func waitUntil(due time.Time) {
+	if wait := time.Until(due) - timerSlack; wait > 0 {
+		time.Sleep(wait)
+	}
+	for time.Now().Before(due) {
+		runtime.Gosched()
+	}
+}
+
+// timerSlack is how late a timer may end.
+const timerSlack = 1500 * time.Microsecond
 
 // countingReader reads the client's messages as they go by and counts
 // each one that makes the client wait for the server.
