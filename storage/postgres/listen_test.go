@@ -3,8 +3,10 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -230,4 +232,36 @@ func TestChanges_TheListenerFollowsAFailoverThroughAMultiHostURL(t *testing.T) {
 	}
 	announce(t, open(t, dbURL), "", "clock")
 	eventually(t, "a change after the move", func() bool { return received(ch) })
+}
+
+// BenchmarkAnnounce measures what announcing costs concurrent Updates of
+// different keys: PostgreSQL takes a lock at the commit of a transaction
+// that notifies, so such commits follow one another.
+func BenchmarkAnnounce(b *testing.B) {
+	st := open(b, pgtest.NewDatabase(b))
+	for _, announcing := range []bool{false, true} {
+		name := "plain"
+		if announcing {
+			name = "announcing"
+		}
+		b.Run(name, func(b *testing.B) {
+			var n atomic.Int64
+			b.SetParallelism(8)
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					key := []byte(fmt.Sprintf("bench/%s/%d", name, n.Add(1)))
+					err := st.Update(context.Background(), func(tx storage.Tx) error {
+						if announcing {
+							storage.Announce(tx, "bench")
+						}
+						return tx.Set(key, key)
+					})
+					if err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
 }
