@@ -148,6 +148,10 @@ func TestChanges_AnIdleListenerSendsOneStatementPerSafetyPoll(t *testing.T) {
 	if got := p.RoundTrips() - trips; got > n+1 {
 		t.Fatalf("%d round trips over %d safety polls of an idle store; want at most one each", got, n)
 	}
+	// The wait that ends by its deadline leaves the connection usable.
+	if got := postgres.Listens(st); got != 1 {
+		t.Fatalf("%d LISTENs over the safety polls; want the first only", got)
+	}
 }
 
 func TestChanges_ALostListeningConnectionIsOpenedAgainAndAChangeMadeMeanwhileIsSeen(t *testing.T) {
