@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -98,7 +99,8 @@ func newWorld(t testing.TB) *world {
 	// requests, not on the route. Under load no connection idles that
 	// long; here it would make the counts depend on the machine's speed.
 	cfg.ShouldPing = func(context.Context, pgxpool.ShouldPingParams) bool { return false }
-	st, err := postgres.OpenConfig(context.Background(), cfg, postgres.Options{})
+	// No ROLLBACK of a lingering View falls between two requests.
+	st, err := postgres.OpenConfig(context.Background(), cfg, postgres.Options{ViewLinger: time.Hour})
 	if err != nil {
 		t.Fatalf("open postgres: %v", err)
 	}

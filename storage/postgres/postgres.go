@@ -127,7 +127,19 @@ type Options struct {
 	// ReadTimeout bounds each statement of a read on the server
 	// (statement_timeout; default 5 seconds; negative: no bound).
 	ReadTimeout time.Duration
+	// ViewLinger is how long a connection may stay in the read-only
+	// transaction of the View that used it last, so that the next read on
+	// it sends the ROLLBACK in its own round trip (default
+	// DefaultViewLinger). Past it the connection is rolled back on its
+	// own; a reader of round-trip counts sets it long, so that no
+	// ROLLBACK falls between requests.
+	ViewLinger time.Duration
 }
+
+// DefaultViewLinger is the default of Options.ViewLinger: long enough for
+// the next request on a server that has traffic, short enough that no
+// snapshot is held open on a quiet one.
+const DefaultViewLinger = 50 * time.Millisecond
 
 // defaultConnectTimeout is the default of Options.ConnectTimeout.
 const defaultConnectTimeout = 2 * time.Second
@@ -146,6 +158,14 @@ type Store struct {
 	// pool runs Updates; readPool runs Views and GetOne.
 	pool     *pgxpool.Pool
 	readPool *pgxpool.Pool
+	// readSlots bounds the reads that hold a connection of readPool, and
+	// parked holds the connections that Views left in their transaction
+	// (parked.go).
+	readSlots  chan struct{}
+	parkMu     sync.Mutex
+	parked     []parkedConn
+	parkTimer  *time.Timer
+	viewLinger time.Duration
 	// readTimeout is the statement_timeout of readPool's connections, for
 	// the error that reports it (0: none).
 	readTimeout time.Duration
@@ -236,7 +256,10 @@ func OpenConfig(ctx context.Context, cfg *pgxpool.Config, opts Options) (*Store,
 		return nil, fmt.Errorf("open postgres: %w", translate(err))
 	}
 	s := &Store{pool: pool, readPool: readPool, readTimeout: readTimeout, seqPool: seqPool, seqs: map[string]*sequence{},
-		changes: newListener(cfg.ConnConfig)}
+		changes: newListener(cfg.ConnConfig), readSlots: make(chan struct{}, readPool.Config().MaxConns), viewLinger: opts.ViewLinger}
+	if s.viewLinger <= 0 {
+		s.viewLinger = DefaultViewLinger
+	}
 	if err := s.prepareLayout(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open postgres: %w", err)
@@ -422,6 +445,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.changes.close()
+	s.unparkAll()
 	s.pool.Close()
 	s.readPool.Close()
 	s.seqPool.Close()

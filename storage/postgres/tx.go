@@ -93,12 +93,23 @@ func (t *tx) end() {
 		return
 	}
 	t.conn = nil
-	if pg := c.Conn().PgConn(); !pg.IsClosed() && pg.TxStatus() != 'I' {
+	pg := c.Conn().PgConn()
+	if !t.write && t.failed == nil && !pg.IsClosed() && !pg.IsBusy() && pg.TxStatus() == 'T' {
+		// A View's transaction wrote nothing: its ROLLBACK goes with the
+		// next read on the connection (parked.go).
+		t.s.giveReadConn(c, true)
+		return
+	}
+	if !pg.IsClosed() && pg.TxStatus() != 'I' {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(t.ctx), rollbackTimeout)
 		// On failure the pool drops the connection, which the server
 		// rolls back.
 		_, _ = c.Exec(ctx, "ROLLBACK")
 		cancel()
+	}
+	if !t.write {
+		t.s.giveReadConn(c, false)
+		return
 	}
 	c.Release()
 }
@@ -125,8 +136,29 @@ func (t *tx) exchange(flush, commit bool, queries ...query) error {
 	if t.failed != nil {
 		return translate(t.failed)
 	}
+	parked := false
+	if t.conn == nil {
+		var c *pgxpool.Conn
+		var err error
+		if t.write {
+			c, err = t.s.pool.Acquire(t.ctx)
+		} else {
+			c, parked, err = t.s.takeReadConn(t.ctx)
+		}
+		if err != nil {
+			if t.s.closed.Load() {
+				err = storage.ErrClosed
+			}
+			return t.fail(err)
+		}
+		t.conn = c
+	}
 	var b pgx.Batch
 	done := func(pgconn.CommandTag) error { return nil }
+	if parked {
+		// The transaction of the View that used the connection last.
+		b.Queue("ROLLBACK").Exec(done)
+	}
 	if !t.begun {
 		if t.write {
 			b.Queue(beginUpdate).Exec(done)
@@ -156,20 +188,6 @@ func (t *tx) exchange(flush, commit bool, queries ...query) error {
 	if commit {
 		t.queueAnnouncements(&b)
 		b.Queue("COMMIT").Exec(done)
-	}
-	if t.conn == nil {
-		pool := t.s.readPool
-		if t.write {
-			pool = t.s.pool
-		}
-		c, err := pool.Acquire(t.ctx)
-		if err != nil {
-			if t.s.closed.Load() {
-				err = storage.ErrClosed
-			}
-			return t.fail(err)
-		}
-		t.conn = c
 	}
 	t.begun = true
 	t.commitSent = commit
@@ -347,8 +365,40 @@ func (s *Store) GetOne(ctx context.Context, key []byte) ([]byte, error) {
 	if cannotExist(key) {
 		return nil, storage.ErrNotFound
 	}
+	c, parked, err := s.takeReadConn(ctx)
+	if err != nil {
+		if s.closed.Load() {
+			return nil, storage.ErrClosed
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, s.unavailable(err)
+	}
 	var value []byte
-	err := s.readPool.QueryRow(ctx, selectValue, key).Scan(&value)
+	found := false
+	if parked {
+		// The ROLLBACK of the View that used the connection last goes in
+		// the same round trip.
+		var b pgx.Batch
+		b.Queue("ROLLBACK").Exec(func(pgconn.CommandTag) error { return nil })
+		b.Queue(selectValue, key).Query(func(rows pgx.Rows) error {
+			for rows.Next() {
+				found = true
+				if err := rows.Scan(&value); err != nil {
+					return err
+				}
+			}
+			return rows.Err()
+		})
+		err = c.SendBatch(ctx, &b).Close()
+		if err == nil && !found {
+			err = pgx.ErrNoRows
+		}
+	} else {
+		err = c.QueryRow(ctx, selectValue, key).Scan(&value)
+	}
+	s.giveReadConn(c, false)
 	switch {
 	case err == nil:
 		if value == nil {
