@@ -193,7 +193,10 @@ func (l *listener) run(ctx context.Context) {
 			// lost: every subscriber reads again.
 			l.wake("", true)
 			l.listens.Add(1)
-			err = l.receive(ctx, conn)
+			// receive ends when the connection is lost or ctx ends: either
+			// way the loop below tells which, and its error says nothing
+			// more.
+			_ = l.receive(ctx, conn)
 			l.pid.Store(0)
 			closeCtx, cancel := context.WithTimeout(context.Background(), time.Second)
 			_ = conn.Close(closeCtx)
