@@ -241,6 +241,19 @@ func (s *gatedStore) Sequence(name string) (storage.Sequence, error) {
 	return actual.(*gatedSequence), nil
 }
 
+// NextOfEach draws from several sequences behind the gate, together where
+// the store beneath can (storage.SequenceGroup).
+func (s *gatedStore) NextOfEach(ctx context.Context, names []string) ([]uint64, error) {
+	counted, err := s.g.enterDraw(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if counted {
+		defer s.g.leave(txUnit)
+	}
+	return storage.NextOfEach(ctx, s.Store, names)
+}
+
 type gatedSequence struct {
 	q storage.Sequence
 	g *gate

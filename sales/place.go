@@ -113,6 +113,9 @@ func (s *Service) PlaceOrder(ctx context.Context, in NewOrder) (Order, error) {
 		if in.Status == StatusPaid {
 			numbers = append(numbers, payNo)
 		}
+		if err := kv.DrawOnce(ctx, numbers...); err != nil {
+			return err
+		}
 		ids := make([]int64, 4)
 		for i, o := range numbers {
 			n, err := o.Get(ctx)

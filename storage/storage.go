@@ -201,6 +201,35 @@ func Prefetch(tx Tx, keys ...[]byte) error {
 	return nil
 }
 
+// SequenceGroup is implemented by a Store that draws from several sequences
+// in one round trip (storage/postgres): a request that makes several
+// records at once (an order, its pack, its shipment and its payment) then
+// waits for one draw, not one per record.
+type SequenceGroup interface {
+	// NextOfEach returns the next value of each sequence of names, in the
+	// order of names, as Next of each would.
+	NextOfEach(ctx context.Context, names []string) ([]uint64, error)
+}
+
+// NextOfEach draws the next value of each sequence of names, in the order
+// of names: together where st is a SequenceGroup, else one after another.
+func NextOfEach(ctx context.Context, st Store, names []string) ([]uint64, error) {
+	if g, ok := st.(SequenceGroup); ok {
+		return g.NextOfEach(ctx, names)
+	}
+	ids := make([]uint64, len(names))
+	for i, name := range names {
+		q, err := st.Sequence(name)
+		if err != nil {
+			return nil, err
+		}
+		if ids[i], err = q.Next(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return ids, nil
+}
+
 // Changes is implemented by a Store that several processes share (Shared)
 // and that can tell each of them that a topic changed, so that what one
 // server writes reaches the others' caches and background work without

@@ -33,3 +33,28 @@ func (o *OnceID) Get(ctx context.Context) (uint64, error) {
 	}
 	return o.id, nil
 }
+
+// DrawOnce draws the ids of those of ids not drawn yet, together where the
+// store can (storage.NextOfEach): one round trip for all of them on a
+// backend at network distance. The ids must share one store.
+func DrawOnce(ctx context.Context, ids ...*OnceID) error {
+	var pending []*OnceID
+	var names []string
+	for _, o := range ids {
+		if o.id == 0 {
+			pending = append(pending, o)
+			names = append(names, o.name)
+		}
+	}
+	if len(pending) == 0 {
+		return nil
+	}
+	drawn, err := storage.NextOfEach(ctx, pending[0].store, names)
+	if err != nil {
+		return err
+	}
+	for i, o := range pending {
+		o.id = drawn[i]
+	}
+	return nil
+}

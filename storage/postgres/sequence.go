@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -35,6 +36,9 @@ type sequence struct {
 	mu      sync.Mutex
 	waiting []chan<- drawn
 	drawing bool
+	// exists says that the database sequence is known to exist, so that
+	// NextOfEach may name it in a statement that draws from several.
+	exists atomic.Bool
 }
 
 // drawn is one id drawn for a call of Next, or the draw's error.
@@ -159,9 +163,66 @@ func (q *sequence) draw(n int) ([]uint64, error) {
 	if len(ids) != n {
 		return nil, fmt.Errorf("drew %d values, want %d", len(ids), n)
 	}
+	q.exists.Store(true)
 	// nextval runs once per row in the order of the rows; sorted, the
 	// calls that arrived first get the smaller ids whatever the plan.
 	slices.Sort(ids)
+	return ids, nil
+}
+
+var _ storage.SequenceGroup = (*Store)(nil)
+
+// NextOfEach draws the next value of each sequence of names in one
+// statement. A sequence not yet known to exist is drawn on its own first,
+// which creates it: a statement that names a missing sequence fails before
+// it draws anything, but a draw must not wait on a failure to learn that.
+func (s *Store) NextOfEach(ctx context.Context, names []string) ([]uint64, error) {
+	if s.closed.Load() {
+		return nil, storage.ErrClosed
+	}
+	seqs := make([]*sequence, len(names))
+	together := len(names) > 1
+	for i, name := range names {
+		q, err := s.Sequence(name)
+		if err != nil {
+			return nil, err
+		}
+		seqs[i] = q.(*sequence)
+		together = together && seqs[i].exists.Load()
+	}
+	if !together {
+		ids := make([]uint64, len(seqs))
+		for i, q := range seqs {
+			id, err := q.Next(ctx)
+			if err != nil {
+				return nil, err
+			}
+			ids[i] = id
+		}
+		return ids, nil
+	}
+	var sql strings.Builder
+	sql.WriteString("SELECT ")
+	for i, q := range seqs {
+		if i > 0 {
+			sql.WriteString(", ")
+		}
+		sql.WriteString("nextval('" + q.ident + "')")
+	}
+	values := make([]int64, len(seqs))
+	dest := make([]any, len(seqs))
+	for i := range values {
+		dest[i] = &values[i]
+	}
+	dctx, cancel := context.WithTimeout(ctx, drawTimeout)
+	defer cancel()
+	if err := s.seqPool.QueryRow(dctx, sql.String()).Scan(dest...); err != nil {
+		return nil, s.seqError(ctx, fmt.Errorf("sequences %q: %w", names, err))
+	}
+	ids := make([]uint64, len(values))
+	for i, v := range values {
+		ids[i] = uint64(v)
+	}
 	return ids, nil
 }
 
