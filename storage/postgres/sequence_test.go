@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/marketplace/marketplace/internal/pgtest"
+	"github.com/marketplace/marketplace/storage"
 	"github.com/marketplace/marketplace/storage/postgres"
 )
 
@@ -119,5 +120,43 @@ func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
 	for !cond() {
 		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestSequences_SeveralAreDrawnInOneRoundTrip(t *testing.T) {
+	proxy, url := throughProxy(t, pgtest.NewDatabase(t))
+	st := openWith(t, url, postgres.Options{})
+	ctx := context.Background()
+	names := []string{"orders", "packs", "shipments", "payments"}
+	// The first draw of a sequence creates it: each is drawn on its own.
+	first, err := storage.NextOfEach(ctx, st, names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range first {
+		if id != 1 {
+			t.Fatalf("first draw of %s: %d; want 1", names[i], id)
+		}
+	}
+	if _, err := storage.NextOfEach(ctx, st, names); err != nil { // pgx prepares the statement
+		t.Fatal(err)
+	}
+	before := proxy.RoundTrips()
+	ids, err := storage.NextOfEach(ctx, st, names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := proxy.RoundTrips() - before; n != 1 {
+		t.Errorf("drawing from 4 sequences made %d round trips; want 1", n)
+	}
+	for i, id := range ids {
+		if id != 3 {
+			t.Errorf("third draw of %s: %d; want 3", names[i], id)
+		}
+	}
+	// A sequence that is new among known ones is created, not failed on.
+	ids, err = storage.NextOfEach(ctx, st, []string{"orders", "refunds"})
+	if err != nil || ids[0] != 4 || ids[1] != 1 {
+		t.Fatalf("orders and a new sequence: %v, %v; want [4 1]", ids, err)
 	}
 }
