@@ -99,8 +99,10 @@ func newWorld(t testing.TB) *world {
 	// requests, not on the route. Under load no connection idles that
 	// long; here it would make the counts depend on the machine's speed.
 	cfg.ShouldPing = func(context.Context, pgxpool.ShouldPingParams) bool { return false }
-	// No ROLLBACK of a lingering View falls between two requests.
-	st, err := postgres.OpenConfig(context.Background(), cfg, postgres.Options{ViewLinger: time.Hour})
+	// No ROLLBACK of a lingering View falls between two requests, and no
+	// ping of the connection that listens for changes (the servers'
+	// memory of tokens listens) falls anywhere.
+	st, err := postgres.OpenConfig(context.Background(), cfg, postgres.Options{ViewLinger: time.Hour, ListenPing: time.Hour})
 	if err != nil {
 		t.Fatalf("open postgres: %v", err)
 	}

@@ -85,6 +85,9 @@ func (s *Store) Subscribe(topic string) (<-chan struct{}, func()) {
 // listener is a Store's listening connection and its subscribers.
 type listener struct {
 	cfg *pgx.ConnConfig
+	// period is the silence after which the connection is pinged
+	// (Options.ListenPing).
+	period time.Duration
 
 	mu      sync.Mutex
 	subs    map[string][]chan struct{}
@@ -104,7 +107,7 @@ type listener struct {
 }
 
 // newListener returns the listener of a store whose pool connects with cfg.
-func newListener(cfg *pgx.ConnConfig) *listener {
+func newListener(cfg *pgx.ConnConfig, period time.Duration) *listener {
 	cfg = cfg.Copy()
 	// The pool cancels a statement with a cancel request, a connection
 	// of its own: the listener's wait ends by its deadline every
@@ -113,7 +116,10 @@ func newListener(cfg *pgx.ConnConfig) *listener {
 	cfg.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
 		return &pgconn.DeadlineContextWatcherHandler{Conn: c.Conn()}
 	}
-	return &listener{cfg: cfg, subs: map[string][]chan struct{}{}}
+	if period <= 0 {
+		period = safetyPeriod
+	}
+	return &listener{cfg: cfg, subs: map[string][]chan struct{}{}, period: period}
 }
 
 func (l *listener) subscribe(topic string) (<-chan struct{}, func()) {
@@ -235,11 +241,10 @@ func (l *listener) connect(ctx context.Context) (*pgx.Conn, error) {
 }
 
 // receive hands notifications to the subscribers until the connection
-// fails or ctx ends; after each safetyPeriod of silence it pings the
-// server.
+// fails or ctx ends; after each period of silence it pings the server.
 func (l *listener) receive(ctx context.Context, conn *pgx.Conn) error {
 	for {
-		wait, cancel := context.WithTimeout(ctx, safetyPeriod)
+		wait, cancel := context.WithTimeout(ctx, l.period)
 		n, err := conn.WaitForNotification(wait)
 		cancel()
 		switch {

@@ -134,6 +134,12 @@ type Options struct {
 	// own; a reader of round-trip counts sets it long, so that no
 	// ROLLBACK falls between requests.
 	ViewLinger time.Duration
+	// ListenPing is how long the connection that listens for the other
+	// servers' changes may stay silent before it is pinged, to find a
+	// connection that died without a word (default 1 second: the safety
+	// poll of docs/scale-out.md). A reader of round-trip counts sets it
+	// long.
+	ListenPing time.Duration
 }
 
 // DefaultViewLinger is the default of Options.ViewLinger: long enough for
@@ -256,7 +262,7 @@ func OpenConfig(ctx context.Context, cfg *pgxpool.Config, opts Options) (*Store,
 		return nil, fmt.Errorf("open postgres: %w", translate(err))
 	}
 	s := &Store{pool: pool, readPool: readPool, readTimeout: readTimeout, seqPool: seqPool, seqs: map[string]*sequence{},
-		changes: newListener(cfg.ConnConfig), readSlots: make(chan struct{}, readPool.Config().MaxConns), viewLinger: opts.ViewLinger}
+		changes: newListener(cfg.ConnConfig, opts.ListenPing), readSlots: make(chan struct{}, readPool.Config().MaxConns), viewLinger: opts.ViewLinger}
 	if s.viewLinger <= 0 {
 		s.viewLinger = DefaultViewLinger
 	}
