@@ -59,3 +59,25 @@ func grantKey(userID, clientID int64) []byte {
 func testUserKey(id int64) []byte        { return keycodec.New("acc/test").Int(id) }
 func testNickKey(nickname string) []byte { return keycodec.New("acc/testnick").Str(nickname) }
 func testCountKey(owner int64) []byte    { return keycodec.New("acc/testcount").Int(owner) }
+
+// UserKeys returns the keys GetUser reads for ids, for storage.Prefetch: a
+// caller at network distance reads them with its other keys in one round
+// trip.
+func UserKeys(ids ...int64) [][]byte {
+	keys := make([][]byte, len(ids))
+	for i, id := range ids {
+		keys[i] = userKey(id)
+	}
+	return keys
+}
+
+// StoreKeys returns the keys GetStore reads for ids, for storage.Prefetch.
+func StoreKeys(ids ...string) [][]byte {
+	keys := make([][]byte, 0, len(ids))
+	for _, id := range ids {
+		if id != "" {
+			keys = append(keys, storeKey(id))
+		}
+	}
+	return keys
+}

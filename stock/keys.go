@@ -100,3 +100,28 @@ func ordPrefix(siteID, word string) []byte { return keycodec.New("stk/ord").Str(
 func listCounter(siteID, word string) kv.Counter {
 	return kv.NewCounter(keycodec.New("stk/cnt").Str(siteID).Str(word), kv.MaxCounterShards)
 }
+
+// ItemKeys returns the keys of the items of ids as GetItemWithoutStock
+// reads them, for storage.Prefetch: a caller at network distance reads them
+// with its other keys in one round trip.
+func ItemKeys(ids ...string) [][]byte {
+	keys := make([][]byte, 0, len(ids))
+	for _, id := range ids {
+		if id != "" {
+			keys = append(keys, itemKey(id))
+		}
+	}
+	return keys
+}
+
+// UserProductKeys returns the keys of the user products of ids, which
+// GetItem reads beside the item's, for storage.Prefetch.
+func UserProductKeys(ids ...string) [][]byte {
+	keys := make([][]byte, 0, len(ids))
+	for _, id := range ids {
+		if id != "" {
+			keys = append(keys, userProductKey(id))
+		}
+	}
+	return keys
+}

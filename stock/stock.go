@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/marketplace/marketplace/accounts"
 	"github.com/marketplace/marketplace/errs"
 	"github.com/marketplace/marketplace/storage"
 )
@@ -96,6 +97,16 @@ func (s *Service) PutStock(ctx context.Context, caller int64, id string, version
 	var out StockUpdate
 	now := s.clock.Now()
 	err := s.store.Update(ctx, func(tx storage.Tx) error {
+		if _, ok := tx.(storage.Prefetcher); ok {
+			// The user product and the stores named are read together.
+			keys := UserProductKeys(id)
+			for _, l := range locs {
+				keys = append(keys, accounts.StoreKeys(l.StoreID)...)
+			}
+			if err := storage.Prefetch(tx, keys...); err != nil {
+				return err
+			}
+		}
 		up, err := ownedUserProduct(tx, caller, id)
 		if err != nil {
 			return err
