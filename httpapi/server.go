@@ -169,7 +169,7 @@ func New(m *marketplace.Marketplace, cfg Config) *Server {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.ValidateRequests || cfg.CheckResponse != nil {
-		v, err := openapi.NewValidator()
+		v, err := documentValidator()
 		if err != nil {
 			// The document is embedded and checked by the tests: a
 			// failure here is a build that should never have shipped.
@@ -440,4 +440,19 @@ func (s *Server) logged(w http.ResponseWriter, r *http.Request, route string, jo
 		return
 	}
 	serve(rec)
+}
+
+var (
+	validatorOnce   sync.Once
+	sharedValidator *openapi.Validator
+	validatorErr    error
+)
+
+// documentValidator returns the validator of the embedded document, built
+// once per process: building it compiles every schema of the document,
+// which costs far more than a server's other set-up, and the validator is
+// safe for concurrent use.
+func documentValidator() (*openapi.Validator, error) {
+	validatorOnce.Do(func() { sharedValidator, validatorErr = openapi.NewValidator() })
+	return sharedValidator, validatorErr
 }
