@@ -91,7 +91,7 @@ type writeConfig struct {
 func (c *writeConfig) flags() {
 	flag.IntVar(&c.clients, "clients", 64, "-write: concurrent HTTP clients, and goroutines of the Badger baseline")
 	flag.StringVar(&c.dir, "dir", "", "-write: where the temporary Badger folders go (default: the system's temporary folder); the baseline's and the server's share this disk")
-	flag.StringVar(&c.phases, "phases", "ask,stock,memory,buy,preload,grow", "-write: the phases to run, comma-separated; pg, pgread and pgstarve (PostgreSQL, see -postgres) are not in the default")
+	flag.StringVar(&c.phases, "phases", "ask,ask1,stock,buy,memory,preload,grow", "-write: the phases to run, comma-separated; pg, pgread and pgstarve (PostgreSQL, see -postgres) are not in the default")
 	flag.StringVar(&c.preloadDir, "preload-dir", "", "-write: folder that caches the preloaded store of the preload phase, built on first use (without it the phase is skipped)")
 	flag.IntVar(&c.preloadQuestions, "preload-questions", 1_000_000, "-write: questions in the preloaded store")
 	flag.IntVar(&c.preloadItems, "preload-items", 100_000, "-write: items in the preloaded store")
@@ -190,7 +190,7 @@ func runWrite(c writeConfig) {
 	phases := map[string]bool{}
 	for _, p := range strings.Split(c.phases, ",") {
 		switch p = strings.TrimSpace(p); p {
-		case "ask", "stock", "memory", "buy", "preload", "grow", "pg", "pgread", "pgstarve":
+		case "ask", "ask1", "stock", "memory", "buy", "preload", "grow", "pg", "pgread", "pgstarve":
 			phases[p] = true
 		case "":
 		default:
@@ -202,37 +202,51 @@ func runWrite(c writeConfig) {
 		c.clients, c.duration, tmp, runtime.NumCPU())
 
 	var rows []row
-	var emptyAsk float64
-	if phases["ask"] || phases["stock"] {
+	if phases["ask"] || phases["ask1"] || phases["stock"] || phases["buy"] {
 		// The engine's limit, measured before and after the marketplace's
 		// Badger phases: synced commits vary with the disk's load, so
-		// both phases are compared with the mean.
+		// every phase is compared with the mean.
 		before := b.baseline("before")
-		var askRow, stockRow row
+		var badgerRows []row
+		var many, one row
 		if phases["ask"] {
-			askRow = b.askBadger()
-			emptyAsk = askRow.full
+			many = b.askBadger(askMany)
+			badgerRows = append(badgerRows, many)
+		}
+		if phases["ask1"] {
+			one = b.askBadger(askOne)
+			badgerRows = append(badgerRows, one)
 		}
 		if phases["stock"] {
-			stockRow = b.stockBadger()
+			badgerRows = append(badgerRows, b.stockBadger())
+		}
+		var buyRow row
+		if phases["buy"] {
+			buyRow = b.buyBadger()
+			if buyRow.name != "" {
+				badgerRows = append(badgerRows, row{name: "POST /operator/orders, paid (Badger)", full: buyRow.full,
+					conflicts: buyRow.conflicts, note: buyRow.note})
+			}
 		}
 		after := b.baseline("after")
 		base := (before + after) / 2
-		fmt.Printf("baseline: %.0f and %.0f synced single-key commits/s (before, after); mean %.0f\n", before, after, base)
-		for _, r := range []row{askRow, stockRow} {
-			if r.name != "" {
-				r.base = base
-				rows = append(rows, r)
-			}
+		fmt.Printf("baseline: %.0f and %.0f synced single-key commits/s by %d goroutines (before, after); mean %.0f\n",
+			before, after, b.cfg.clients, base)
+		for _, r := range badgerRows {
+			r.base = base
+			rows = append(rows, r)
+		}
+		if many.name != "" && one.name != "" {
+			rows = append(rows, row{name: "POST /questions, " + askOne.label(b.cfg.clients) + " / " + askMany.label(b.cfg.clients),
+				full: one.full, base: many.full, target: 0.80, conflicts: "-"})
+		}
+		if buyRow.name != "" {
+			buyRow.conflicts, buyRow.note = "-", ""
+			rows = append(rows, buyRow)
 		}
 	}
 	if phases["memory"] {
 		rows = append(rows, b.askMemory())
-	}
-	if phases["buy"] {
-		if r := b.buyBadger(); r.name != "" {
-			rows = append(rows, r)
-		}
 	}
 	if phases["pg"] {
 		rows = append(rows, b.askPostgres()...)
@@ -247,9 +261,9 @@ func runWrite(c writeConfig) {
 		if c.preloadDir == "" {
 			fmt.Println("preload: skipped (pass -preload-dir DIR; the preloaded store is built there once and reused)")
 		} else {
-			if emptyAsk == 0 {
-				emptyAsk = b.askBadger().full
-			}
+			// The preloaded store's world: a buyer per client, each
+			// on an item of its own.
+			emptyAsk := b.askBadger(askShape{name: "buyers over as many items", items: b.cfg.clients}).full
 			rows = append(rows, b.askPreloaded(emptyAsk))
 			p := b.ensurePreloaded()
 			for _, l := range b.preloadLoads() {
@@ -511,17 +525,29 @@ func newBuyer(ctx context.Context, m *marketplace.Marketplace, name string) (int
 // newAskWorld creates a seller with as many active items as clients, and a
 // buyer per client.
 func newAskWorld(ctx context.Context, m *marketplace.Marketplace, clients int) askWorld {
+	return newAskWorldOf(ctx, m, clients, clients, 5)
+}
+
+// newAskWorldOf creates a seller with items active items of units units
+// each, and buyers buyers.
+func newAskWorldOf(ctx context.Context, m *marketplace.Marketplace, buyers, items int, units int64) askWorld {
 	s, err := newSeller(ctx, m, "BENCH_SELLER")
 	if err != nil {
 		fatalf("seller: %v", err)
 	}
 	w := askWorld{seller: s.token}
-	for i := range clients {
-		p, err := s.publish(ctx, m, i)
+	for i := range items {
+		p, err := m.Stock.PublishMultiOrigin(ctx, s.id, stock.NewItem{
+			Title: fmt.Sprintf("Auriculares Sony WH-1000XM5 %d", i), CategoryID: "MLA1055", Price: money.FromInt(350000),
+			ListingTypeID: "gold_special", CurrencyID: "ARS", Condition: "new", Channels: []string{"marketplace"},
+			StockLocations: []stock.StockLocation{{StoreID: s.store, Quantity: units}},
+		})
 		if err != nil {
 			fatalf("publish: %v", err)
 		}
 		w.Items = append(w.Items, p.ID)
+	}
+	for i := range buyers {
 		id, tok, err := newBuyer(ctx, m, fmt.Sprintf("BENCH_BUYER_%d", i))
 		if err != nil {
 			fatalf("buyer: %v", err)
@@ -530,6 +556,41 @@ func newAskWorld(ctx context.Context, m *marketplace.Marketplace, clients int) a
 		w.buyers = append(w.buyers, id)
 	}
 	return w
+}
+
+// askShape is how the ask clients share buyers and items: askMany, the
+// clients' own buyers over a few items of one seller (concurrent asks on
+// one item), and askOne, every client asking as one buyer about one item
+// (concurrent asks by one asker on one item, which must not wait for one
+// another on a key of theirs).
+type askShape struct {
+	name          string
+	buyers, items int // 0 buyers: one per client
+}
+
+// askItems is how many items the askMany clients ask about.
+const askItems = 8
+
+var (
+	askMany = askShape{name: "buyers over 8 items", items: askItems}
+	askOne  = askShape{name: "1 buyer on 1 item", buyers: 1, items: 1}
+)
+
+// label names the shape with its number of clients.
+func (s askShape) label(clients int) string {
+	if s.buyers == 0 {
+		return fmt.Sprintf("%d %s", clients, s.name)
+	}
+	return s.name
+}
+
+// world creates the shape's world on m, each item with units units.
+func (s askShape) world(ctx context.Context, m *marketplace.Marketplace, clients int, units int64) askWorld {
+	buyers := s.buyers
+	if buyers == 0 {
+		buyers = clients
+	}
+	return newAskWorldOf(ctx, m, buyers, s.items, units)
 }
 
 // result is what a load measured.
@@ -678,16 +739,28 @@ func checked(name string, r result) result {
 	return r
 }
 
-func (b *writeBench) askBadger() row {
+// askBadger is the ask phase in shape s: the row's rate is set beside the
+// engine's limit by the caller.
+func (b *writeBench) askBadger(s askShape) row {
 	ctx := context.Background()
 	e := b.startBadger("ask")
 	defer e.stop()
-	w := newAskWorld(ctx, e.m, b.cfg.clients)
+	w := s.world(ctx, e.m, b.cfg.clients, 5)
 	c0 := e.conflicts()
-	r := checked("ask, Badger", b.askLoad(e.srv.URL, w, b.cfg.duration))
-	b.printStats("ask, Badger", e)
-	return row{name: "POST /questions (Badger)", full: r.rate, target: 0.60,
-		conflicts: strconv.FormatUint(e.conflicts()-c0, 10)}
+	name := "ask, Badger, " + s.label(b.cfg.clients)
+	r := checked(name, b.askLoad(e.srv.URL, w, b.cfg.duration))
+	b.printStats(name, e)
+	return row{name: "POST /questions, " + s.label(b.cfg.clients) + " (Badger)", full: r.rate, target: 1.0,
+		conflicts: perRequest(e.conflicts()-c0, r.ok), note: fmt.Sprintf("CPU per ask %s", r.cpu.Round(time.Microsecond))}
+}
+
+// perRequest is n transactions run again after a conflict, and per request
+// of ok.
+func perRequest(n uint64, ok int64) string {
+	if ok == 0 {
+		return strconv.FormatUint(n, 10)
+	}
+	return fmt.Sprintf("%d (%.3f per request)", n, float64(n)/float64(ok))
 }
 
 // upsPerClient is how many user products each PUT stock client writes in
@@ -702,7 +775,7 @@ func (b *writeBench) stockBadger() row {
 	r := checked("PUT stock, Badger", run(b.cfg.duration))
 	b.printStats("PUT stock, Badger", e)
 	return row{name: "PUT /user-products/{id}/stock (Badger)", full: r.rate, target: 0.60,
-		conflicts: strconv.FormatUint(e.conflicts()-c0, 10)}
+		conflicts: perRequest(e.conflicts()-c0, r.ok), note: fmt.Sprintf("CPU per PUT %s", r.cpu.Round(time.Microsecond))}
 }
 
 // stockSetup creates a seller with upsPerClient user products per client on
