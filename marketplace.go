@@ -31,6 +31,7 @@ import (
 	"github.com/marketplace/marketplace/geo"
 	"github.com/marketplace/marketplace/idempotency"
 	"github.com/marketplace/marketplace/internal/retrylog"
+	"github.com/marketplace/marketplace/messages"
 	"github.com/marketplace/marketplace/notify"
 	"github.com/marketplace/marketplace/oauth"
 	"github.com/marketplace/marketplace/questions"
@@ -93,10 +94,13 @@ type Marketplace struct {
 	Stock     *stock.Service
 	Questions *questions.Service
 	// Sales holds orders, their packs and payments, and shipments.
-	Sales   *sales.Service
-	Fees    *fees.Service
-	Catalog *catalog.Service
-	Notify  *notify.Service
+	Sales *sales.Service
+	// Messages holds the post-sale conversations between sellers and
+	// buyers.
+	Messages *messages.Service
+	Fees     *fees.Service
+	Catalog  *catalog.Service
+	Notify   *notify.Service
 	// Faults holds the fault rules that the HTTP server applies before a
 	// request reaches any other service.
 	Faults *faults.Service
@@ -253,6 +257,7 @@ func NewContext(ctx context.Context, store storage.Store, opts Options) (*Market
 	m.Stock = stock.New(store, opts.Clock, m.Geo)
 	m.Questions = questions.New(store, opts.Clock, m.Accounts, m.Stock)
 	m.Sales = sales.New(store, opts.Clock, m.Stock, m.Fees)
+	m.Messages = messages.New(store, opts.Clock, m.Sales, m.Accounts, nil)
 	m.ResponseTimes = responsetime.New(store, opts.Clock, m.Geo, m.Questions)
 	m.Idempotency = idempotency.New(store, opts.Clock)
 	// Several servers may share the store (PostgreSQL): the scheduled

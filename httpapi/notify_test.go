@@ -145,7 +145,7 @@ func TestApplicationsAPI_Errors(t *testing.T) {
 		{"OwnerNotInteger", ts, "POST", "/operator/applications", testOperatorToken, map[string]any{"name": "a", "owner_user_id": "x"}, 400, "Invalid JSON: the field [owner_user_id] must be of type integer"},
 		{"NoName", ts, "POST", "/operator/applications", testOperatorToken, map[string]any{"owner_user_id": owner.ID, "callback_url": "http://127.0.0.1/"}, 400, "The fields [name] are required for requested call"},
 		{"UnknownOwner", ts, "POST", "/operator/applications", testOperatorToken, map[string]any{"name": "a", "owner_user_id": 5, "callback_url": "http://127.0.0.1/"}, 400, "Invalid owner_user_id: user 5 does not exist"},
-		{"BadTopic", ts, "POST", "/operator/applications", testOperatorToken, map[string]any{"name": "a", "owner_user_id": owner.ID, "callback_url": "http://127.0.0.1/", "topics": []string{"messages"}}, 400, `Invalid topic: "messages". Valid topics are: questions, orders_v2, shipments, items, stock-location`},
+		{"BadTopic", ts, "POST", "/operator/applications", testOperatorToken, map[string]any{"name": "a", "owner_user_id": owner.ID, "callback_url": "http://127.0.0.1/", "topics": []string{"claims"}}, 400, `Invalid topic: "claims". Valid topics are: questions, orders_v2, shipments, items, stock-location, messages, post_purchase, orders_feedback`},
 		{"Scheme", ts, "POST", "/operator/applications", testOperatorToken, map[string]any{"name": "a", "owner_user_id": owner.ID, "callback_url": "file:///etc/passwd"}, 400, "Invalid callback_url: file:///etc/passwd. It must be an absolute http or https URL"},
 		{"Metadata", ts, "POST", "/operator/applications", testOperatorToken, map[string]any{"name": "a", "owner_user_id": owner.ID, "callback_url": "http://169.254.169.254/latest"}, 400, "Callback URL not allowed: 169.254.169.254 is a link-local address"},
 		{"LoopbackWithoutOption", strict, "POST", "/operator/applications", testOperatorToken, map[string]any{"name": "a", "owner_user_id": strictOwner.ID, "callback_url": "http://127.0.0.1:8080/"}, 400, "Callback URL not allowed: 127.0.0.1 is a loopback address (allowed only with -allow-private-callbacks)"},
@@ -163,7 +163,7 @@ func TestApplicationsAPI_Errors(t *testing.T) {
 		{"MissedNoApp", ts, "GET", "/missed_feeds", owner.Token, nil, 400, "The parameter [app_id] is required"},
 		{"MissedBadApp", ts, "GET", "/missed_feeds?app_id=x1", owner.Token, nil, 400, "Invalid app_id: x1. It must be a positive integer"},
 		{"MissedUnknownApp", ts, "GET", fmt.Sprintf("/missed_feeds?app_id=%d", id+1), owner.Token, nil, 404, fmt.Sprintf("Application not found: %d", id+1)},
-		{"MissedBadTopic", ts, "GET", fmt.Sprintf("/missed_feeds?app_id=%d&topic=orders", id), owner.Token, nil, 400, `Invalid topic: "orders". Valid topics are: questions, orders_v2, shipments, items, stock-location`},
+		{"MissedBadTopic", ts, "GET", fmt.Sprintf("/missed_feeds?app_id=%d&topic=orders", id), owner.Token, nil, 400, `Invalid topic: "orders". Valid topics are: questions, orders_v2, shipments, items, stock-location, messages, post_purchase, orders_feedback`},
 		{"MissedBadOffset", ts, "GET", fmt.Sprintf("/missed_feeds?app_id=%d&offset=z", id), owner.Token, nil, 400, "Invalid offset: z. It must be a non-negative integer"},
 	}
 	for _, c := range cases {

@@ -98,6 +98,12 @@ type route struct {
 	// bare routes are served by the router as they are: no log line, no
 	// metrics, no gate, no faults, no journal, and not in Routes.
 	bare httprouter.Handle
+	// via is the catch-all router path (/messages/*path) the route is
+	// served through when httprouter cannot hold it beside its siblings
+	// (a static segment and a parameter at one position): the catch-all
+	// dispatches each request to the route whose path it matches
+	// (dispatch.go). Everything else treats the route as any other.
+	via string
 	// ops: an operations route (health, readiness, version, the OpenAPI
 	// document, metrics), the server's own like the operator's and the
 	// console's: no stub may take it (ownPaths).
@@ -166,6 +172,13 @@ func (rt route) keyed() route {
 	return rt
 }
 
+// through serves the route through the catch-all router path via
+// (route.via).
+func (rt route) through(via string) route {
+	rt.via = via
+	return rt
+}
+
 // operations marks an operations route (route.ops).
 func (rt route) operations() route {
 	rt.ops = true
@@ -208,7 +221,7 @@ func specTemplate(path string) string {
 // the spec writes {seller_id} the router says :user_id: every route
 // through one position must use the same parameter name.
 func (s *Server) routeTable() []route {
-	return []route{
+	return slices.Concat([]route{
 		// Operations and tools. No token: a load balancer or a Prometheus
 		// scraper has none, and none of them tells anything about the
 		// marketplace's data (docs/spec-decisions.md).
@@ -370,5 +383,7 @@ func (s *Server) routeTable() []route {
 		get("/items", withToken(s.handleItemsMultiget)),
 		get("/users", withToken(s.handleUsersMultiget)),
 		get("/users/:user_id/items/search", byUser(s.handleSellerItems)).search(),
-	}
+	},
+		// After the sale: each area's routes are in its own file.
+		s.messageRoutes(), s.claimRoutes(), s.feedbackRoutes())
 }

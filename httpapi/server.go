@@ -116,6 +116,8 @@ type Server struct {
 	handler http.Handler
 	// registered is every route in registration order, for Routes.
 	registered []Route
+	// dispatchers serve the routes mounted under a catch-all (route.via).
+	dispatchers map[string]*dispatcher
 	journal    *journal.Journal
 	// routeKeys holds the route template of every route that fault rules
 	// may name, its parameter names dropped (faults.TemplateKey).
@@ -222,6 +224,7 @@ func New(m *marketplace.Marketplace, cfg Config) *Server {
 	for _, rt := range s.routeTable() {
 		s.handle(rt)
 	}
+	s.mountDispatchers()
 	s.handler = r
 	if s.cors != nil {
 		s.handler = s.withCORS(r)
@@ -251,7 +254,7 @@ func (s *Server) handle(rt route) {
 	if rt.faulted {
 		s.routeKeys[faults.TemplateKey(tmpl)] = true
 		for _, st := range statics {
-			s.routeKeys[st] = true
+			s.routeKeys[faults.TemplateKey(st)] = true
 		}
 	}
 	e := boundedIDs(rt.endpoint)
@@ -267,7 +270,7 @@ func (s *Server) handle(rt route) {
 	if s.searchSlots == nil {
 		searches = nil
 	}
-	s.router.Handle(rt.method, path, func(w http.ResponseWriter, r *http.Request, p httprouter.Params) {
+	s.mount(rt, func(w http.ResponseWriter, r *http.Request, p httprouter.Params) {
 		s.logged(w, r, path, journaled, rm, func(w http.ResponseWriter) {
 			rec := w.(*statusRecorder)
 			rec.route = requestTemplate(tmpl, statics, r.URL.Path)

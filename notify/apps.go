@@ -17,7 +17,8 @@ import (
 )
 
 // Topics lists the topics an application may subscribe to.
-var Topics = []string{TopicQuestions, TopicOrders, TopicShipments, TopicItems, TopicStockLocation}
+var Topics = []string{TopicQuestions, TopicOrders, TopicShipments, TopicItems, TopicStockLocation,
+	TopicMessages, TopicPostPurchase, TopicOrdersFeedback}
 
 // Application is a client application that receives notifications at its
 // callback URL for the topics it subscribed to, for the events of its owner.

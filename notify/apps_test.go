@@ -69,7 +69,7 @@ func TestCreateApplication_InvalidInputIsRefusedAndChangesNothing(t *testing.T) 
 		{"PortTooHigh", func(a *notify.NewApplication) { a.CallbackURL = "http://127.0.0.1:99999/" }, "Invalid callback_url: http://127.0.0.1:99999/. The port must be between 1 and 65535"},
 		{"PortZero", func(a *notify.NewApplication) { a.CallbackURL = "http://127.0.0.1:0/" }, "Invalid callback_url: http://127.0.0.1:0/. The port must be between 1 and 65535"},
 		{"UnknownOwner", func(a *notify.NewApplication) { a.OwnerUserID = 999 }, "Invalid owner_user_id: user 999 does not exist"},
-		{"UnknownTopic", func(a *notify.NewApplication) { a.Topics = []string{"orders"} }, `Invalid topic: "orders". Valid topics are: questions, orders_v2, shipments, items, stock-location`},
+		{"UnknownTopic", func(a *notify.NewApplication) { a.Topics = []string{"orders"} }, `Invalid topic: "orders". Valid topics are: questions, orders_v2, shipments, items, stock-location, messages, post_purchase, orders_feedback`},
 		{"NoCallback", func(a *notify.NewApplication) { a.CallbackURL = "" }, "The fields [callback_url] are required for requested call"},
 		{"FTP", func(a *notify.NewApplication) { a.CallbackURL = "ftp://127.0.0.1/x" }, "Invalid callback_url: ftp://127.0.0.1/x. It must be an absolute http or https URL"},
 		{"Relative", func(a *notify.NewApplication) { a.CallbackURL = "/hook" }, "Invalid callback_url: /hook. It must be an absolute http or https URL"},

@@ -14,9 +14,12 @@ type Notification struct {
 	Resource      string `json:"resource"`
 	UserID        int64  `json:"user_id"`
 	ApplicationID int64  `json:"application_id"`
-	Attempts      int    `json:"attempts"`
-	Sent          string `json:"sent"`
-	Received      string `json:"received"`
+	// Actions is the event's action on the topics that have subtopics
+	// (messages, post_purchase), absent on the others.
+	Actions  []string `json:"actions,omitempty"`
+	Attempts int      `json:"attempts"`
+	Sent     string   `json:"sent"`
+	Received string   `json:"received"`
 }
 
 // Request is what was sent in an attempt.

@@ -33,7 +33,30 @@ const (
 	TopicItems = "items"
 	// TopicStockLocation: a store's quantity of a user product changed.
 	TopicStockLocation = "stock-location"
+	// TopicMessages: a post-sale message created (Action "created") or
+	// read by its recipient (Action "read"); the resource is the
+	// message's id, without a slash.
+	TopicMessages = "messages"
+	// TopicPostPurchase: a claim opened or its stage or status changed
+	// (Action "claims"), or an action taken on it or its return (Action
+	// "claims_actions").
+	TopicPostPurchase = "post_purchase"
+	// TopicOrdersFeedback: feedback on an order given or changed.
+	TopicOrdersFeedback = "orders_feedback"
 )
+
+// subtopicTopics are the topics whose notifications carry the event's
+// action in an "actions" array: an application filters on it.
+var subtopicTopics = []string{TopicMessages, TopicPostPurchase}
+
+// actionsOf is the "actions" array of a notification of ev: its action on
+// a topic with subtopics, nothing on the others.
+func actionsOf(ev Event) []string {
+	if ev.Action == "" || !slices.Contains(subtopicTopics, ev.Topic) {
+		return nil
+	}
+	return []string{ev.Action}
+}
 
 // Event is a change that applications may be notified of.
 type Event struct {

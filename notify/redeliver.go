@@ -109,7 +109,7 @@ func redeliverable(tx storage.Tx, app int64, id uint64) (Notification, error) {
 			return Notification{}, errs.Conflictf("Delivery %d is still pending: it is being retried", id)
 		}
 		return Notification{ID: d.NotificationID, Topic: d.Event.Topic, Resource: d.Event.Resource,
-			UserID: d.Event.UserID, Attempts: d.Attempts, Received: d.Event.Received.UTC().Format(TimeLayout)}, nil
+			UserID: d.Event.UserID, Actions: actionsOf(d.Event), Attempts: d.Attempts, Received: d.Event.Received.UTC().Format(TimeLayout)}, nil
 	}
 	if err != nil && !errors.Is(err, storage.ErrNotFound) {
 		return Notification{}, err

@@ -38,6 +38,7 @@ func (s *Service) send(ctx context.Context, j job) (outcome, bool) {
 	n := Notification{ID: j.d.NotificationID, Topic: j.d.Event.Topic, Resource: j.d.Event.Resource,
 		UserID: j.d.Event.UserID, ApplicationID: j.app.ID, Attempts: j.d.Attempts + 1,
 		Sent: sent.UTC().Format(TimeLayout), Received: j.d.Event.Received.UTC().Format(TimeLayout)}
+	n.Actions = actionsOf(j.d.Event)
 	body, err := json.Marshal(n)
 	if err != nil {
 		return outcome{}, false

@@ -4,9 +4,10 @@
 package openapi
 
 import (
-	_ "embed"
+	"embed"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"mime"
 	"net/http"
 	"slices"
@@ -23,10 +24,15 @@ import (
 	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
 )
 
-// YAML is the document as it is kept in the repository.
+// YAML is the main file of the document as it is kept in the repository.
+// The paths and components of each area that has its own file beside it
+// (messages.yaml, postsale.yaml) are merged into it by JSON.
 //
 //go:embed openapi.yaml
 var YAML []byte
+
+//go:embed *.yaml
+var parts embed.FS
 
 var (
 	jsonOnce sync.Once
@@ -34,17 +40,79 @@ var (
 	jsonErr  error
 )
 
-// JSON returns the document as JSON, converted once from YAML.
+// JSON returns the whole document as JSON: the main file with every
+// area's file merged into it, converted once from YAML.
 func JSON() ([]byte, error) {
 	jsonOnce.Do(func() {
-		var v any
-		if err := yaml.Unmarshal(YAML, &v); err != nil {
-			jsonErr = fmt.Errorf("openapi: parse: %w", err)
+		doc, err := merged()
+		if err != nil {
+			jsonErr = err
 			return
 		}
-		jsonDoc, jsonErr = json.Marshal(v)
+		jsonDoc, jsonErr = json.Marshal(doc)
 	})
 	return jsonDoc, jsonErr
+}
+
+// merged reads the main file and adds to it the paths and the components
+// of every other file; a name given twice is an error, so that one area
+// cannot silently replace another's path or schema.
+func merged() (map[string]any, error) {
+	var doc map[string]any
+	if err := yaml.Unmarshal(YAML, &doc); err != nil {
+		return nil, fmt.Errorf("openapi: parse openapi.yaml: %w", err)
+	}
+	names, err := fs.Glob(parts, "*.yaml")
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		if name == "openapi.yaml" {
+			continue
+		}
+		b, err := parts.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		var part map[string]any
+		if err := yaml.Unmarshal(b, &part); err != nil {
+			return nil, fmt.Errorf("openapi: parse %s: %w", name, err)
+		}
+		if err := mergeSection(doc, part, name, "paths"); err != nil {
+			return nil, err
+		}
+		comps, _ := part["components"].(map[string]any)
+		for kind := range comps {
+			into, _ := doc["components"].(map[string]any)
+			if into == nil {
+				return nil, fmt.Errorf("openapi: %s: the main file has no components", name)
+			}
+			if err := mergeSection(into, comps, name, kind); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return doc, nil
+}
+
+// mergeSection adds the entries of from[section] to into[section].
+func mergeSection(into, from map[string]any, file, section string) error {
+	src, _ := from[section].(map[string]any)
+	if len(src) == 0 {
+		return nil
+	}
+	dst, _ := into[section].(map[string]any)
+	if dst == nil {
+		dst = map[string]any{}
+		into[section] = dst
+	}
+	for k, v := range src {
+		if _, dup := dst[k]; dup {
+			return fmt.Errorf("openapi: %s: %s %q is already in the document", file, section, k)
+		}
+		dst[k] = v
+	}
+	return nil
 }
 
 // Operation is one method of one path of the document, the path in
@@ -96,7 +164,11 @@ type Validator struct {
 // checked: a missing or wrong token is the handlers' to answer, with their
 // own messages.
 func NewValidator() (*Validator, error) {
-	doc, err := libopenapi.NewDocument(YAML)
+	whole, err := JSON()
+	if err != nil {
+		return nil, err
+	}
+	doc, err := libopenapi.NewDocument(whole)
 	if err != nil {
 		return nil, fmt.Errorf("openapi: %w", err)
 	}
