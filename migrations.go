@@ -33,6 +33,7 @@ func Migrations() []schema.Migration {
 		stock.SellerIndexMigration(),            // 11
 		stock.SellerSortMigration(),             // 12
 		questions.AskerListsMigration(),         // 13
+		questions.TallyShardsMigration(),        // 14
 	}
 }
 

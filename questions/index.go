@@ -62,8 +62,11 @@ func (l askerList) classOf(r record) byte {
 }
 
 // follow keeps the list as put moves r (from before, unless nil) in its
-// asker's tally: emptied when before's class is left without a question,
-// filled when r's class had none.
+// asker's tally: emptied when before's class is left without a question
+// in every shard of the tally, filled when r's class had none in r's
+// shard. A filled shard may be one of several that hold the class, so
+// the key may be there already: setting it again changes nothing, and
+// reading it first would make concurrent asks of one asker conflict.
 func (l askerList) follow(tx storage.Tx, before *record, r record, emptied, filled bool) error {
 	if emptied && before != nil {
 		if err := tx.Delete(l.key(*before, l.classOf(*before))); err != nil {

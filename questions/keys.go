@@ -24,8 +24,8 @@ import (
 //	q/i/a/<item>/<cls>/<from>                      -> empty; the askers with a question of the class on the item
 //	q/t/s/<seller>/<st>[<shard>]                   -> tally of the seller's questions (tally.go)
 //	q/t/i/<item>/<cls>[<shard>]                    -> tally of the item's questions
-//	q/t/sf/<seller>/<from>/<st>                    -> tally of one asker's questions to the seller
-//	q/t/if/<item>/<from>/<cls>                     -> tally of one asker's questions on the item
+//	q/t/sf/<seller>/<from>[<shard>]                -> tally of one asker's questions to the seller
+//	q/t/if/<item>/<from>[<shard>]                  -> tally of one asker's questions on the item
 //	q/fa/<buyer>                                   -> number of the buyer's questions that are ANSWERED (kv.Counter, 1 shard)
 //	q/blk/<seller>/<user>                          -> blacklist entry (JSON)
 //	q/n/blk/<seller>                               -> number of the seller's blacklist entries (kv.Counter, 1 shard)
@@ -39,8 +39,11 @@ import (
 // those classes (tally.go), whatever the number of questions. What this
 // costs the writes: an ask writes eight index keys and four tallies, and a
 // change of status (or of hidden) moves seven keys and four tallies; an
-// asker's first question of a class, and its last one leaving it, also
-// write its asker lists.
+// asker's first question of a class in a shard of its tally writes its
+// asker lists again, and its last one leaving the class reads the other
+// shards and deletes them. Every tally has 64 shards by question id, so
+// that concurrent asks, even of one asker on one item, write different
+// keys (tally.go).
 //
 // Question ids are firstQuestionID - 1 + the next number of the store's
 // questionSequence.

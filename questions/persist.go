@@ -69,6 +69,15 @@ func put(tx storage.Tx, before *record, r record) error {
 			return err
 		}
 		if list, ok := f.askers(); ok {
+			if emptied {
+				// The shard holds no more of before's class; the
+				// asker leaves the class only if no shard does.
+				_, held, err := sumTallies(tx, f.shardKeys(f.partitionOf(*before), before.BuyerID), []byte{from}, 0)
+				if err != nil {
+					return err
+				}
+				emptied = len(held) == 0
+			}
 			if err := list.follow(tx, before, r, emptied, filled); err != nil {
 				return err
 			}

@@ -130,8 +130,10 @@ var indexNamespaces = []string{"q/s/d", "q/s/i", "q/s/f", "q/s/if", "q/s/fi", "q
 // the keys of the layout before migration 10 (the seller's indexes by date,
 // by status and date, by item and by asker, the item's by date, the
 // counters, no blacklist count) in place of today's: migration 10, in
-// chunks, deletes them and writes exactly the keys, tallies and counts that
-// asks, answers and blocks write.
+// chunks, deletes them and writes the keys, tallies and counts that asks,
+// answers and blocks write, with the tallies' shards of its time, which
+// migration 14 then splits as today's are: the two give exactly today's
+// keys.
 func TestSearch_OlderStoreGetsClassIndexesAndTalliesByMigration(t *testing.T) {
 	e := newEnv(t)
 	seller, buyer, other := e.mustUser(t), e.mustUser(t), e.mustUser(t)
@@ -202,7 +204,7 @@ func TestSearch_OlderStoreGetsClassIndexesAndTalliesByMigration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := schema.Migrate(e.ctx, e.store, []schema.Migration{questions.ClassIndexesMigration()}, schema.Options{ChunkSize: 3}); err != nil {
+	if _, err := schema.Migrate(e.ctx, e.store, []schema.Migration{questions.ClassIndexesMigration(), questions.TallyShardsMigration()}, schema.Options{ChunkSize: 3}); err != nil {
 		t.Fatal(err)
 	}
 	got := dump()
@@ -298,5 +300,157 @@ func TestSearch_OlderStoreGetsAskerListsByMigration(t *testing.T) {
 		if _, ok := want[k]; !ok {
 			t.Errorf("key %q written by the migration, not by the questions' changes", k)
 		}
+	}
+}
+
+// TestSearch_OlderStoreGetsTalliesOver64ShardsByMigration gives a store the
+// tallies of the layout before migration 14 (the item's over 8 shards, one
+// key per asker and seller or item) in place of today's: migration 14, in
+// chunks, writes exactly the tallies that asks, answers, hiding and
+// deletions write, leaves every other key as it was, and a search totals
+// as before.
+func TestSearch_OlderStoreGetsTalliesOver64ShardsByMigration(t *testing.T) {
+	e := newEnv(t)
+	seller := e.mustUser(t)
+	buyers := []int64{e.mustUser(t), e.mustUser(t), e.mustUser(t)}
+	items := []string{e.mustItem(t, seller), e.mustItem(t, seller)}
+	total := func() int {
+		got, err := e.q.Search(e.ctx, seller, questions.SearchQuery{SellerID: seller, ItemID: items[0], From: buyers[0], Limit: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.Total
+	}
+	for i := range 40 {
+		e.clock.Advance(time.Minute)
+		q := e.mustAsk(t, buyers[i%3], items[i%2], fmt.Sprintf("q%d", i))
+		switch i % 4 {
+		case 0:
+			e.mustAnswer(t, seller, q.ID, "yes")
+		case 1:
+			if _, err := e.q.Hide(e.ctx, seller, questions.HideInput{QuestionIDs: []int64{q.ID}}); err != nil {
+				t.Fatal(err)
+			}
+		case 2:
+			if err := e.q.Delete(e.ctx, seller, q.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	wantTotal := total()
+	if wantTotal == 0 {
+		t.Fatal("the searched asker has no question on the item")
+	}
+	dump := func() map[string][]byte {
+		out := map[string][]byte{}
+		err := e.store.View(e.ctx, func(tx storage.Tx) error {
+			it := tx.Iterate(storage.Prefix([]byte("q/")))
+			defer it.Close()
+			for ; it.Valid(); it.Next() {
+				v, err := it.Value()
+				if err != nil {
+					return err
+				}
+				out[string(it.Key())] = v
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	want := dump()
+	// The older store: the three families' tallies in the layout before,
+	// a shard of 8 for the item, one key for each asker.
+	taken := 0
+	err := e.store.Update(e.ctx, func(tx storage.Tx) error {
+		for k := range want {
+			for _, ns := range []string{"q/t/i", "q/t/sf", "q/t/if"} {
+				if strings.HasPrefix(k, string(keycodec.New(ns))) {
+					taken++
+					if err := tx.Delete([]byte(k)); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		for _, k := range [][]byte{
+			append(keycodec.New("q/t/i").Str(items[0]), 3),
+			append(keycodec.New("q/t/sf").Int(seller).Int(buyers[0]), 0),
+			append(keycodec.New("q/t/if").Str(items[1]).Int(buyers[1]), 0),
+		} {
+			if err := tx.Set(k, []byte{10, 2}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if taken < 3*8 {
+		t.Fatalf("%d tallies of the three families taken away; want them over more shards than the layout before had", taken)
+	}
+	if _, err := schema.Migrate(e.ctx, e.store, []schema.Migration{questions.TallyShardsMigration()}, schema.Options{ChunkSize: 3}); err != nil {
+		t.Fatal(err)
+	}
+	got := dump()
+	for k, v := range want {
+		if len(v) == 0 && strings.HasPrefix(k, "q/t/") {
+			delete(want, k) // a tally counted down to nothing: the same as none
+			continue
+		}
+		if g, ok := got[k]; !ok || !bytes.Equal(g, v) {
+			t.Errorf("key %q: got %v (present %v), want %v", k, g, ok, v)
+		}
+	}
+	for k := range got {
+		if _, ok := want[k]; !ok {
+			t.Errorf("key %q left or written by the migration, not by the questions' changes", k)
+		}
+	}
+	if got := total(); got != wantTotal {
+		t.Errorf("total of the asker's questions on the item %d after the migration; want %d", got, wantTotal)
+	}
+}
+
+// TestPut_AnAskerLeavesAStatusListOnlyWhenNoShardOfItsTallyHoldsTheStatus
+// asks two questions of one asker, counted in two shards of the asker's
+// tally: answering the first leaves the asker in the seller's list of
+// unanswered questions, answering the second takes it out.
+func TestPut_AnAskerLeavesAStatusListOnlyWhenNoShardOfItsTallyHoldsTheStatus(t *testing.T) {
+	e := newEnv(t)
+	seller, buyer := e.mustUser(t), e.mustUser(t)
+	item := e.mustItem(t, seller)
+	lists := func() int {
+		n := 0
+		err := e.store.View(e.ctx, func(tx storage.Tx) error {
+			for _, p := range [][]byte{keycodec.New("q/s/a").Int(seller), keycodec.New("q/i/a").Str(item)} {
+				it := tx.Iterate(storage.Prefix(p))
+				for ; it.Valid(); it.Next() {
+					n++
+				}
+				it.Close()
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	q1 := e.mustAsk(t, buyer, item, "is it new?")
+	q2 := e.mustAsk(t, buyer, item, "does it come with a case?")
+	if got := lists(); got != 2 {
+		t.Fatalf("%d list keys after two asks; want the asker once in the seller's and once in the item's", got)
+	}
+	e.mustAnswer(t, seller, q1.ID, "yes")
+	if got := lists(); got != 4 {
+		t.Fatalf("%d list keys after one answer; want the asker in both statuses of both lists, 4", got)
+	}
+	e.mustAnswer(t, seller, q2.ID, "yes")
+	if got := lists(); got != 2 {
+		t.Fatalf("%d list keys after both answers; want the asker in the answered status of both lists only, 2", got)
 	}
 }

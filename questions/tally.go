@@ -18,15 +18,21 @@ import (
 // varints: the count, then for t = 2..divisionMax the counts of the
 // remainders 0..t-1.
 //
-// A partition's tally is split over shards keys by question id, so that
-// the asks of one seller, which draw consecutive ids, change different
-// keys; a change of class changes one key. The tally of one asker in a
-// partition is one key, which only that asker's questions change.
+// A tally is split over shards keys by question id, so that concurrent
+// asks, which draw consecutive ids, change different keys; a change of
+// class changes one key. Every tally has 64 shards, as many as the
+// concurrent asks an ask load of 64 clients has in flight: the asks of one
+// buyer on one item change four tallies (the seller's, the item's and the
+// asker's in each), and with fewer shards of the item's or the asker's
+// (8 and 1 before migration 14), those asks ran again after conflicts 2.3
+// times each on Badger and waited for one another. A search reads every
+// shard of the tallies it sums, in one round trip where the store can.
 const (
 	divisionMax       = 10
 	tallySlots        = 1 + (divisionMax*(divisionMax+1))/2 - 1
 	sellerTallyShards = 64
-	itemTallyShards   = 8
+	itemTallyShards   = 64
+	askerTallyShards  = 64
 )
 
 // tallySlot is the slot of division d of t (t <= 1: the count).
@@ -45,8 +51,8 @@ type tallyFamily struct {
 var (
 	sellerTally     = tallyFamily{ns: "q/t/s", shards: sellerTallyShards}
 	itemTally       = tallyFamily{ns: "q/t/i", shards: itemTallyShards}
-	sellerFromTally = tallyFamily{ns: "q/t/sf", shards: 1}
-	itemFromTally   = tallyFamily{ns: "q/t/if", shards: 1}
+	sellerFromTally = tallyFamily{ns: "q/t/sf", shards: askerTallyShards}
+	itemFromTally   = tallyFamily{ns: "q/t/if", shards: askerTallyShards}
 
 	tallies = []tallyFamily{sellerTally, itemTally, sellerFromTally, itemFromTally}
 )
@@ -83,8 +89,12 @@ func (f tallyFamily) prefix(p partition, from int64) keycodec.Key {
 // keyOf is the key of the tally shard that counts r, and classOf its class
 // there.
 func (f tallyFamily) keyOf(r record) []byte {
-	k := f.prefix(partition{seller: r.SellerID, item: r.ItemID}, r.BuyerID)
+	k := f.prefix(f.partitionOf(r), r.BuyerID)
 	return append(k, byte(uint64(r.ID)%uint64(f.shards)))
+}
+
+func (f tallyFamily) partitionOf(r record) partition {
+	return partition{seller: r.SellerID, item: r.ItemID}
 }
 
 func (f tallyFamily) classOf(r record) byte {
@@ -109,8 +119,8 @@ type tallyValue map[byte][]int64
 
 // moveInTally counts question id once more in class to at key, and once
 // less in class from unless from is noClass: a change of class is one
-// write. It tells whether from was left empty and whether to was empty
-// before, which the asker lists follow (askers).
+// write. It tells whether from was left empty in this shard and whether
+// to was empty in it before, which the asker lists follow (askers).
 func moveInTally(tx storage.Tx, key []byte, id int64, from, to byte) (emptied, filled bool, err error) {
 	v, err := readTally(tx, key)
 	if err != nil {
