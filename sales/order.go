@@ -63,7 +63,7 @@ type Order struct {
 	Feedback     Feedback      `json:"feedback"`
 	Context      OrderContext  `json:"context"`
 	Fulfilled    *bool         `json:"fulfilled"`
-	Mediations   []any         `json:"mediations"`
+	Mediations   []Mediation   `json:"mediations"`
 	Taxes        Taxes         `json:"taxes"`
 	CancelDetail *CancelDetail `json:"cancel_detail"`
 	ShippingCost *json.Number  `json:"shipping_cost"`
@@ -152,10 +152,32 @@ type Party struct {
 	Nickname string `json:"nickname"`
 }
 
-// Feedback is the parties' feedback; the engine has none.
+// Feedback names the feedback each party gave on the order (package
+// feedback), by id: what the seller wrote is the sale's (seller, sale),
+// what the buyer wrote the purchase's (buyer, purchase). The order search
+// of the public API says seller and buyer, its feedback routes sale and
+// purchase: an order without feedback is {seller: null, buyer: null} as
+// the sales routes show it, and once either party gave feedback both
+// namings are sent.
 type Feedback struct {
-	Seller any `json:"seller"`
-	Buyer  any `json:"buyer"`
+	Seller   *int64 `json:"seller"`
+	Buyer    *int64 `json:"buyer"`
+	Sale     *int64 `json:"sale"`
+	Purchase *int64 `json:"purchase"`
+}
+
+// MarshalJSON leaves sale and purchase out while no feedback exists.
+func (f Feedback) MarshalJSON() ([]byte, error) {
+	if f.Seller == nil && f.Buyer == nil {
+		return []byte(`{"seller":null,"buyer":null}`), nil
+	}
+	type plain Feedback
+	return json.Marshal(plain(f))
+}
+
+// Mediation names a claim opened on the order (package claims).
+type Mediation struct {
+	ID int64 `json:"id"`
 }
 
 // OrderContext is where the order was made.

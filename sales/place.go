@@ -146,7 +146,7 @@ func (s *Service) PlaceOrder(ctx context.Context, in NewOrder) (Order, error) {
 			Payments: []Payment{}, Shipping: Shipping{ID: &shipID},
 			Buyer: Party{ID: buyer.ID, Nickname: buyer.Nickname}, Seller: Party{ID: seller.ID, Nickname: seller.Nickname},
 			Tags: []string{}, Context: OrderContext{Channel: "marketplace", Site: item.SiteID, Flows: []string{}},
-			Mediations: []any{},
+			Mediations: []Mediation{},
 		}
 		rec := orderRecord{Order: o, Store: in.StoreID, CreatedMs: now.UnixMilli(), UpdatedMs: now.UnixMilli()}
 		sh := newShipment(shipID, rec, seller, buyer, item, stamp)
