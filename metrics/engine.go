@@ -15,8 +15,10 @@ const scrapeTimeout = 2 * time.Second
 // duration of the response-time refreshes. The delivery attempts are
 // counted through notify.Options.OnAttempt (NotificationAttempt), which
 // must be set before the engine is opened, and the storage through
-// ObserveStorage.
+// ObserveStorage. On PostgreSQL it adds the failovers that the engine's
+// connections saw and the seconds they found no primary.
 func (m *Metrics) Engine(e *marketplace.Marketplace) {
+	m.primary(e.Store())
 	m.Gauge("marketplace_notifications_pending", "Notifications neither acknowledged nor missed: outbox events and deliveries waiting.",
 		func() float64 {
 			ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)

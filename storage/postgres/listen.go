@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -104,10 +105,14 @@ type listener struct {
 	pings   atomic.Uint64
 	// beforeConnect, set by tests, runs before each connection attempt.
 	beforeConnect atomic.Pointer[func()]
+	// primary is told of the server each connection reaches, and of
+	// connections lost (primary.go).
+	primary *primaryWatch
 }
 
-// newListener returns the listener of a store whose pool connects with cfg.
-func newListener(cfg *pgx.ConnConfig, period time.Duration) *listener {
+// newListener returns the listener of a store whose pool connects with cfg
+// and follows the primary with w.
+func newListener(cfg *pgx.ConnConfig, period time.Duration, w *primaryWatch) *listener {
 	cfg = cfg.Copy()
 	// The pool cancels a statement with a cancel request, a connection
 	// of its own: the listener's wait ends by its deadline every
@@ -119,7 +124,7 @@ func newListener(cfg *pgx.ConnConfig, period time.Duration) *listener {
 	if period <= 0 {
 		period = safetyPeriod
 	}
-	return &listener{cfg: cfg, subs: map[string][]chan struct{}{}, period: period}
+	return &listener{cfg: cfg, subs: map[string][]chan struct{}{}, period: period, primary: w}
 }
 
 func (l *listener) subscribe(topic string) (<-chan struct{}, func()) {
@@ -204,12 +209,18 @@ func (l *listener) run(ctx context.Context) {
 			// more.
 			_ = l.receive(ctx, conn)
 			l.pid.Store(0)
+			if ctx.Err() == nil {
+				l.primary.lost()
+			}
 			closeCtx, cancel := context.WithTimeout(context.Background(), time.Second)
 			_ = conn.Close(closeCtx)
 			cancel()
 		}
 		if ctx.Err() != nil {
 			return
+		}
+		if err != nil && connectionLost(err) {
+			l.primary.lost()
 		}
 		t := time.NewTimer(pause)
 		select {
@@ -232,10 +243,19 @@ func (l *listener) connect(ctx context.Context) (*pgx.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := conn.Exec(ctx, "LISTEN "+changesChannel); err != nil {
+	// The question of primary.go goes with the LISTEN, in one round trip.
+	results, err := conn.PgConn().Exec(ctx, "LISTEN "+changesChannel+"; "+identifyServer).ReadAll()
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		// A server that refuses the question rolled the LISTEN back with
+		// it: listen alone.
+		results, err = conn.PgConn().Exec(ctx, "LISTEN "+changesChannel).ReadAll()
+	}
+	if err != nil {
 		_ = conn.Close(context.Background())
 		return nil, err
 	}
+	l.primary.record(results[len(results)-1])
 	l.pid.Store(conn.PgConn().PID())
 	return conn, nil
 }

@@ -187,6 +187,8 @@ type Store struct {
 
 	// changes is the listening connection and its subscribers (listen.go).
 	changes *listener
+	// primary follows the server the connections reach (primary.go).
+	primary *primaryWatch
 }
 
 var _ storage.Store = (*Store)(nil)
@@ -230,6 +232,8 @@ func OpenConfig(ctx context.Context, cfg *pgxpool.Config, opts Options) (*Store,
 	cfg.ConnConfig.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
 		return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: cancelGrace}
 	}
+	watch := &primaryWatch{}
+	cfg.AfterConnect = watch.afterConnect(cfg.AfterConnect)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", translate(err))
@@ -262,7 +266,7 @@ func OpenConfig(ctx context.Context, cfg *pgxpool.Config, opts Options) (*Store,
 		return nil, fmt.Errorf("open postgres: %w", translate(err))
 	}
 	s := &Store{pool: pool, readPool: readPool, readTimeout: readTimeout, seqPool: seqPool, seqs: map[string]*sequence{},
-		changes: newListener(cfg.ConnConfig, opts.ListenPing), readSlots: make(chan struct{}, readPool.Config().MaxConns), viewLinger: opts.ViewLinger}
+		changes: newListener(cfg.ConnConfig, opts.ListenPing, watch), primary: watch, readSlots: make(chan struct{}, readPool.Config().MaxConns), viewLinger: opts.ViewLinger}
 	if s.viewLinger <= 0 {
 		s.viewLinger = DefaultViewLinger
 	}
@@ -351,6 +355,9 @@ func (s *Store) View(ctx context.Context, fn func(storage.Tx) error) (err error)
 	t := &tx{s: s, ctx: ctx}
 	err = t.run(fn)
 	if t.failed == nil {
+		if t.begun {
+			s.primary.answered()
+		}
 		return err
 	}
 	switch {
@@ -389,6 +396,9 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) (err erro
 		t := &tx{s: s, ctx: ctx, write: true}
 		err = t.run(fn)
 		if t.failed == nil {
+			if t.begun {
+				s.primary.answered()
+			}
 			return err
 		}
 		failed := t.failed
@@ -398,6 +408,7 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) (err erro
 			if ctx.Err() != nil {
 				return fmt.Errorf("%w: %w: %w", ctx.Err(), ErrCommitUnknown, failed)
 			}
+			s.primary.lost()
 			return fmt.Errorf("%w: %w: %w", storage.ErrUnavailable, ErrCommitUnknown, failed)
 		case retryable(failed):
 			s.conflicts.Add(1)
@@ -427,6 +438,7 @@ func (s *Store) unavailable(err error) error {
 	if s.closed.Load() {
 		return storage.ErrClosed
 	}
+	s.primary.lost()
 	return fmt.Errorf("%w: %w", storage.ErrUnavailable, err)
 }
 

@@ -164,6 +164,7 @@ func (q *sequence) draw(n int) ([]uint64, error) {
 		return nil, fmt.Errorf("drew %d values, want %d", len(ids), n)
 	}
 	q.exists.Store(true)
+	q.s.primary.answered()
 	// nextval runs once per row in the order of the rows; sorted, the
 	// calls that arrived first get the smaller ids whatever the plan.
 	slices.Sort(ids)
@@ -223,6 +224,7 @@ func (s *Store) NextOfEach(ctx context.Context, names []string) ([]uint64, error
 	for i, v := range values {
 		ids[i] = uint64(v)
 	}
+	s.primary.answered()
 	return ids, nil
 }
 
@@ -302,6 +304,8 @@ func (s *Store) seqError(ctx context.Context, err error) error {
 		return storage.ErrClosed
 	case ctx.Err() != nil:
 		return fmt.Errorf("%w: %w", ctx.Err(), err)
+	case connectionLost(err):
+		s.primary.lost()
 	}
 	return translate(err)
 }

@@ -399,6 +399,9 @@ func (s *Store) GetOne(ctx context.Context, key []byte) ([]byte, error) {
 		err = c.QueryRow(ctx, selectValue, key).Scan(&value)
 	}
 	s.giveReadConn(c, false)
+	if err == nil || errors.Is(err, pgx.ErrNoRows) {
+		s.primary.answered()
+	}
 	switch {
 	case err == nil:
 		if value == nil {
