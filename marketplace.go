@@ -31,7 +31,9 @@ import (
 	"github.com/marketplace/marketplace/geo"
 	"github.com/marketplace/marketplace/idempotency"
 	"github.com/marketplace/marketplace/internal/retrylog"
+	"github.com/marketplace/marketplace/feedback"
 	"github.com/marketplace/marketplace/messages"
+	"github.com/marketplace/marketplace/notes"
 	"github.com/marketplace/marketplace/notify"
 	"github.com/marketplace/marketplace/oauth"
 	"github.com/marketplace/marketplace/questions"
@@ -98,6 +100,10 @@ type Marketplace struct {
 	// Messages holds the post-sale conversations between sellers and
 	// buyers.
 	Messages *messages.Service
+	// Feedback holds the ratings the parties of a sale give each other.
+	Feedback *feedback.Service
+	// Notes holds the sellers' private notes on their orders and packs.
+	Notes *notes.Service
 	Fees     *fees.Service
 	Catalog  *catalog.Service
 	Notify   *notify.Service
@@ -258,6 +264,8 @@ func NewContext(ctx context.Context, store storage.Store, opts Options) (*Market
 	m.Questions = questions.New(store, opts.Clock, m.Accounts, m.Stock)
 	m.Sales = sales.New(store, opts.Clock, m.Stock, m.Fees)
 	m.Messages = messages.New(store, opts.Clock, m.Sales, m.Accounts, nil)
+	m.Feedback = feedback.New(store, opts.Clock, m.Sales)
+	m.Notes = notes.New(store, opts.Clock, m.Sales)
 	m.ResponseTimes = responsetime.New(store, opts.Clock, m.Geo, m.Questions)
 	m.Idempotency = idempotency.New(store, opts.Clock)
 	// Several servers may share the store (PostgreSQL): the scheduled

@@ -1,0 +1,534 @@
+// Package feedback holds the ratings the parties of a sale give each other:
+// the seller's on the sale, the buyer's on the purchase, once each, changed
+// by their author before the order expires, answered once by the other
+// party (docs/post-sale.md).
+package feedback
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/marketplace/marketplace/accounts"
+	"github.com/marketplace/marketplace/clock"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/internal/keycodec"
+	"github.com/marketplace/marketplace/internal/kv"
+	"github.com/marketplace/marketplace/notify"
+	"github.com/marketplace/marketplace/sales"
+	"github.com/marketplace/marketplace/stock"
+	"github.com/marketplace/marketplace/storage"
+)
+
+// Roles of a feedback's author.
+const (
+	RoleSeller = "seller"
+	RoleBuyer  = "buyer"
+)
+
+// Ratings.
+const (
+	RatingPositive = "positive"
+	RatingNeutral  = "neutral"
+	RatingNegative = "negative"
+)
+
+// MaxLength is the most characters of a feedback's message and of a reply.
+const MaxLength = 160
+
+// ExpirationWindow is how long after its creation an order may be rated:
+// its expiration_date. After it a seller may no longer say the sale did
+// not happen, and no feedback is changed.
+const ExpirationWindow = 28 * 24 * time.Hour
+
+// SellerReasons and BuyerReasons are the reasons each side may give for a
+// sale that did not happen (fulfilled false).
+var (
+	SellerReasons = []string{"OUT_OF_STOCK", "BUYER_NOT_ENOUGH_MONEY", "BUYER_REGRETS", "SELLER_REGRETS",
+		"BUYER_DID_NOT_ANSWER", "THEY_NOT_HONORING_POLICIES", "OTHER_MY_RESPONSIBILITY", "OTHER_THEIR_RESPONSIBILITY",
+		"DUBIOUS_BUYER", "HIGH_ML_COMISSION", "HIGH_TAXES", "SELLER_HOLIDAY", "UNFRIENDLY_SHIPMENT_POLICY",
+		"UNAVAILABLE_PRODUCT", "SELLER_ADDRESS_WITHDRAWAL", "WRONG_RECEIVER_ADDRESS", "HIGH_SHIPMENT_COST",
+		"WRONG_SHIPMENT_COST", "UNPRINTED_LABEL", "UNWITHDRAWN_PRODUCT_BY_DELIVER_COMPANY", "DENIED_PACKAGE",
+		"UNABLE_TO_READ_LABEL", "MANUFACTURING_PRODUCT_NOT_FINISHED", "SHIPMENT_PROBLEM_OTHER", "DELIVERY_COMPANY_PROBLEM_OTHER"}
+	BuyerReasons = []string{"OUT_OF_STOCK", "BUYER_PAID_BUT_DID_NOT_RECEIVE", "OTHER_MY_RESPONSIBILITY", "BUYER_REGRETS",
+		"HIGH_SHIPMENT_COST", "SELLER_DID_NOT_ANSWER", "THEY_NOT_HONORING_POLICIES", "OTHER_THEIR_RESPONSIBILITY",
+		"DESCRIPTION_DIDNT_MATCH_ARTICLE"}
+)
+
+// Feedback is a feedback in the public API's shape, as the order's
+// feedback route shows it.
+type Feedback struct {
+	ID                     int64    `json:"id"`
+	OrderID                int64    `json:"order_id"`
+	Role                   string   `json:"role"`
+	Fulfilled              bool     `json:"fulfilled"`
+	Rating                 string   `json:"rating"`
+	Reason                 *string  `json:"reason"`
+	Message                *string  `json:"message"`
+	Reply                  *string  `json:"reply"`
+	RestockItem            bool     `json:"restock_item"`
+	HasSellerRefundedMoney *bool    `json:"has_seller_refunded_money"`
+	ExtendedFeedback       []string `json:"extended_feedback"`
+	Modified               bool     `json:"modified"`
+	Status                 string   `json:"status"`
+	SiteID                 string   `json:"site_id"`
+	AppID                  *string  `json:"app_id"`
+	DateCreated            string   `json:"date_created"`
+	VisibilityDate         string   `json:"visibility_date"`
+	Item                   Item     `json:"item"`
+	From                   Party    `json:"from"`
+	To                     Party    `json:"to"`
+}
+
+// Single is a feedback as GET /feedback/{id} shows it: with
+// adult_content, without app_id.
+type Single struct {
+	Feedback
+	AppID        *string `json:"app_id,omitempty"`
+	AdultContent bool    `json:"adult_content"`
+}
+
+// Item is the item sold, as the feedback names it.
+type Item struct {
+	ID         string  `json:"id"`
+	Title      string  `json:"title"`
+	Price      float64 `json:"price"`
+	CurrencyID string  `json:"currency_id"`
+}
+
+// Party is the author or the addressee of a feedback.
+type Party struct {
+	ID       int64  `json:"id"`
+	Nickname string `json:"nickname"`
+	Status   string `json:"status"`
+	Points   int64  `json:"points"`
+}
+
+// OrderFeedback is both sides of an order's feedback: sale is what the
+// seller wrote, purchase what the buyer wrote.
+type OrderFeedback struct {
+	Sale     *Feedback `json:"sale"`
+	Purchase *Feedback `json:"purchase"`
+}
+
+// Input is a feedback as a POST or a PUT sends it; a PUT's absent fields
+// keep their value.
+type Input struct {
+	Fulfilled              *bool   `json:"fulfilled"`
+	Rating                 *string `json:"rating"`
+	Message                *string `json:"message"`
+	Reason                 *string `json:"reason"`
+	RestockItem            *bool   `json:"restock_item"`
+	HasSellerRefundedMoney *bool   `json:"has_seller_refunded_money"`
+}
+
+// record is a stored feedback: the feedback and when its order expires.
+type record struct {
+	Feedback Feedback `json:"feedback"`
+	// ExpiresMs is the order's expiration_date in Unix milliseconds.
+	ExpiresMs int64 `json:"expires_ms"`
+}
+
+// Service holds the feedback.
+type Service struct {
+	store storage.Store
+	clock clock.Clock
+	sales *sales.Service
+}
+
+// New returns the feedback over store, on the sales of s.
+func New(store storage.Store, clk clock.Clock, s *sales.Service) *Service {
+	return &Service{store: store, clock: clk, sales: s}
+}
+
+// Give writes the caller's feedback on order orderID: the seller's on the
+// sale or the buyer's on the purchase, once. appID is the application
+// the caller's token belongs to (0: none). A seller's feedback that the
+// sale did not happen with restock_item gives the units back to their
+// store, unless the item is closed. Errors: Invalid (the input, a second
+// feedback, a not-fulfilled feedback after the order expired), NotFound,
+// Forbidden (not a party).
+func (s *Service) Give(ctx context.Context, caller, orderID int64, in Input, appID int64) (Feedback, error) {
+	now := s.clock.Now()
+	ids := kv.NewOnceID(s.store, feedbackSequence)
+	var out Feedback
+	err := s.store.Update(ctx, func(tx storage.Tx) error {
+		sale, err := s.sales.SaleOf(tx, orderID)
+		if err != nil {
+			return err
+		}
+		role, err := roleOf(caller, sale.Order)
+		if err != nil {
+			return err
+		}
+		expires := sale.Created.Add(ExpirationWindow)
+		if in.Fulfilled == nil {
+			return invalid("The field 'fulfilled' is required")
+		}
+		if in.Rating == nil {
+			return invalid("The field 'rating' is required")
+		}
+		if in.Message == nil {
+			return invalid("The field 'message' is required")
+		}
+		f := Feedback{OrderID: orderID, Role: role, ExtendedFeedback: []string{}, Status: "active",
+			SiteID: sale.Order.Context.Site}
+		if err := apply(&f, in); err != nil {
+			return err
+		}
+		if role == RoleSeller && !f.Fulfilled && !now.Before(expires) {
+			return errs.WithCode(errs.Invalid, "not_fulfilled_feedback_in_order_expired",
+				"You can't submit a not fulfilled feedback after order has expired.")
+		}
+		if _, err := tx.Get(orderSideKey(orderID, role)); err == nil {
+			return errs.WithCode(errs.Invalid, "feedback_already_exists", "Feedback already exists for this order")
+		} else if !errors.Is(err, storage.ErrNotFound) {
+			return err
+		}
+		no, err := ids.Get(ctx)
+		if err != nil {
+			return err
+		}
+		f.ID = firstFeedbackID + int64(no) - 1
+		if appID != 0 {
+			app := strconv.FormatInt(appID, 10)
+			f.AppID = &app
+		}
+		stamp := s.sales.SiteTime(tx, f.SiteID, now)
+		f.DateCreated, f.VisibilityDate = stamp, s.sales.SiteTime(tx, f.SiteID, expires)
+		if err := s.parties(tx, &f, sale.Order); err != nil {
+			return err
+		}
+		line := sale.Order.OrderItems[0]
+		price, _ := strconv.ParseFloat(string(line.UnitPrice), 64)
+		f.Item = Item{ID: line.Item.ID, Title: line.Item.Title, Price: price, CurrencyID: line.CurrencyID}
+		// Once both sides have rated, both ratings are visible.
+		if other, err := s.side(tx, orderID, counterpart(role)); err == nil {
+			f.VisibilityDate = stamp
+			if now.Before(expires) {
+				other.Feedback.VisibilityDate = stamp
+				if err := kv.SetJSON(tx, feedbackKey(other.Feedback.ID), other); err != nil {
+					return err
+				}
+			}
+		} else if !errs.Is(err, errs.NotFound) {
+			return err
+		}
+		change := sales.OrderChange{}
+		if role == RoleSeller {
+			change.SaleFeedback = f.ID
+			if f.RestockItem {
+				item, err := stock.GetItemWithoutStock(tx, line.Item.ID)
+				if err != nil {
+					return err
+				}
+				change.Restock = item.Status != stock.StatusClosed
+			}
+		} else {
+			change.PurchaseFeedback = f.ID
+		}
+		if err := tx.Set(orderSideKey(orderID, role), keycodec.Raw().Int(f.ID)); err != nil {
+			return err
+		}
+		if err := kv.SetJSON(tx, feedbackKey(f.ID), record{Feedback: f, ExpiresMs: expires.UnixMilli()}); err != nil {
+			return err
+		}
+		if _, err := s.sales.ChangeOrder(ctx, tx, orderID, change, "feedback", now); err != nil {
+			return err
+		}
+		out = f
+		return s.announce(ctx, tx, sale.Order, "created", now)
+	})
+	return out, err
+}
+
+// Change replaces the fields in of feedback id, by its author, until the
+// order expires. Errors: Invalid, NotFound, Forbidden.
+func (s *Service) Change(ctx context.Context, caller, id int64, in Input) (Feedback, error) {
+	now := s.clock.Now()
+	var out Feedback
+	err := s.store.Update(ctx, func(tx storage.Tx) error {
+		rec, err := getRecord(tx, id)
+		if err != nil {
+			return err
+		}
+		if caller != rec.Feedback.From.ID {
+			return forbidden("Only the author of feedback %d may change it", id)
+		}
+		if !now.Before(time.UnixMilli(rec.ExpiresMs)) {
+			return forbidden("Feedback %d can no longer be changed: its order has expired", id)
+		}
+		f := rec.Feedback
+		if in.RestockItem != nil && *in.RestockItem != f.RestockItem {
+			return invalid("The field 'restock_item' cannot be changed")
+		}
+		if err := apply(&f, in); err != nil {
+			return err
+		}
+		f.Modified = true
+		rec.Feedback = f
+		if err := kv.SetJSON(tx, feedbackKey(id), rec); err != nil {
+			return err
+		}
+		sale, err := s.sales.SaleOf(tx, f.OrderID)
+		if err != nil {
+			return err
+		}
+		out = f
+		return s.announce(ctx, tx, sale.Order, "changed", now)
+	})
+	return out, err
+}
+
+// Reply answers feedback id, by the party it was given to, once. Errors:
+// Invalid (empty, too long, a second reply), NotFound, Forbidden.
+func (s *Service) Reply(ctx context.Context, caller, id int64, text string) (Feedback, error) {
+	if text == "" {
+		return Feedback{}, invalid("The field 'reply' is required")
+	}
+	if utf8.RuneCountInString(text) > MaxLength {
+		return Feedback{}, invalid(fmt.Sprintf("The reply must have at most %d characters", MaxLength))
+	}
+	now := s.clock.Now()
+	var out Feedback
+	err := s.store.Update(ctx, func(tx storage.Tx) error {
+		rec, err := getRecord(tx, id)
+		if err != nil {
+			return err
+		}
+		if caller != rec.Feedback.To.ID {
+			return forbidden("Only the user feedback %d was given to may reply to it", id)
+		}
+		if rec.Feedback.Reply != nil {
+			return errs.WithCode(errs.Invalid, "reply_already_exists", "The feedback already has a reply")
+		}
+		rec.Feedback.Reply = &text
+		if err := kv.SetJSON(tx, feedbackKey(id), rec); err != nil {
+			return err
+		}
+		sale, err := s.sales.SaleOf(tx, rec.Feedback.OrderID)
+		if err != nil {
+			return err
+		}
+		out = rec.Feedback
+		return s.announce(ctx, tx, sale.Order, "replied", now)
+	})
+	return out, err
+}
+
+// Get returns feedback id to a party of its order. Errors: NotFound,
+// Forbidden.
+func (s *Service) Get(ctx context.Context, caller, id int64) (Single, error) {
+	var out Single
+	err := s.store.View(ctx, func(tx storage.Tx) error {
+		rec, err := getRecord(tx, id)
+		if err != nil {
+			return err
+		}
+		if caller != rec.Feedback.From.ID && caller != rec.Feedback.To.ID && caller != sales.Operator {
+			return forbidden("The user %d is not a party of the order of feedback %d", caller, id)
+		}
+		out = Single{Feedback: rec.Feedback}
+		return nil
+	})
+	return out, err
+}
+
+// OfOrder returns both sides of order orderID's feedback to a party of
+// it. Errors: NotFound, Forbidden.
+func (s *Service) OfOrder(ctx context.Context, caller, orderID int64) (OrderFeedback, error) {
+	var out OrderFeedback
+	err := s.store.View(ctx, func(tx storage.Tx) error {
+		sale, err := s.sales.SaleOf(tx, orderID)
+		if err != nil {
+			return err
+		}
+		if _, err := roleOf(caller, sale.Order); err != nil {
+			return err
+		}
+		out = OrderFeedback{}
+		for _, side := range []struct {
+			role string
+			to   **Feedback
+		}{{RoleSeller, &out.Sale}, {RoleBuyer, &out.Purchase}} {
+			rec, err := s.side(tx, orderID, side.role)
+			if errs.Is(err, errs.NotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			*side.to = &rec.Feedback
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Side is the side of an order's feedback a legacy route names: sale is
+// the seller's, purchase the buyer's.
+func Side(name string) (role string, ok bool) {
+	switch name {
+	case "sale":
+		return RoleSeller, true
+	case "purchase":
+		return RoleBuyer, true
+	}
+	return "", false
+}
+
+// OfSide returns the feedback the author of role gave on order orderID,
+// to a party of it. Errors: NotFound (none given), Forbidden.
+func (s *Service) OfSide(ctx context.Context, caller, orderID int64, role string) (Feedback, error) {
+	both, err := s.OfOrder(ctx, caller, orderID)
+	if err != nil {
+		return Feedback{}, err
+	}
+	f := both.Sale
+	if role == RoleBuyer {
+		f = both.Purchase
+	}
+	if f == nil {
+		return Feedback{}, errs.WithCode(errs.NotFound, "not_found", fmt.Sprintf("Order %d has no %s feedback", orderID, role))
+	}
+	return *f, nil
+}
+
+func (s *Service) side(tx storage.Tx, orderID int64, role string) (record, error) {
+	b, err := tx.Get(orderSideKey(orderID, role))
+	if errors.Is(err, storage.ErrNotFound) {
+		return record{}, errs.WithCode(errs.NotFound, "not_found", "no feedback")
+	}
+	if err != nil {
+		return record{}, err
+	}
+	r := keycodec.Read(b)
+	id := r.Int()
+	if err := r.Err(); err != nil {
+		return record{}, errs.Internalf(err, "decode feedback id of order %d", orderID)
+	}
+	return getRecord(tx, id)
+}
+
+func (s *Service) parties(tx storage.Tx, f *Feedback, o sales.Order) error {
+	from, to := o.Seller.ID, o.Buyer.ID
+	if f.Role == RoleBuyer {
+		from, to = to, from
+	}
+	for _, p := range []struct {
+		id   int64
+		into *Party
+	}{{from, &f.From}, {to, &f.To}} {
+		u, err := accounts.GetUser(tx, p.id)
+		if err != nil {
+			return err
+		}
+		*p.into = Party{ID: u.ID, Nickname: u.Nickname, Status: "active"}
+	}
+	return nil
+}
+
+// announce writes the orders_feedback notification of a change to the
+// order's feedback, for its seller.
+func (s *Service) announce(ctx context.Context, tx storage.Tx, o sales.Order, action string, now time.Time) error {
+	_, err := notify.Append(ctx, s.store, tx, notify.Event{Topic: notify.TopicOrdersFeedback, UserID: o.Seller.ID,
+		Resource: fmt.Sprintf("/orders/%d/feedback", o.ID), Action: action, Received: now})
+	return err
+}
+
+// apply checks in and writes its fields over f.
+func apply(f *Feedback, in Input) error {
+	if in.Fulfilled != nil {
+		f.Fulfilled = *in.Fulfilled
+	}
+	if in.Rating != nil {
+		if !slices.Contains([]string{RatingPositive, RatingNeutral, RatingNegative}, *in.Rating) {
+			return invalid(fmt.Sprintf("Invalid rating: %q. Valid ratings are: positive, neutral, negative", *in.Rating))
+		}
+		f.Rating = *in.Rating
+	}
+	if in.Message != nil {
+		if *in.Message == "" {
+			return invalid("The field 'message' is required")
+		}
+		if utf8.RuneCountInString(*in.Message) > MaxLength {
+			return invalid(fmt.Sprintf("The message must have at most %d characters", MaxLength))
+		}
+		m := *in.Message
+		f.Message = &m
+	}
+	if in.Reason != nil {
+		r := *in.Reason
+		f.Reason = &r
+	}
+	if f.Rating == RatingPositive && !f.Fulfilled {
+		return invalid("A positive rating needs fulfilled: true")
+	}
+	if f.Fulfilled {
+		f.Reason = nil
+	} else {
+		reasons := SellerReasons
+		if f.Role == RoleBuyer {
+			reasons = BuyerReasons
+		}
+		switch {
+		case f.Reason == nil:
+			return invalid("The field 'reason' is required when fulfilled is false")
+		case !slices.Contains(reasons, *f.Reason):
+			return invalid(fmt.Sprintf("Invalid reason: %q for the %s's feedback", *f.Reason, f.Role))
+		}
+	}
+	if in.RestockItem != nil {
+		if *in.RestockItem && (f.Role != RoleSeller || f.Fulfilled) {
+			return invalid("The field 'restock_item' is only for the seller's feedback with fulfilled: false")
+		}
+		f.RestockItem = *in.RestockItem
+	}
+	if in.HasSellerRefundedMoney != nil {
+		if f.Role != RoleSeller || f.Fulfilled {
+			return invalid("The field 'has_seller_refunded_money' is only for the seller's feedback with fulfilled: false")
+		}
+		v := *in.HasSellerRefundedMoney
+		f.HasSellerRefundedMoney = &v
+	}
+	return nil
+}
+
+func roleOf(caller int64, o sales.Order) (string, error) {
+	switch caller {
+	case o.Seller.ID:
+		return RoleSeller, nil
+	case o.Buyer.ID:
+		return RoleBuyer, nil
+	}
+	return "", forbidden("The user %d is not a party of order %d", caller, o.ID)
+}
+
+func counterpart(role string) string {
+	if role == RoleSeller {
+		return RoleBuyer
+	}
+	return RoleSeller
+}
+
+func getRecord(tx storage.Tx, id int64) (record, error) {
+	var r record
+	err := kv.GetJSON(tx, feedbackKey(id), &r)
+	if errors.Is(err, storage.ErrNotFound) {
+		return r, errs.WithCode(errs.NotFound, "not_found", fmt.Sprintf("Feedback %d not found", id))
+	}
+	if err != nil {
+		return r, errs.Internalf(err, "read feedback %d", id)
+	}
+	return r, nil
+}
+
+func invalid(message string) error { return errs.WithCode(errs.Invalid, "bad_request", message) }
+
+func forbidden(format string, args ...any) error {
+	return errs.WithCode(errs.Forbidden, "forbidden", fmt.Sprintf(format, args...))
+}
