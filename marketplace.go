@@ -27,11 +27,11 @@ import (
 	"github.com/marketplace/marketplace/clock"
 	"github.com/marketplace/marketplace/errs"
 	"github.com/marketplace/marketplace/faults"
+	"github.com/marketplace/marketplace/feedback"
 	"github.com/marketplace/marketplace/fees"
 	"github.com/marketplace/marketplace/geo"
 	"github.com/marketplace/marketplace/idempotency"
 	"github.com/marketplace/marketplace/internal/retrylog"
-	"github.com/marketplace/marketplace/feedback"
 	"github.com/marketplace/marketplace/messages"
 	"github.com/marketplace/marketplace/notes"
 	"github.com/marketplace/marketplace/notify"
@@ -103,10 +103,10 @@ type Marketplace struct {
 	// Feedback holds the ratings the parties of a sale give each other.
 	Feedback *feedback.Service
 	// Notes holds the sellers' private notes on their orders and packs.
-	Notes *notes.Service
-	Fees     *fees.Service
-	Catalog  *catalog.Service
-	Notify   *notify.Service
+	Notes   *notes.Service
+	Fees    *fees.Service
+	Catalog *catalog.Service
+	Notify  *notify.Service
 	// Faults holds the fault rules that the HTTP server applies before a
 	// request reaches any other service.
 	Faults *faults.Service

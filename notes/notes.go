@@ -231,4 +231,3 @@ func checkText(text string) error {
 	}
 	return nil
 }
-
