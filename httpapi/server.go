@@ -118,7 +118,7 @@ type Server struct {
 	registered []Route
 	// dispatchers serve the routes mounted under a catch-all (route.via).
 	dispatchers map[string]*dispatcher
-	journal    *journal.Journal
+	journal     *journal.Journal
 	// routeKeys holds the route template of every route that fault rules
 	// may name, its parameter names dropped (faults.TemplateKey).
 	routeKeys map[string]bool
