@@ -425,9 +425,7 @@ func (s *Server) logged(w http.ResponseWriter, r *http.Request, route string, jo
 				// The path without the query, which may carry a token, and
 				// with any token written into it redacted; the duration as
 				// text with its unit ("1.52ms").
-				s.logger.LogAttrs(r.Context(), slog.LevelInfo, "request", slog.String("method", r.Method),
-					slog.String("path", loggedPath(keptPath(red, r, rec))), slog.String("route", route), slog.Int("status", rec.status),
-					slog.String("duration", elapsed.String()))
+				s.logRequest(r.Context(), r.Method, loggedPath(keptPath(red, r, rec)), route, rec.status, start.Add(elapsed), elapsed)
 			}
 			if journalOn {
 				s.record(r, rec, red, at, elapsed)
