@@ -24,6 +24,7 @@ import (
 
 	"github.com/marketplace/marketplace/accounts"
 	"github.com/marketplace/marketplace/catalog"
+	"github.com/marketplace/marketplace/claims"
 	"github.com/marketplace/marketplace/clock"
 	"github.com/marketplace/marketplace/errs"
 	"github.com/marketplace/marketplace/faults"
@@ -97,6 +98,9 @@ type Marketplace struct {
 	Questions *questions.Service
 	// Sales holds orders, their packs and payments, and shipments.
 	Sales *sales.Service
+	// Claims holds the claims buyers open on orders and the returns they
+	// lead to.
+	Claims *claims.Service
 	// Messages holds the post-sale conversations between sellers and
 	// buyers.
 	Messages *messages.Service
@@ -263,7 +267,8 @@ func NewContext(ctx context.Context, store storage.Store, opts Options) (*Market
 	m.Stock = stock.New(store, opts.Clock, m.Geo)
 	m.Questions = questions.New(store, opts.Clock, m.Accounts, m.Stock)
 	m.Sales = sales.New(store, opts.Clock, m.Stock, m.Fees)
-	m.Messages = messages.New(store, opts.Clock, m.Sales, m.Accounts, nil)
+	m.Claims = claims.New(store, opts.Clock, m.Sales)
+	m.Messages = messages.New(store, opts.Clock, m.Sales, m.Accounts, m.Claims)
 	m.Feedback = feedback.New(store, opts.Clock, m.Sales)
 	m.Notes = notes.New(store, opts.Clock, m.Sales)
 	m.ResponseTimes = responsetime.New(store, opts.Clock, m.Geo, m.Questions)
