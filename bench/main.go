@@ -44,7 +44,11 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"text/tabwriter"
@@ -72,6 +76,10 @@ func main() {
 	soakProfile := flag.String("soak-profile", "", "with -soak, write a CPU profile of the server's every minute into this folder")
 	postgresRTT := flag.String("postgres-rtt", "", "run the network-distance benchmark instead (rtt.go): one server on PostgreSQL behind a proxy that adds each of these round-trip times, comma-separated (0,0.5ms,1ms); with -postgres, on that database")
 	withMetrics := flag.Bool("metrics", false, "also drive the same server without Prometheus metrics and print the full rate over its rate")
+	wrk := flag.String("wrk", "", "drive the read routes with this wrk binary (2 threads, -wrk-connections connections) instead of the Go clients, the two servers in turns of -wrk-turn")
+	wrkConns := flag.Int("wrk-connections", 64, "with -wrk, wrk's connections")
+	wrkTurn := flag.Duration("wrk-turn", time.Second, "with -wrk, how long each wrk run lasts before the other server's turn (whole seconds)")
+	readProfile := flag.String("read-cpuprofile", "", "write a CPU profile of the read routes' runs (both servers and the clients) to this file")
 	var wc writeConfig
 	wc.flags()
 	flag.Parse()
@@ -161,12 +169,27 @@ func main() {
 	} else {
 		fmt.Fprintln(w, "route\tfull req/s\tbare req/s\tratio\t")
 	}
+	if *readProfile != "" {
+		f, err := os.Create(*readProfile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer func() { pprof.StopCPUProfile(); _ = f.Close() }()
+	}
 	for _, r := range routes {
 		body, header := fetch(full.URL+r.path, d.SellerToken)
 		bare := serve(bareServer(r.pattern, body, header))
-		// In turns of turnSlice, so that what else the machine does (its
-		// cores are shared) falls on both alike.
-		fullRate, bareRate := driveTurns(full.URL+r.path, bare.URL+r.path, d.SellerToken, *duration, *concurrency, func(bool) {})
+		var fullRate, bareRate float64
+		if *wrk != "" {
+			fullRate, bareRate = wrkTurns(*wrk, full.URL+r.path, bare.URL+r.path, d.SellerToken, *duration, *wrkTurn, *wrkConns)
+		} else {
+			// In turns of turnSlice, so that what else the machine does
+			// (its cores are shared) falls on both alike.
+			fullRate, bareRate = driveTurns(full.URL+r.path, bare.URL+r.path, d.SellerToken, *duration, *concurrency, func(bool) {})
+		}
 		bare.Close()
 		if !*withMetrics {
 			fmt.Fprintf(w, "%s\t%.0f\t%.0f\t%.2f\t\n", r.name, fullRate, bareRate, fullRate/bareRate)
@@ -282,4 +305,46 @@ func driveTurns(a, b, token string, d time.Duration, n int, turn func(isB bool))
 		c.CloseIdleConnections()
 	}
 	return float64(counts[0]) / d.Seconds(), float64(counts[1]) / d.Seconds()
+}
+
+// wrkTurns drives a and b with wrk (2 threads, conns connections, the
+// token in the Authorization header) in turns of turn until each has run
+// for d, and returns both rates: the requests wrk counted over the time
+// of its runs.
+func wrkTurns(wrk, a, b, token string, d, turn time.Duration, conns int) (rateA, rateB float64) {
+	var reqs [2]float64
+	var spent [2]time.Duration
+	for done := time.Duration(0); done < d; done += turn {
+		for i, u := range []string{a, b} {
+			// wrk takes whole seconds.
+			t := max(time.Second, min(turn, d-done).Round(time.Second))
+			out, err := exec.Command(wrk, "-t2", fmt.Sprintf("-c%d", conns), fmt.Sprintf("-d%ds", int(t.Seconds())),
+				"-H", "Authorization: Bearer "+token, u).CombinedOutput()
+			if err != nil {
+				log.Fatalf("wrk: %v\n%s", err, out)
+			}
+			n, ok := wrkRequests(string(out))
+			if !ok {
+				log.Fatalf("wrk: no request count in\n%s", out)
+			}
+			if strings.Contains(string(out), "Non-2xx") {
+				log.Fatalf("wrk: answers other than 2xx from %s\n%s", u, out)
+			}
+			reqs[i] += n
+			spent[i] += t
+		}
+	}
+	return reqs[0] / spent[0].Seconds(), reqs[1] / spent[1].Seconds()
+}
+
+// wrkRequests reads the count of "N requests in Ts" from wrk's output.
+func wrkRequests(out string) (float64, bool) {
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 && f[1] == "requests" {
+			n, err := strconv.ParseFloat(f[0], 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
 }
