@@ -1,0 +1,120 @@
+package claims_test
+
+// Benchmarks of the claim search on memory and on Badger.
+//
+//	go test -run '^$' -bench 'BenchmarkSearch' ./claims
+//	MARKETPLACE_BENCH_CLAIMS=1000000 go test -run '^$' -bench 'BenchmarkSearch' -benchtime 2000x -timeout 1h ./claims
+//
+// BenchmarkSearch measures a seller's first page of 30 opened claims,
+// newest first and oldest first, with 1,000 claims and, when
+// MARKETPLACE_BENCH_CLAIMS names a larger number, with that many: a page
+// should cost the same at both sizes, since its total is read from the
+// counts kept beside the lists and its page from the list. The claims are
+// written straight in the key layout (SeedClaims), without the orders
+// behind them, so that a million of them take minutes, not hours.
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/marketplace/marketplace/claims"
+	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/storage"
+	"github.com/marketplace/marketplace/storage/badger"
+	"github.com/marketplace/marketplace/storage/memory"
+)
+
+// benchClaimsVar names the larger number of claims of BenchmarkSearch.
+const benchClaimsVar = "MARKETPLACE_BENCH_CLAIMS"
+
+func benchSizes(b *testing.B) []int {
+	sizes := []int{1000}
+	raw := os.Getenv(benchClaimsVar)
+	if raw == "" {
+		return sizes
+	}
+	n, err := strconv.Atoi(raw)
+	if err != nil || n < 1 {
+		b.Fatalf("%s=%q: want a number of claims", benchClaimsVar, raw)
+	}
+	if n != sizes[0] {
+		sizes = append(sizes, n)
+	}
+	return sizes
+}
+
+var benchBackends = []struct {
+	name string
+	open func(b *testing.B) storage.Store
+}{
+	{"memory", func(*testing.B) storage.Store { return memory.New() }},
+	{"badger", func(b *testing.B) storage.Store {
+		st, err := badger.Open(b.TempDir(), badger.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = st.Close() })
+		return st
+	}},
+}
+
+// BenchmarkSearch: a seller's first page of opened claims as respondent,
+// at each size, on each backend.
+func BenchmarkSearch(b *testing.B) {
+	for _, backend := range benchBackends {
+		b.Run(backend.name, func(b *testing.B) {
+			for _, n := range benchSizes(b) {
+				e := newEnvOn(b, backend.open(b))
+				seller := e.mustUser("SELLER")
+				buyers := make([]int64, 10)
+				for i := range buyers {
+					buyers[i] = e.mustUser("BUYER")
+				}
+				if err := e.claims.SeedClaims(ctx, seller, buyers, n, 5000000001, start.AddDate(0, -1, 0)); err != nil {
+					b.Fatal(err)
+				}
+				for _, sort := range []string{"date_created:desc", "date_created:asc"} {
+					b.Run(fmt.Sprintf("claims=%d/%s", n, sort), func(b *testing.B) {
+						v, _ := urlValues(fmt.Sprintf("players.role=respondent&players.user_id=%d&status=opened&sort=%s", seller, sort))
+						q, err := claims.ParseSearch(v)
+						if err != nil {
+							b.Fatal(err)
+						}
+						for b.Loop() {
+							res, err := e.claims.Search(ctx, seller, q)
+							if err != nil {
+								b.Fatal(err)
+							}
+							if res.Paging.Total != n || len(res.Data) != 30 {
+								b.Fatalf("total %d and %d claims, want %d and 30", res.Paging.Total, len(res.Data), n)
+							}
+						}
+					})
+				}
+			}
+		})
+	}
+}
+
+// TestSearch_ASearchByTheRecordsExaminesAtMostTheBound: a filter only the
+// records answer is refused, before reading a claim, when the caller's
+// list holds more claims than the bound.
+func TestSearch_ASearchByTheRecordsExaminesAtMostTheBound(t *testing.T) {
+	e := newEnv(t)
+	seller, buyer := e.mustUser("SELLER"), e.mustUser("BUYER")
+	if err := e.claims.SeedClaims(ctx, seller, []int64{buyer}, 30, 5000000001, start.AddDate(0, -1, 0)); err != nil {
+		t.Fatal(err)
+	}
+	defer claims.SetMaxExamined(20)()
+	v, _ := urlValues("reason_id=PNR3430")
+	q, _ := claims.ParseSearch(v)
+	_, err := e.claims.Search(ctx, seller, q)
+	wantErr(t, err, errs.Invalid, "", fmt.Sprintf("The search would examine more than 20 claims of user %d: narrow it with range=date_created:after:DATE,before:DATE", seller))
+	v, _ = urlValues("status=opened")
+	q, _ = claims.ParseSearch(v)
+	if res, err := e.claims.Search(ctx, seller, q); err != nil || res.Paging.Total != 30 || len(res.Data) != 30 {
+		t.Errorf("a search by the lists: %v, %+v", err, res.Paging)
+	}
+}
