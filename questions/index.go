@@ -2,6 +2,7 @@ package questions
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 
 	"github.com/marketplace/marketplace/internal/keycodec"
@@ -64,19 +65,27 @@ func (l askerList) classOf(r record) byte {
 // follow keeps the list as put moves r (from before, unless nil) in its
 // asker's tally: emptied when before's class is left without a question
 // in every shard of the tally, filled when r's class had none in r's
-// shard. A filled shard may be one of several that hold the class, so
-// the key may be there already: setting it again changes nothing, and
-// reading it first would make concurrent asks of one asker conflict.
+// shard. A filled shard is often one of several that hold the class (an
+// asker's questions spread over 64 shards), so the key is read first and
+// written only where it is missing: a write of it at every such ask would
+// be one more key per ask (two with the item's list), and once the key is
+// there, the concurrent asks of one asker that read it do not conflict.
 func (l askerList) follow(tx storage.Tx, before *record, r record, emptied, filled bool) error {
 	if emptied && before != nil {
 		if err := tx.Delete(l.key(*before, l.classOf(*before))); err != nil {
 			return err
 		}
 	}
-	if filled {
-		return tx.Set(l.key(r, l.classOf(r)), nil)
+	if !filled {
+		return nil
 	}
-	return nil
+	k := l.key(r, l.classOf(r))
+	if _, err := tx.Get(k); err == nil {
+		return nil
+	} else if !errors.Is(err, storage.ErrNotFound) {
+		return err
+	}
+	return tx.Set(k, nil)
 }
 
 // askersFor is the asker list whose groups are those of ix's first field,

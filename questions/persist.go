@@ -95,12 +95,15 @@ func put(tx storage.Tx, before *record, r record) error {
 	return tx.Set(questionKey(r.ID), encodeRecord(r))
 }
 
-// writtenKeys are the keys put reads for r: its tallies and its asker's
-// answered count, for storage.Prefetch.
+// writtenKeys are the keys put reads for r: its tallies, the asker lists
+// it may read, and its asker's answered count, for storage.Prefetch.
 func writtenKeys(r record) [][]byte {
 	keys := [][]byte{answeredCounter(r.BuyerID).ShardKey(0)}
 	for _, f := range tallies {
 		keys = append(keys, f.keyOf(r))
+		if list, ok := f.askers(); ok {
+			keys = append(keys, list.key(r, list.classOf(r)))
+		}
 	}
 	return keys
 }
