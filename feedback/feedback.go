@@ -154,10 +154,18 @@ func New(store storage.Store, clk clock.Clock, s *sales.Service) *Service {
 // Forbidden (not a party).
 func (s *Service) Give(ctx context.Context, caller, orderID int64, in Input, appID int64) (Feedback, error) {
 	now := s.clock.Now()
-	ids := kv.NewOnceID(s.store, feedbackSequence)
+	// Drawn before the transaction, which then waits for nothing but its
+	// reads; a refused feedback leaves a gap in the sequence.
+	no, err := kv.NewOnceID(s.store, feedbackSequence).Get(ctx)
+	if err != nil {
+		return Feedback{}, err
+	}
 	var out Feedback
-	err := s.store.Update(ctx, func(tx storage.Tx) error {
-		sale, err := s.sales.SaleOf(tx, orderID)
+	err = s.store.Update(ctx, func(tx storage.Tx) error {
+		if err := storage.Prefetch(tx, append(sales.OrderKeys(orderID), sideKeys(orderID)...)...); err != nil {
+			return err
+		}
+		sale, err := s.sales.OrderOf(tx, orderID)
 		if err != nil {
 			return err
 		}
@@ -189,8 +197,8 @@ func (s *Service) Give(ctx context.Context, caller, orderID int64, in Input, app
 		} else if !errors.Is(err, storage.ErrNotFound) {
 			return err
 		}
-		no, err := ids.Get(ctx)
-		if err != nil {
+		line := sale.Order.OrderItems[0]
+		if err := storage.Prefetch(tx, append(accounts.UserKeys(sale.Order.Seller.ID, sale.Order.Buyer.ID), stock.ItemKeys(line.Item.ID)...)...); err != nil {
 			return err
 		}
 		f.ID = firstFeedbackID + int64(no) - 1
@@ -203,7 +211,6 @@ func (s *Service) Give(ctx context.Context, caller, orderID int64, in Input, app
 		if err := s.parties(tx, &f, sale.Order); err != nil {
 			return err
 		}
-		line := sale.Order.OrderItems[0]
 		price, _ := strconv.ParseFloat(string(line.UnitPrice), 64)
 		f.Item = Item{ID: line.Item.ID, Title: line.Item.Title, Price: price, CurrencyID: line.CurrencyID}
 		// Once both sides have rated, both ratings are visible.
@@ -274,7 +281,7 @@ func (s *Service) Change(ctx context.Context, caller, id int64, in Input) (Feedb
 		if err := kv.SetJSON(tx, feedbackKey(id), rec); err != nil {
 			return err
 		}
-		sale, err := s.sales.SaleOf(tx, f.OrderID)
+		sale, err := s.sales.OrderOf(tx, f.OrderID)
 		if err != nil {
 			return err
 		}
@@ -310,7 +317,7 @@ func (s *Service) Reply(ctx context.Context, caller, id int64, text string) (Fee
 		if err := kv.SetJSON(tx, feedbackKey(id), rec); err != nil {
 			return err
 		}
-		sale, err := s.sales.SaleOf(tx, rec.Feedback.OrderID)
+		sale, err := s.sales.OrderOf(tx, rec.Feedback.OrderID)
 		if err != nil {
 			return err
 		}
@@ -343,11 +350,24 @@ func (s *Service) Get(ctx context.Context, caller, id int64) (Single, error) {
 func (s *Service) OfOrder(ctx context.Context, caller, orderID int64) (OrderFeedback, error) {
 	var out OrderFeedback
 	err := s.store.View(ctx, func(tx storage.Tx) error {
-		sale, err := s.sales.SaleOf(tx, orderID)
+		if err := storage.Prefetch(tx, append(sales.OrderKeys(orderID), sideKeys(orderID)...)...); err != nil {
+			return err
+		}
+		sale, err := s.sales.OrderOf(tx, orderID)
 		if err != nil {
 			return err
 		}
 		if _, err := roleOf(caller, sale.Order); err != nil {
+			return err
+		}
+		// Both records in one round trip: the side keys are read.
+		var records [][]byte
+		for _, role := range []string{RoleSeller, RoleBuyer} {
+			if id, err := sideID(tx, orderID, role); err == nil {
+				records = append(records, feedbackKey(id))
+			}
+		}
+		if err := storage.Prefetch(tx, records...); err != nil {
 			return err
 		}
 		out = OrderFeedback{}
@@ -398,20 +418,35 @@ func (s *Service) OfSide(ctx context.Context, caller, orderID int64, role string
 	return *f, nil
 }
 
+// sideKeys are the keys that name an order's two feedbacks.
+func sideKeys(orderID int64) [][]byte {
+	return [][]byte{orderSideKey(orderID, RoleSeller), orderSideKey(orderID, RoleBuyer)}
+}
+
 func (s *Service) side(tx storage.Tx, orderID int64, role string) (record, error) {
-	b, err := tx.Get(orderSideKey(orderID, role))
-	if errors.Is(err, storage.ErrNotFound) {
-		return record{}, errs.WithCode(errs.NotFound, "not_found", "no feedback")
-	}
+	id, err := sideID(tx, orderID, role)
 	if err != nil {
 		return record{}, err
+	}
+	return getRecord(tx, id)
+}
+
+// sideID is the id of the feedback the author of role gave on the order.
+// Errors: NotFound (none given).
+func sideID(tx storage.Tx, orderID int64, role string) (int64, error) {
+	b, err := tx.Get(orderSideKey(orderID, role))
+	if errors.Is(err, storage.ErrNotFound) {
+		return 0, errs.WithCode(errs.NotFound, "not_found", "no feedback")
+	}
+	if err != nil {
+		return 0, err
 	}
 	r := keycodec.Read(b)
 	id := r.Int()
 	if err := r.Err(); err != nil {
-		return record{}, errs.Internalf(err, "decode feedback id of order %d", orderID)
+		return 0, errs.Internalf(err, "decode feedback id of order %d", orderID)
 	}
-	return getRecord(tx, id)
+	return id, nil
 }
 
 func (s *Service) parties(tx storage.Tx, f *Feedback, o sales.Order) error {

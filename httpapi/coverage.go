@@ -27,8 +27,6 @@ var stubOnly = []stubRoute{
 	{"GET", "/post-purchase/v1/claims/{claim_id}/messages", "Claims and returns"},
 	{"POST", "/post-purchase/v1/claims/{claim_id}/messages", "Claims and returns"},
 	{"GET", "/post-purchase/v2/claims/{claim_id}/returns", "Claims and returns"},
-	{"GET", "/orders/{order_id}/feedback", "Feedback and reviews"},
-	{"POST", "/orders/{order_id}/feedback", "Feedback and reviews"},
 	{"GET", "/reviews/item/{item_id}", "Feedback and reviews"},
 	{"GET", "/billing/integration/monthly/periods", "Billing"},
 	{"GET", "/billing/integration/periods/key/{key}/documents", "Billing"},

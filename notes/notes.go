@@ -71,11 +71,16 @@ func (s *Service) Create(ctx context.Context, caller int64, on On, id int64, tex
 	if err := checkText(text); err != nil {
 		return Note{}, err
 	}
-	seq := kv.NewOnceID(s.store, noteSequence)
+	// Drawn before the transaction, which then waits for nothing but
+	// its reads; a refused note leaves a gap in the sequence.
+	no, err := kv.NewOnceID(s.store, noteSequence).Get(ctx)
+	if err != nil {
+		return Note{}, err
+	}
 	now := s.clock.Now()
 	var out Note
-	err := s.store.Update(ctx, func(tx storage.Tx) error {
-		if err := s.authorize(tx, caller, on, id); err != nil {
+	err = s.store.Update(ctx, func(tx storage.Tx) error {
+		if err := s.authorize(tx, caller, on, id, countKey(on, id)); err != nil {
 			return err
 		}
 		n, err := kv.NewCounter(countKey(on, id), 1).Read(tx)
@@ -84,10 +89,6 @@ func (s *Service) Create(ctx context.Context, caller int64, on On, id int64, tex
 		}
 		if n >= MaxPerSale {
 			return errs.WithCode(errs.Invalid, "bad_request", fmt.Sprintf("The %s has reached the limit of %d notes", on, MaxPerSale))
-		}
-		no, err := seq.Get(ctx)
-		if err != nil {
-			return err
 		}
 		stamp := now.UTC().Format(TimeLayout)
 		src := sourceIntegrator
@@ -133,7 +134,7 @@ func (s *Service) List(ctx context.Context, caller int64, on On, id int64) ([]No
 func (s *Service) Get(ctx context.Context, caller int64, on On, id int64, noteID string) (Note, error) {
 	var out Note
 	err := s.store.View(ctx, func(tx storage.Tx) error {
-		if err := s.authorize(tx, caller, on, id); err != nil {
+		if err := s.authorize(tx, caller, on, id, noteKey(on, id, noteID)); err != nil {
 			return err
 		}
 		var err error
@@ -152,7 +153,7 @@ func (s *Service) Update(ctx context.Context, caller int64, on On, id int64, not
 	now := s.clock.Now()
 	var out Note
 	err := s.store.Update(ctx, func(tx storage.Tx) error {
-		if err := s.authorize(tx, caller, on, id); err != nil {
+		if err := s.authorize(tx, caller, on, id, noteKey(on, id, noteID)); err != nil {
 			return err
 		}
 		n, err := getNote(tx, on, id, noteID)
@@ -169,7 +170,7 @@ func (s *Service) Update(ctx context.Context, caller int64, on On, id int64, not
 // Delete removes a note for good. Errors: NotFound, Forbidden.
 func (s *Service) Delete(ctx context.Context, caller int64, on On, id int64, noteID string) error {
 	return s.store.Update(ctx, func(tx storage.Tx) error {
-		if err := s.authorize(tx, caller, on, id); err != nil {
+		if err := s.authorize(tx, caller, on, id, noteKey(on, id, noteID), countKey(on, id)); err != nil {
 			return err
 		}
 		if _, err := getNote(tx, on, id, noteID); err != nil {
@@ -182,19 +183,25 @@ func (s *Service) Delete(ctx context.Context, caller int64, on On, id int64, not
 	})
 }
 
-// authorize lets the seller of the sale through. A pack's notes may also be
-// reached by the id of an order without a pack, as the public API's
-// messages are.
-func (s *Service) authorize(tx storage.Tx, caller int64, on On, id int64) error {
+// authorize lets the seller of the sale through. extra are keys the
+// caller reads next, fetched with the sale's in one round trip. A pack's
+// notes may also be reached by the id of an order without a pack, as the
+// public API's messages are.
+func (s *Service) authorize(tx storage.Tx, caller int64, on On, id int64, extra ...[]byte) error {
 	orderID := id
 	if on == OnPack {
+		if err := storage.Prefetch(tx, append(sales.PackKeys(id), extra...)...); err != nil {
+			return err
+		}
 		o, err := s.sales.PackOrder(tx, id)
 		if err != nil {
 			return errNotFound("Pack %d not found", id)
 		}
 		orderID = o
+	} else if err := storage.Prefetch(tx, append(sales.OrderKeys(id), extra...)...); err != nil {
+		return err
 	}
-	sale, err := s.sales.SaleOf(tx, orderID)
+	sale, err := s.sales.OrderOf(tx, orderID)
 	if errs.Is(err, errs.NotFound) {
 		return errNotFound("Order %d not found", id)
 	}

@@ -43,6 +43,25 @@ func (s *Service) SaleOf(tx storage.Tx, id int64) (Sale, error) {
 	return out, nil
 }
 
+// OrderOf reads order id in tx, without its shipment, whoever asks: the
+// caller checks who may see it. Errors: NotFound ("Order does not exist").
+func (s *Service) OrderOf(tx storage.Tx, id int64) (Sale, error) {
+	r, err := getOrder(tx, id)
+	if err != nil {
+		return Sale{}, err
+	}
+	return Sale{Order: r.Order, Created: time.UnixMilli(r.CreatedMs)}, nil
+}
+
+// OrderKeys returns the keys OrderOf reads for ids, for storage.Prefetch.
+func OrderKeys(ids ...int64) [][]byte {
+	keys := make([][]byte, 0, len(ids))
+	for _, id := range ids {
+		keys = append(keys, orderKey(id))
+	}
+	return keys
+}
+
 // PackOrder returns the id of the order of pack id, read in tx. Errors:
 // NotFound ("Pack does not exist").
 func (s *Service) PackOrder(tx storage.Tx, id int64) (int64, error) {
