@@ -22,7 +22,10 @@ var ErrKeyTooLong = fmt.Errorf("postgres: key longer than %d bytes", MaxKeySize)
 // ErrCommitUnknown is returned, beside storage.ErrUnavailable or the
 // context's error, by an Update whose connection failed after its COMMIT was
 // sent and before the answer came back: the change may or may not have been
-// committed, and only reading it back can tell.
+// committed, and only reading it back can tell. It is also returned, beside
+// the context's error, when the answer to COMMIT came after the context
+// ended: a COMMIT canceled while it waited for a synchronous standby
+// commits on the primary alone.
 var ErrCommitUnknown = errors.New("postgres: the outcome of the commit is unknown")
 
 // SQLSTATE codes this package acts on.

@@ -399,6 +399,14 @@ func (s *Store) Update(ctx context.Context, fn func(storage.Tx) error) (err erro
 			if t.begun {
 				s.primary.answered()
 			}
+			if err == nil && t.commitSent && ctx.Err() != nil {
+				// The COMMIT came back after the caller gave up. A COMMIT
+				// that waits for a synchronous standby (Patroni's
+				// synchronous mode) stops waiting when it is canceled, and
+				// answers that it committed: on the primary alone, which
+				// is no acknowledgement.
+				return fmt.Errorf("%w: %w: the commit returned after the context ended", ctx.Err(), ErrCommitUnknown)
+			}
 			return err
 		}
 		failed := t.failed
