@@ -184,13 +184,11 @@ func (s *Service) Delete(ctx context.Context, caller int64, on On, id int64, not
 }
 
 // authorize lets the seller of the sale through. extra are keys the
-// caller reads next, fetched with the sale's in one round trip. A pack's
-// notes may also be reached by the id of an order without a pack, as the
-// public API's messages are.
+// caller reads next, fetched with the sale's in one round trip.
 func (s *Service) authorize(tx storage.Tx, caller int64, on On, id int64, extra ...[]byte) error {
 	orderID := id
 	if on == OnPack {
-		if err := storage.Prefetch(tx, append(sales.PackKeys(id), extra...)...); err != nil {
+		if err := storage.Prefetch(tx, append(sales.PackKeys(id)[:1], extra...)...); err != nil {
 			return err
 		}
 		o, err := s.sales.PackOrder(tx, id)
