@@ -264,10 +264,14 @@ func (b *writeBench) askPostgres() []row {
 	fmt.Printf("pg: each server's pool holds %d connections (-pg-conns), plus 2 for id sequences\n", b.poolSize(p))
 	before := b.pgbenchRun(p, "before")
 
-	var w askWorld
 	var rows []row
-	for _, servers := range []int{1, 2} {
-		name := fmt.Sprintf("ask, PostgreSQL, %d server(s)", servers)
+	for _, run := range []struct {
+		shape   askShape
+		servers int
+		target  float64
+	}{{askMany, 1, 0.70}, {askMany, 2, 0.70}, {askOne, 1, 0.50}} {
+		servers := run.servers
+		name := fmt.Sprintf("ask, PostgreSQL, %s, %d server(s)", run.shape.label(b.cfg.clients), servers)
 		t := newPGTrace()
 		var engines []*engine
 		var urls []string
@@ -277,9 +281,7 @@ func (b *writeBench) askPostgres() []row {
 			urls = append(urls, e.srv.URL)
 		}
 		t.waitConnected(int64(servers) * int64(b.poolSize(p)))
-		if w.Items == nil {
-			w = newAskWorld(context.Background(), engines[0].m, b.cfg.clients)
-		}
+		w := run.shape.world(context.Background(), engines[0].m, b.cfg.clients, 5)
 		// One ask through each engine first, alone: an engine's first ask
 		// loads the site's time zone in a View nested in the ask's Update
 		// (questions.Service.zone), which on a pool that concurrent first
@@ -313,15 +315,15 @@ func (b *writeBench) askPostgres() []row {
 			name, r.cpu.Round(time.Microsecond), cpuString(server))
 		fmt.Printf("%s: background work while idle: %.0f round trips/s\n", name, idle)
 		fmt.Print(t1.minus(t0).report(name, "ask", r.ok))
-		target := fmt.Sprintf("POST /questions (PostgreSQL, %d server", servers)
+		label := fmt.Sprintf("POST /questions, %s (PostgreSQL, %d server", run.shape.label(b.cfg.clients), servers)
 		if servers > 1 {
-			target += "s"
+			label += "s"
 		}
-		c := strconv.FormatUint(retries, 10)
+		c := perRequest(retries, r.ok)
 		if r.failed > 0 {
 			c += fmt.Sprintf(" (%d asks failed)", r.failed)
 		}
-		rows = append(rows, row{name: target + ") / pgbench -N", full: r.rate, target: 0.50, conflicts: c})
+		rows = append(rows, row{name: label + ") / pgbench -N", full: r.rate, target: run.target, conflicts: c})
 	}
 	after := b.pgbenchRun(p, "after")
 	base := (before + after) / 2

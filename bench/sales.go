@@ -183,6 +183,10 @@ func (b *writeBench) buyBadger() row {
 	}
 	hc.CloseIdleConnections()
 	buy := &turnLoad{name: "buy, Badger", run: b.buyAsked(e.srv.URL, w)}
+	if b.cfg.buyOwnItems {
+		buy.name = "buy, Badger, items of its own per client"
+		buy.run = b.buyOwn(e.srv.URL, newBuyWorld(ctx, e.m, b.cfg.clients))
+	}
 	ask := &turnLoad{name: "ask, Badger (in turns with buy)", run: b.askTurns(e.srv.URL, w)}
 	var loads []*turnLoad
 	for _, l := range strings.Split(b.cfg.buyLoads, ",") {
@@ -221,6 +225,21 @@ func (b *writeBench) buyAsked(url string, w askWorld) func(hc *http.Client, d ti
 			n[c]++
 			item := w.Items[(c+n[c])%len(w.Items)]
 			_, _, err := send(hc, buyRequest(url, w.buyers[c%len(w.buyers)], item), http.StatusCreated)
+			return err
+		})
+	}
+}
+
+// buyOwn returns the purchase load on w, the world of items of their own
+// per client (-buy-own-items): each client buys one unit of its items in
+// turn, as its buyer.
+func (b *writeBench) buyOwn(url string, w buyWorld) func(hc *http.Client, d time.Duration) result {
+	n := make([]int, b.cfg.clients)
+	return func(hc *http.Client, d time.Duration) result {
+		return loadWith(hc, b.cfg.clients, d, func(c int, hc *http.Client) error {
+			n[c]++
+			items := w.items[c]
+			_, _, err := send(hc, buyRequest(url, w.buyers[c], items[n[c]%len(items)]), http.StatusCreated)
 			return err
 		})
 	}

@@ -82,6 +82,7 @@ type writeConfig struct {
 	pgConns          int
 	readClients      int // the read benchmark's -concurrency, for pgread
 	buyLoads         string
+	buyOwnItems      bool
 	starveAskers     int
 	starveSearchers  int
 	starveQuestions  int
@@ -102,6 +103,7 @@ func (c *writeConfig) flags() {
 	flag.StringVar(&c.blockProfile, "blockprofile", "", "-write: write a blocking profile of the whole run to this file")
 	flag.StringVar(&c.postgres, "postgres", "", "-write: URL of the PostgreSQL database of the pg and pgread phases, which they fill (the backend's tables; pgbench -i drops and creates pgbench's); default: a throwaway server in a temporary folder")
 	flag.StringVar(&c.buyLoads, "buy-loads", "buy,ask", "-write: the loads of the buy phase, in turns; buy or ask alone gives a -cpuprofile of that load only")
+	flag.BoolVar(&c.buyOwnItems, "buy-own-items", false, "-write: in the buy phase, each client buys 4 items of its own (8 sellers) instead of the asks' 8 items, so that no two purchases race on one item's stock")
 	flag.IntVar(&c.starveAskers, "starve-askers", 4, "-write: ask clients of the pgstarve phase")
 	flag.IntVar(&c.starveSearchers, "starve-searchers", 6, "-write: search clients of the pgstarve phase")
 	flag.IntVar(&c.starveQuestions, "starve-questions", 20_000, "-write: questions on the searched item of the pgstarve phase")
