@@ -210,7 +210,11 @@ func (b *writeBench) buyBadger() row {
 		// One load alone, for its profile: there is no ratio.
 		return row{}
 	}
-	return row{name: "POST /operator/orders / POST /questions, same buyers and items (Badger)", full: buy.sum.rate, base: ask.sum.rate, target: 0.60,
+	name := "POST /operator/orders / POST /questions, same buyers and items (Badger)"
+	if b.cfg.buyOwnItems {
+		name = "POST /operator/orders on items of their own / POST /questions (Badger)"
+	}
+	return row{name: name, full: buy.sum.rate, base: ask.sum.rate, target: 0.60,
 		conflicts: fmt.Sprintf("%s; asks %s", perRequest(buy.conflicts, buy.sum.ok), perRequest(ask.conflicts, ask.sum.ok)),
 		note: fmt.Sprintf("CPU per purchase %s, per ask %s (%.2fx)",
 			buy.sum.cpu.Round(time.Microsecond), ask.sum.cpu.Round(time.Microsecond), float64(buy.sum.cpu)/float64(ask.sum.cpu))}
