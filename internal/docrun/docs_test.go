@@ -31,6 +31,7 @@ var documents = []string{
 	"docs/notifications.md",
 	"docs/stubs.md",
 	"docs/recording.md",
+	"docs/post-sale.md",
 }
 
 // docPorts are the loopback ports the documents name; each run takes free
