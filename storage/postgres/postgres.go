@@ -38,9 +38,14 @@
 // open (Options.ConnectTimeout bounds that). An Update whose connection broke
 // before COMMIT is tried again on a new connection (nothing was committed);
 // one whose connection broke while its COMMIT was out cannot know whether
-// it committed, and says so with ErrCommitUnknown. A View is never run
+// it committed, and says so with ErrCommitUnknown, as does one whose COMMIT
+// came back after its context ended: a COMMIT canceled while it waited for
+// a synchronous standby commits on the primary alone. A View is never run
 // twice, since its function may gather results as it reads. The pool opens
-// new connections once the server is back.
+// new connections once the server is back, through the URL, so that a URL
+// with several hosts and target_session_attrs=read-write finds the primary
+// after a failover; Failovers and WithoutPrimary count what the store saw
+// (primary.go).
 //
 // Changes. The Store tells other servers of a change by LISTEN/NOTIFY
 // (storage.Changes): an Update that announces a topic sends pg_notify with
