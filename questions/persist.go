@@ -41,6 +41,11 @@ func put(tx storage.Tx, before *record, r record) error {
 		if err := tx.Set(dateKey(r), keycodec.Raw().Int(r.SellerID)); err != nil {
 			return err
 		}
+	} else if err := storage.Prefetch(tx, writtenKeys(r)...); err != nil {
+		// A change of status reads its tallies, lists and count in one
+		// round trip where the store can, before its first write (an
+		// ask prefetches them with its blacklist entry).
+		return err
 	}
 	for _, ix := range indexes {
 		k := ix.key(r)
@@ -57,6 +62,10 @@ func put(tx storage.Tx, before *record, r record) error {
 			return err
 		}
 	}
+	// The asker tallies whose shard a change of status left without a
+	// question of before's class: the asker leaves the class's list only
+	// if no other shard holds one.
+	var emptied []tallyFamily
 	for _, f := range tallies {
 		from := byte(noClass)
 		if before != nil {
@@ -64,22 +73,37 @@ func put(tx storage.Tx, before *record, r record) error {
 				continue
 			}
 		}
-		emptied, filled, err := moveInTally(tx, f.keyOf(r), r.ID, from, f.classOf(r))
+		shardEmptied, filled, err := moveInTally(tx, f.keyOf(r), r.ID, from, f.classOf(r))
 		if err != nil {
 			return err
 		}
 		if list, ok := f.askers(); ok {
-			if emptied {
-				// The shard holds no more of before's class; the
-				// asker leaves the class only if no shard does.
-				_, held, err := sumTallies(tx, f.shardKeys(f.partitionOf(*before), before.BuyerID), []byte{from}, 0)
-				if err != nil {
+			if shardEmptied {
+				emptied = append(emptied, f)
+			}
+			if err := list.follow(tx, before, r, false, filled); err != nil {
+				return err
+			}
+		}
+	}
+	if len(emptied) > 0 {
+		// Both families' shards in one round trip where the store can.
+		var keys [][]byte
+		for _, f := range emptied {
+			keys = append(keys, f.shardKeys(f.partitionOf(*before), before.BuyerID)...)
+		}
+		if err := storage.Prefetch(tx, keys...); err != nil {
+			return err
+		}
+		for _, f := range emptied {
+			held, err := anyShardHolds(tx, f.shardKeys(f.partitionOf(*before), before.BuyerID), f.classOf(*before))
+			if err != nil {
+				return err
+			}
+			if list, _ := f.askers(); !held {
+				if err := list.follow(tx, before, r, true, false); err != nil {
 					return err
 				}
-				emptied = len(held) == 0
-			}
-			if err := list.follow(tx, before, r, emptied, filled); err != nil {
-				return err
 			}
 		}
 	}

@@ -227,6 +227,28 @@ func sumTallies(tx storage.Tx, keys [][]byte, classes []byte, slot int) (int64, 
 	return total, out, nil
 }
 
+// anyShardHolds tells whether any of the tally shards at keys counts a
+// question of class; it stops at the first that does.
+func anyShardHolds(tx storage.Tx, keys [][]byte, class byte) (bool, error) {
+	classes, held := []byte{class}, []bool{false}
+	for _, k := range keys {
+		b, err := tx.Get(k)
+		if errors.Is(err, storage.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return false, err
+		}
+		if _, ok := sumTallySlot(b, classes, 0, held); !ok {
+			return false, fmt.Errorf("questions: corrupt tally %q", k)
+		}
+		if held[0] {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // sumTallySlot adds slot of each of classes that the tally value b holds,
 // marking it in held, and decodes nothing else: every search reads every
 // shard of its partition's tally (64 for a seller's), and decoding each
