@@ -36,6 +36,7 @@ func (m *Marketplace) LoadFixtures(ctx context.Context, d fixtures.Document) (fi
 		}
 		res, loadErr = fixtures.Load(ctx, fixtures.Services{
 			Store: m.store, Accounts: m.Accounts, Stock: m.Stock, Questions: m.Questions, Sales: m.Sales, Notify: m.Notify, Stubs: m.Stubs,
+			Messages: m.Messages, Claims: m.Claims, Feedback: m.Feedback, Notes: m.Notes,
 		}, d)
 		if loadErr != nil {
 			if err := m.putState(ctx, rollbackSnapshot, seqs); err != nil {
