@@ -54,7 +54,7 @@ func TestFailover_ThreeServersOnAPatroniClusterLoseNoAcknowledgedWriteWhenThePri
 		t.Fatal(b.err)
 	}
 	bin := b.bin
-	t.Logf("the cluster is healthy after %.1fs", time.Since(setup).Seconds())
+	t.Logf("the cluster is healthy and the server built after %.1fs", time.Since(setup).Seconds())
 	servers := startServers(t, bin, c.URL(), 3)
 	w := newWorld(t, servers)
 	t.Logf("the servers and their items are ready after %.1fs", time.Since(setup).Seconds())
