@@ -100,8 +100,20 @@ func (s *Service) stamp(tx storage.Tx, r *record, ms int64) string {
 // which Expire or the next change will write. The Operator sees every
 // claim. Errors: NotFound, Forbidden.
 func (s *Service) read(ctx context.Context, caller, id int64, fn func(tx storage.Tx, r *record, pending []actionRecord) error) error {
+	return s.readWith(ctx, caller, id, nil, fn)
+}
+
+// readWith is read that also reads keys with the claim, in one round trip
+// on a backend at network distance (storage.Prefetch): the keys fn is
+// about to read.
+func (s *Service) readWith(ctx context.Context, caller, id int64, keys [][]byte, fn func(tx storage.Tx, r *record, pending []actionRecord) error) error {
 	now := s.clock.Now()
 	return s.store.View(ctx, func(tx storage.Tx) error {
+		if len(keys) > 0 {
+			if err := storage.Prefetch(tx, append([][]byte{claimKey(id)}, keys...)...); err != nil {
+				return err
+			}
+		}
 		r, err := getRecord(tx, id)
 		if err != nil {
 			return err

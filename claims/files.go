@@ -169,7 +169,7 @@ func getFile(tx storage.Tx, id int64, kind, name string) (fileRecord, error) {
 // writes it. Errors: NotFound (the claim, the file), Forbidden.
 func (s *Service) File(ctx context.Context, caller, id int64, kind, name string) (FileInfo, error) {
 	var out FileInfo
-	err := s.read(ctx, caller, id, func(tx storage.Tx, r *record, _ []actionRecord) error {
+	err := s.readWith(ctx, caller, id, [][]byte{fileKey(id, kind, name)}, func(tx storage.Tx, r *record, _ []actionRecord) error {
 		f, err := getFile(tx, id, kind, name)
 		if err != nil {
 			return err
@@ -193,7 +193,13 @@ func (s *Service) fileInfo(tx storage.Tx, r *record, f fileRecord) FileInfo {
 func (s *Service) FileData(ctx context.Context, caller, id int64, kind, name string) (FileInfo, []byte, error) {
 	var out FileInfo
 	var data []byte
-	err := s.read(ctx, caller, id, func(tx storage.Tx, r *record, _ []actionRecord) error {
+	// The claim, the file's metadata and as many pieces as the largest
+	// file has are read at once: pieces a smaller file lacks cost nothing.
+	keys := [][]byte{fileKey(id, kind, name)}
+	for i := range int64(MaxFileSize/blobPiece + 1) {
+		keys = append(keys, blobKey(id, kind, name, i))
+	}
+	err := s.readWith(ctx, caller, id, keys, func(tx storage.Tx, r *record, _ []actionRecord) error {
 		f, err := getFile(tx, id, kind, name)
 		if err != nil {
 			return err
