@@ -573,7 +573,7 @@ func TestConsole_HeaderIsOneLineAt1280PixelsWide(t *testing.T) {
 			t.Fatal(err)
 		}
 		got.Parts, got.Header, got.Tallest, got.OneLine = r["parts"].(float64), r["header"].(float64), r["tallest"].(float64), r["oneLine"].(bool)
-		if got.Parts != 12 || !got.OneLine || got.Header >= 2*got.Tallest {
+		if got.Parts != 13 || !got.OneLine || got.Header >= 2*got.Tallest {
 			t.Fatalf("on %s the header wraps: %+v", screen, got)
 		}
 	}

@@ -733,6 +733,140 @@ on("#purchase-form", "submit", async () => {
   await loadOrders(0);
 });
 
+// ---- post-sale -----------------------------------------------------------
+
+// psOrder is the order open on the Post-sale screen.
+let psOrder = null;
+
+screens.postsale = {
+  async enter() { if (psOrder) await openPostSale(psOrder.id); },
+};
+
+on("#ps-form", "submit", async () => { await openPostSale(positive($("#ps-order").value, "order id")); });
+
+async function openPostSale(id) {
+  const res = await api("GET", `/operator/orders/${id}`);
+  psOrder = res.body;
+  $("#ps-body").hidden = false;
+  $("#ps-order-id").textContent = psOrder.id;
+  $("#ps-seller").textContent = `${psOrder.seller.nickname} (${psOrder.seller.id})`;
+  $("#ps-buyer").textContent = `${psOrder.buyer.nickname} (${psOrder.buyer.id})`;
+  $("#ps-pack").textContent = psOrder.pack_id || "none";
+  await Promise.all([loadConversation(), loadClaims()]);
+}
+
+// conversationPath is the pack's conversation (an order without a pack
+// stands in its pack's place).
+function conversationPath() {
+  return `/messages/packs/${psOrder.pack_id || psOrder.id}/sellers/${psOrder.seller.id}`;
+}
+
+// loadConversation reads the conversation as its seller does, without
+// marking anything read: reading is the seller's application's to do.
+async function loadConversation() {
+  const res = await asUser(psOrder.seller.id, "GET", conversationPath() + "?tag=post_sale&mark_as_read=false&limit=50");
+  const c = res.body.conversation_status || {};
+  $("#ps-conversation-status").textContent = c.status ? `(${c.status}${c.substatus ? " / " + c.substatus : ""})` : "";
+  fill($("#ps-messages tbody"), (res.body.messages || []).map((m) => el("tr", { class: "ps-message" },
+    el("td", {}, stamp(m.message_date.created)),
+    el("td", { class: "ps-message-from" }, m.from.user_id === psOrder.buyer.id ? "buyer" : "seller"),
+    el("td", { class: "ps-message-text" }, m.text),
+    el("td", {}, m.status),
+    el("td", {}, m.message_date.read ? stamp(m.message_date.read) : ""))));
+}
+
+on("#ps-message-form", "submit", async () => {
+  const buyer = psOrder.buyer.id;
+  await asUser(buyer, "POST", conversationPath() + "?tag=post_sale",
+    { from: { user_id: buyer }, to: { user_id: psOrder.seller.id }, text: $("#ps-message-text").value });
+  $("#ps-message-text").value = "";
+  say("Sent as the buyer.", "ok");
+  await loadConversation();
+});
+
+on("#ps-claim-form", "submit", async () => {
+  const res = await api("POST", "/operator/claims", { order_id: psOrder.id, reason_id: $("#ps-claim-reason").value });
+  say(`The buyer opened claim ${res.body.id}.`, "ok");
+  await loadClaims();
+});
+
+// The buyer's and the mediator's moves the screen offers, as the
+// operator route takes them.
+const claimMoves = [
+  ["complainant", "send_message_to_respondent", "buyer: write to the seller"],
+  ["complainant", "open_dispute", "buyer: ask for mediation"],
+  ["complainant", "accept_partial_refund", "buyer: accept the partial refund"],
+  ["complainant", "reject_partial_refund", "buyer: reject the partial refund"],
+  ["complainant", "close_claim", "buyer: close the claim"],
+  ["mediator", "send_message_to_respondent", "mediator: write to the seller"],
+  ["mediator", "resolve:complainant", "mediator: resolve for the buyer"],
+  ["mediator", "resolve:respondent", "mediator: resolve for the seller"],
+];
+
+// loadClaims shows the order's claims as their seller reads them, each
+// player's actions with their due dates, and the returns they led to.
+async function loadClaims() {
+  const res = await asUser(psOrder.seller.id, "GET", `/post-purchase/v1/claims/search?order_id=${psOrder.id}`);
+  const claims = res.body.data || [];
+  fill($("#ps-claims tbody"), claims.map(claimRow));
+  const withReturn = claims.filter((c) => (c.related_entities || []).includes("return"));
+  const returns = await Promise.all(withReturn.map((c) =>
+    asUser(psOrder.seller.id, "GET", `/post-purchase/v2/claims/${c.id}/returns`).then((r) => r.body)));
+  fill($("#ps-returns tbody"), returns.map(returnRow));
+}
+
+function claimRow(c) {
+  const actions = [];
+  for (const p of c.players || []) {
+    for (const a of p.available_actions || []) {
+      actions.push(el("div", { class: "ps-claim-action", dataset: { role: p.role, action: a.action } },
+        `${p.role}: ${a.action}${a.mandatory ? " (mandatory)" : ""}${a.due_date ? ", due " + stamp(a.due_date) : ""}`));
+    }
+  }
+  const pick = el("select", { class: "ps-claim-move" },
+    claimMoves.map(([role, action, label]) => el("option", { value: role + " " + action }, label)));
+  const text = el("input", { class: "ps-claim-text", size: 20, placeholder: "message" });
+  const cell = c.status === "closed"
+    ? el("span", { class: "hint" }, `closed: ${c.resolution ? c.resolution.reason : ""}`)
+    : el("div", { class: "actions" }, pick, text,
+      el("button", { type: "button", class: "ps-claim-act", onclick: guarded(() => actOnClaim(c.id, pick.value, text.value)) }, "Do"));
+  return el("tr", { class: "ps-claim", dataset: { claimId: c.id } },
+    el("td", {}, c.id), el("td", {}, c.reason_id),
+    el("td", { class: "ps-claim-state" }, `${c.stage} / ${c.status}`),
+    el("td", {}, actions.length ? actions : el("span", { class: "hint" }, "none")), el("td", {}, cell));
+}
+
+async function actOnClaim(id, move, message) {
+  const [role, action] = move.split(" ");
+  const body = { role, action };
+  if (action.startsWith("send_message")) body.message = message || "Hola";
+  if (action === "close_claim") body.resolution = { reason: "worked_out_with_seller" };
+  if (action.startsWith("resolve:")) {
+    body.action = "resolve";
+    body.resolution = { reason: "rep_resolution", benefited: [action.split(":")[1]] };
+  }
+  const res = await api("POST", `/operator/claims/${id}/actions`, body);
+  say(`Claim ${id} is ${res.body.stage} / ${res.body.status}.`, "ok");
+  await loadClaims();
+}
+
+// The statuses a return may be moved to, in the order of its flow.
+const returnStatuses = ["label_generated", "scheduled", "shipped", "pending_delivered", "delivered", "not_delivered",
+  "return_to_buyer", "pending_cancel", "cancelled", "pending_failure", "failed", "pending_expiration", "expired"];
+
+function returnRow(r) {
+  const pick = el("select", { class: "ps-return-next" }, returnStatuses.map((st) => el("option", { value: st }, st)));
+  return el("tr", { class: "ps-return", dataset: { returnId: r.id } },
+    el("td", {}, r.id), el("td", {}, r.claim_id), el("td", { class: "ps-return-status" }, r.status),
+    el("td", {}, r.status_money),
+    el("td", {}, el("div", { class: "actions" }, pick,
+      el("button", { type: "button", class: "ps-return-move", onclick: guarded(async () => {
+        const res = await api("PUT", `/operator/returns/${r.id}/status`, { status: pick.value });
+        say(`Return ${r.id} is ${res.body.status}.`, "ok");
+        await loadClaims();
+      }) }, "Move"))));
+}
+
 // ---- questions -----------------------------------------------------------
 
 let questionsSeller = 0;
