@@ -22,11 +22,6 @@ type stubRoute struct {
 var stubOnly = []stubRoute{
 	{"GET", "/v1/payments/{payment_id}", "Payments (Mercado Pago)"},
 	{"GET", "/v1/payments/search", "Payments (Mercado Pago)"},
-	{"GET", "/post-purchase/v1/claims/search", "Claims and returns"},
-	{"GET", "/post-purchase/v1/claims/{claim_id}", "Claims and returns"},
-	{"GET", "/post-purchase/v1/claims/{claim_id}/messages", "Claims and returns"},
-	{"POST", "/post-purchase/v1/claims/{claim_id}/messages", "Claims and returns"},
-	{"GET", "/post-purchase/v2/claims/{claim_id}/returns", "Claims and returns"},
 	{"GET", "/reviews/item/{item_id}", "Feedback and reviews"},
 	{"GET", "/billing/integration/monthly/periods", "Billing"},
 	{"GET", "/billing/integration/periods/key/{key}/documents", "Billing"},
