@@ -1,6 +1,7 @@
 package questions
 
 import (
+	"slices"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -63,4 +64,39 @@ func TestSumTallySlot_RefusesATruncatedTally(t *testing.T) {
 			t.Fatalf("a tally cut at byte %d of %d was read", cut, len(encoded))
 		}
 	}
+}
+
+// TestTallyEncode_WritesTheClassesInIncreasingOrderAndReadsBack: the
+// stored form lists each class once, in increasing order (migrations write
+// the same bytes), and reads back as the value it was made from.
+func TestTallyEncode_WritesTheClassesInIncreasingOrderAndReadsBack(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		v := tallyValue{}
+		for range rapid.IntRange(0, 40).Draw(t, "changes") {
+			v.add(rapid.Byte().Draw(t, "class"), rapid.Int64Range(1, 1<<40).Draw(t, "id"), 1)
+		}
+		b := v.encode()
+		got, err := decodeTally(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(v) {
+			t.Fatalf("%d classes read back, want %d", len(got), len(v))
+		}
+		last := -1
+		for len(b) > 0 {
+			if int(b[0]) <= last {
+				t.Fatalf("class %d after %d", b[0], last)
+			}
+			last = int(b[0])
+			slots := got[b[0]]
+			if !slices.Equal(slots, v[b[0]]) {
+				t.Fatalf("class %d: %v, want %v", b[0], slots, v[b[0]])
+			}
+			b = b[1:]
+			for range tallySlots {
+				b = b[varintLen(b):]
+			}
+		}
+	})
 }
