@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"mime"
 	"path"
 	"slices"
 	"strings"
@@ -178,8 +180,11 @@ func checkUpload(in Upload) (ext, typ string, err error) {
 	if !ok {
 		return "", "", invalid(msgFileFormat)
 	}
-	if ct := strings.TrimSpace(in.ContentType); ct != "" && ct != "application/octet-stream" && utf8.ValidString(ct) && len(ct) <= 100 {
-		typ = ct
+	// The type the upload names, when it is one of the formats: a
+	// download answers with it.
+	if mt, _, err := mime.ParseMediaType(in.ContentType); err == nil && slices.Contains(slices.Collect(maps.Values(attachmentTypes)), mt) &&
+		len(in.ContentType) <= 100 && utf8.ValidString(in.ContentType) {
+		typ = in.ContentType
 	}
 	return ext, typ, nil
 }
