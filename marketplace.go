@@ -135,7 +135,8 @@ type Marketplace struct {
 
 	store     storage.Store
 	ownsStore bool
-	// stopFollow stops the refreshes that follow a manual clock.
+	// stopFollow stops the refreshes and the claims' timeouts that follow
+	// a manual clock.
 	stopFollow func()
 	// manual is the engine's clock when it is manual, shared with the other
 	// engines on the store (sharedclock.go); stopSharing stops that.
@@ -285,9 +286,13 @@ func NewContext(ctx context.Context, store storage.Store, opts Options) (*Market
 		// A manual clock moves only by hand, and whoever moves it across the
 		// refresh hour expects the refresh done when the move returns,
 		// whether or not Start runs.
-		m.stopFollow = m.ResponseTimes.FollowManual(manual, func(err error) {
+		stopRefresh := m.ResponseTimes.FollowManual(manual, func(err error) {
 			m.Logger.Error("response time refresh", "err", err)
 		})
+		// A claim whose seller let its due date pass goes to dispute,
+		// with its notification, when the move crosses the date.
+		stopClaims := m.expireOnMoves(manual)
+		m.stopFollow = func() { stopRefresh(); stopClaims() }
 		stop, err := m.shareManualClock(ctx, manual)
 		if err != nil {
 			m.stopFollow()
@@ -340,6 +345,7 @@ func (m *Marketplace) Start(ctx context.Context) error {
 		},
 		m.runNotify,
 		m.watchImports,
+		m.runAfterSaleSweeps,
 		func(ctx context.Context) error {
 			return m.Idempotency.Run(ctx, func(err error) {
 				m.Logger.Error("idempotency key sweep", "err", err)
