@@ -140,6 +140,9 @@ const (
 	paramsBody
 	// htmlFormBody: the fields of an HTML form (the authorization page).
 	htmlFormBody
+	// multipartBody: a multipart form, read part by part as it arrives
+	// (an upload).
+	multipartBody
 )
 
 // reads says what the route reads from its body.
