@@ -141,12 +141,12 @@ var bounds = map[string]float64{
 	"POST /operator/recordings/snapshot":            0.5,
 	"GET /operator/clock":                           0.5,
 	"PUT /operator/clock":                           0.5,
-	"PUT /operator/fixtures":                        100.5,
-	"POST /operator/snapshots":                      61.5,
+	"PUT /operator/fixtures":                        122.5,
+	"POST /operator/snapshots":                      75.5,
 	"GET /operator/snapshots":                       1.5,
-	"DELETE /operator/snapshots/:snapshot_id":       35.5,
-	"POST /operator/snapshots/:snapshot_id/restore": 98.5,
-	"POST /operator/reset":                          27.5,
+	"DELETE /operator/snapshots/:snapshot_id":       43.5,
+	"POST /operator/snapshots/:snapshot_id/restore": 100.5,
+	"POST /operator/reset":                          29.5,
 }
 
 // measured is one case's figure.
