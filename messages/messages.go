@@ -152,7 +152,7 @@ func (s *Service) readPack(tx storage.Tx, id int64, extra func(orderID, packID i
 			return pack{}, err
 		}
 	}
-	sale, err := s.sales.SaleOf(tx, orderID)
+	sale, err := s.sales.SaleOfRead(tx, orderID)
 	if err != nil {
 		return pack{}, err
 	}
