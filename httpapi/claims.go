@@ -40,7 +40,7 @@ func (s *Server) claimRoutes() []route {
 		get(claimPath+"/messages", byUser(s.handleClaimMessages)).through(claimsVia),
 		post(claimPath+"/messages", byUser(s.handlePostClaimMessages)).keyed(),
 		post(claimPath+"/actions/send-message", byUser(s.handleSendClaimMessage)).reads(objectBody).keyed(),
-		post(claimPath+"/attachments", byUser(s.handleUploadClaimFile(claims.FileMessage))).keyed(),
+		post(claimPath+"/attachments", byUser(s.handleUploadClaimFile(claims.FileMessage))).reads(multipartBody).keyed(),
 		get(claimPath+"/attachments", byUser(s.handleListClaimAttachments)).through(claimsVia),
 		get(claimPath+"/attachments/:filename", byUser(s.handleClaimFile(claims.FileMessage, "filename", false))).through(claimsVia),
 		get(claimPath+"/attachments/:filename/download", byUser(s.handleClaimFile(claims.FileMessage, "filename", true))).through(claimsVia),
@@ -54,7 +54,7 @@ func (s *Server) claimRoutes() []route {
 		get(claimPath+"/evidences", byUser(s.handleEvidences)).through(claimsVia),
 		post(claimPath+"/actions/evidences", byUser(s.handleAddEvidence)).reads(objectBody).keyed(),
 		post(claimPath+"/evidences", byUser(s.handleAddHandlingEvidence)).reads(objectBody).keyed(),
-		post(claimPath+"/attachments-evidences", byUser(s.handleUploadClaimFile(claims.FileEvidence))).keyed(),
+		post(claimPath+"/attachments-evidences", byUser(s.handleUploadClaimFile(claims.FileEvidence))).reads(multipartBody).keyed(),
 		get(claimPath+"/attachments-evidences/:file_name", byUser(s.handleClaimFile(claims.FileEvidence, "file_name", false))).through(claimsVia),
 		get(claimPath+"/attachments-evidences/:file_name/download", byUser(s.handleClaimFile(claims.FileEvidence, "file_name", true))).through(claimsVia),
 		get(claimPath+"/actions-history", byUser(s.handleActionsHistory)).through(claimsVia),
@@ -72,7 +72,7 @@ func (s *Server) claimRoutes() []route {
 		get(returnsPath+"/:return_id/reviews", byUser(s.returnsAnswer(s.handleReturnReviews))).through(claimsVia),
 		post(returnsPath+"/:return_id/return-review", byUser(s.returnsAnswer(s.handleReviewReturn))).keyed(),
 		get(returnsPath+"/reasons", byUser(s.returnsAnswer(s.handleReturnReasons))).through(claimsVia),
-		post(claimPath+"/returns/attachments", byUser(s.returnsAnswer(s.handleUploadClaimFile(claims.FileReturn)))).keyed(),
+		post(claimPath+"/returns/attachments", byUser(s.returnsAnswer(s.handleUploadClaimFile(claims.FileReturn)))).reads(multipartBody).keyed(),
 
 		// What the buyer and the mediator do on the website.
 		post("/operator/claims", byOperator(s.handleOperatorOpenClaim)).reads(objectBody).keyed(),
