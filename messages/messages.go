@@ -59,10 +59,6 @@ func New(store storage.Store, clk clock.Clock, s *sales.Service, a *accounts.Ser
 	return &Service{store: store, clock: clk, sales: s, accounts: a, claims: claims}
 }
 
-// SetClaims sets what tells the conversations about claims, for an
-// engine that makes its claims after its messages.
-func (s *Service) SetClaims(c Claims) { s.claims = c }
-
 // Tag is the value of the tag query parameter every messages route needs.
 const Tag = "post_sale"
 
