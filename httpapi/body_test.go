@@ -38,7 +38,9 @@ func TestBodies_JSONThatIsNotAnObjectIsA400OnEveryRouteThatReadsOneAndChangesNot
 	}
 	params := strings.NewReplacer(":user_id", strconv.FormatInt(w.plain.ID, 10), ":item_id", w.plainItm,
 		":user_product_id", w.userProduct, ":order_id", "1", ":shipment_id", "1",
-		":question_id", strconv.FormatInt(w.question, 10), ":app_id", strconv.FormatInt(w.appID, 10))
+		":question_id", strconv.FormatInt(w.question, 10), ":app_id", strconv.FormatInt(w.appID, 10),
+		":pack_id", "1", ":message_id", "fd1d2e37ad004ede9e0bf25d1215002d", ":message_ids", "fd1d2e37ad004ede9e0bf25d1215002d",
+		":claim_id", "5000000001", ":return_id", "57000001", ":feedback_id", "1", ":side", "sale", ":note_id", "1")
 	keys := make([]httpapi.Route, 0, len(routes))
 	for rt := range routes {
 		keys = append(keys, rt)

@@ -132,6 +132,12 @@ func newLongIDWorld(t *testing.T, st storage.Store) *longIDWorld {
 		"domain_id": "MLA-CELLPHONES", "product_id": "MLA15149561", "category_id": "MLA1055",
 		"app_id": app, "delivery_id": "1", "fault_id": "1", "stub_id": "5c7c6a1e-2a4b-4c1d-9f0e-1a2b3c4d5e6f", "snapshot_id": "1",
 		"store_id": stores[0],
+		// After the sale: ids of the right form that name nothing, so
+		// that a route answers its 404 for them as for a long one.
+		"message_id": "fd1d2e37ad004ede9e0bf25d1215002d", "attachment_id": "1_5946e4c4-168a-45fd-945e-b8f0c306c58d.png",
+		"message_ids": "fd1d2e37ad004ede9e0bf25d1215002d", "claim_id": "5000000001", "return_id": "57000001",
+		"reason_id": "PDD9549", "filename": "1_7ed98ebb-03f7-4818-943b-8b4d12a3aaa7.jpg", "file_name": "1_abc.png",
+		"feedback_id": "5040000000001", "side": "sale", "note_id": "681bace17c69893ae6558c52",
 	}
 	w.log.take()
 	return w

@@ -740,6 +740,13 @@ func checkAnswer(rec *httptest.ResponseRecorder, log *errorLog) error {
 		Status  *int    `json:"status"`
 		Cause   *[]any  `json:"cause"`
 	}
+	// The returns' routes answer the spec's variant C ({code, error,
+	// message, cause: null}) and the messages' blocked sends variant B
+	// ({status_code, code, message}, or with a cause string and an error):
+	// the public API's own shapes for those routes.
+	if err, ok := otherErrorShape(rec.Code, body); ok {
+		return err
+	}
 	// The token endpoint adds OAuth 2's error_description.
 	keys := len(body)
 	if _, ok := body["error_description"]; ok {
@@ -756,6 +763,40 @@ func checkAnswer(rec *httptest.ResponseRecorder, log *errorLog) error {
 		return fmt.Errorf("status %d: empty message or error code: %s", rec.Code, rec.Body.Bytes())
 	}
 	return nil
+}
+
+// otherErrorShape checks an error body in the spec's variants B and C,
+// reporting false when body is in neither.
+func otherErrorShape(status int, body map[string]json.RawMessage) (error, bool) {
+	var c struct {
+		Code    *int    `json:"code"`
+		Error   *string `json:"error"`
+		Message *string `json:"message"`
+	}
+	if len(body) == 4 && string(body["cause"]) == "null" && json.Unmarshal(mustJSON(body), &c) == nil && c.Code != nil {
+		if *c.Code != status || c.Error == nil || c.Message == nil || *c.Error == "" || *c.Message == "" {
+			return fmt.Errorf("status %d: a variant C body that does not say so: %s", status, mustJSON(body)), true
+		}
+		return nil, true
+	}
+	var b struct {
+		StatusCode *int    `json:"status_code"`
+		Code       *string `json:"code"`
+		Error      *string `json:"error"`
+		Message    *string `json:"message"`
+	}
+	if _, ok := body["status_code"]; ok && json.Unmarshal(mustJSON(body), &b) == nil {
+		if b.StatusCode == nil || *b.StatusCode != status || b.Message == nil || *b.Message == "" || (b.Code == nil && b.Error == nil) {
+			return fmt.Errorf("status %d: a variant B body that does not say so: %s", status, mustJSON(body)), true
+		}
+		return nil, true
+	}
+	return nil, false
+}
+
+func mustJSON(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
 }
 
 // snapshot reads what the write routes can change, as the operator and as

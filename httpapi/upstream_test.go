@@ -228,9 +228,9 @@ func TestUpstream_StubOnlyRoutesReachItWithTheCallersAuthorization(t *testing.T)
 	}
 
 	// A body goes along, and a status other than 200 is relayed as it is.
-	a = fwdSend(t, ps.url, "POST", "/messages/packs/2000000001/sellers/1234567", `{"text":"hola"}`,
+	a = fwdSend(t, ps.url, "POST", "/seller-promotions/items/MLA1234567", `{"text":"hola"}`,
 		"Authorization", "Bearer "+realUserToken, "Content-Type", "application/json")
-	posted := api.got("/messages/packs/2000000001/sellers/1234567")
+	posted := api.got("/seller-promotions/items/MLA1234567")
 	if len(posted) != 1 || posted[0].Body != `{"text":"hola"}` || posted[0].Method != "POST" {
 		t.Errorf("the upstream received %+v; want the POST with its body", posted)
 	}

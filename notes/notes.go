@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/marketplace/marketplace/clock"
@@ -132,6 +133,9 @@ func (s *Service) List(ctx context.Context, caller int64, on On, id int64) ([]No
 // Get returns one note on the order or pack id to its seller. Errors:
 // NotFound, Forbidden.
 func (s *Service) Get(ctx context.Context, caller int64, on On, id int64, noteID string) (Note, error) {
+	if err := checkNoteID(noteID); err != nil {
+		return Note{}, err
+	}
 	var out Note
 	err := s.store.View(ctx, func(tx storage.Tx) error {
 		if err := s.authorize(tx, caller, on, id, noteKey(on, id, noteID)); err != nil {
@@ -147,6 +151,9 @@ func (s *Service) Get(ctx context.Context, caller int64, on On, id int64, noteID
 // Update replaces the text of a note. Errors: Invalid, NotFound,
 // Forbidden.
 func (s *Service) Update(ctx context.Context, caller int64, on On, id int64, noteID, text string) (Note, error) {
+	if err := checkNoteID(noteID); err != nil {
+		return Note{}, err
+	}
 	if err := checkText(text); err != nil {
 		return Note{}, err
 	}
@@ -169,6 +176,9 @@ func (s *Service) Update(ctx context.Context, caller int64, on On, id int64, not
 
 // Delete removes a note for good. Errors: NotFound, Forbidden.
 func (s *Service) Delete(ctx context.Context, caller int64, on On, id int64, noteID string) error {
+	if err := checkNoteID(noteID); err != nil {
+		return err
+	}
 	return s.store.Update(ctx, func(tx storage.Tx) error {
 		if err := s.authorize(tx, caller, on, id, noteKey(on, id, noteID), countKey(on, id)); err != nil {
 			return err
@@ -208,6 +218,16 @@ func (s *Service) authorize(tx storage.Tx, caller int64, on On, id int64, extra 
 	}
 	if caller != sale.Order.Seller.ID && caller != sales.Operator {
 		return errs.WithCode(errs.Forbidden, "forbidden", fmt.Sprintf("The user %d is not the seller of the %s %d", caller, on, id))
+	}
+	return nil
+}
+
+// checkNoteID refuses an id that no note can have, before anything is
+// read: the answer to a malformed id must not depend on who asks, and
+// quotes none of it.
+func checkNoteID(noteID string) error {
+	if len(noteID) != 24 || strings.Trim(noteID, "0123456789abcdef") != "" {
+		return errNotFound("Note not found: a note id is 24 hexadecimal digits")
 	}
 	return nil
 }
