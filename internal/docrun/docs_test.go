@@ -32,6 +32,8 @@ var documents = []string{
 	"docs/stubs.md",
 	"docs/recording.md",
 	"docs/post-sale.md",
+	"docs/messages.md",
+	"docs/claims.md",
 }
 
 // docPorts are the loopback ports the documents name; each run takes free
