@@ -419,6 +419,34 @@ func (c *cluster) createRole() {
 			c.t.Fatalf("%s: %v", sql, err)
 		}
 	}
+	c.waitDatabaseOnEveryNode(ctx)
+}
+
+// waitDatabaseOnEveryNode waits until every standby has replayed the
+// CREATE DATABASE. A synchronous commit waits for the standby's flush, not
+// its replay, and the third node is asynchronous; pgx gives up on a
+// multi-host URL at the first host that answers "database does not exist"
+// rather than trying the next, so a server started too early would not
+// start.
+func (c *cluster) waitDatabaseOnEveryNode(ctx context.Context) {
+	c.t.Helper()
+	for _, n := range c.nodes {
+		if n == nil {
+			continue
+		}
+		url := fmt.Sprintf("postgres://%s:%s@127.0.0.1:%d/marketplace?sslmode=disable", docAppRole, docAppPassword, n.pgPort)
+		for {
+			conn, err := pgx.Connect(ctx, url)
+			if err == nil {
+				conn.Close(ctx)
+				break
+			}
+			if ctx.Err() != nil {
+				c.t.Fatalf("%s never had the database: %v", n.name, err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
 }
 
 // URL is the servers' multi-host URL: pgx tries the hosts in turn and
