@@ -102,8 +102,7 @@ func (s *Service) Open(ctx context.Context, in NewClaim) (Claim, error) {
 		if err := tx.Set(orderIndexKey(o.ID, r.ID), nil); err != nil {
 			return err
 		}
-		res := outcome{changed: true, order: orderChange{touched: true, addTags: []string{TagClaimOpened},
-			mediation: r.ID, action: "claim_opened"}}
+		res := outcome{changed: true, order: orderChange{touched: true, addTags: []string{TagClaimOpened}, action: "claim_opened"}}
 		res.actions = append(res.actions, actionRecord{Name: ActionOpenClaim, Role: RoleComplainant, AtMs: ms})
 		if err := s.save(ctx, tx, "", &r, &res, now); err != nil {
 			return err

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/marketplace/marketplace/money"
+	"github.com/marketplace/marketplace/sales"
 )
 
 // record is a claim as stored: what its public shape is derived from, with
@@ -274,7 +275,6 @@ type outcome struct {
 type orderChange struct {
 	touched         bool
 	addTags, rmTags []string
-	mediation       int64
 	refund          *money.Dec
 	restock         bool
 	action          string
@@ -314,6 +314,30 @@ func (r *record) settle(nowMs int64, out *outcome) {
 		r.close(due, "item_returned", []string{RoleComplainant}, RoleMediator, out)
 		r.refund(due, out)
 	}
+}
+
+// mediationStatus is where the claim stands for the order search's
+// mediations.status filter: a dispute the respondent (the seller) opened is
+// a seller dispute; one the complainant opened, or the mediator when the
+// seller let the answer's due date pass, is a dispute.
+func (r *record) mediationStatus() string {
+	if r.DisputeMs == 0 {
+		if r.opened() {
+			return sales.MediationClaimOpened
+		}
+		return sales.MediationClaimClosed
+	}
+	first := slices.IndexFunc(r.Statuses, func(s statusRecord) bool { return s.Stage == StageDispute })
+	bySeller := first >= 0 && r.Statuses[first].By == RoleRespondent
+	switch {
+	case bySeller && r.opened():
+		return sales.MediationSellerDisputeOpened
+	case bySeller:
+		return sales.MediationSellerDisputeClosed
+	case r.opened():
+		return sales.MediationDisputeOpened
+	}
+	return sales.MediationDisputeClosed
 }
 
 // toDispute moves the claim to dispute at ms: the mediator joins.

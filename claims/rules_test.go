@@ -983,3 +983,79 @@ func TestAllowReplace_OnlyAFulfillmentSalesProductIsReplaced(t *testing.T) {
 	_, err := e.claims.AllowReplace(ctx, s.seller, c.ID)
 	wantErr(t, err, errs.Invalid, "bad_request_error", "Action allow_replace not available for player")
 }
+
+func TestOrderSearch_MediationsStatusFollowsTheStageTheStatusAndWhoOpenedTheDispute(t *testing.T) {
+	e := newEnv(t)
+	seller := e.mustSale(1, false)
+	newSale := func() sale {
+		return e.mustSaleOf(seller.seller, seller.item, seller.userProduct, seller.store, 1, false)
+	}
+	resolve := claims.OperatorAction{Role: "mediator", Action: "resolve",
+		Resolution: &claims.OperatorResolution{Reason: "rep_resolution", Benefited: []string{"complainant"}}}
+
+	opened := e.mustOpen(seller, "PNR3430")
+	closedSale := newSale()
+	closed := e.mustOpen(closedSale, "PNR3430")
+	if _, err := e.claims.Refund(ctx, seller.seller, closed.ID); err != nil {
+		t.Fatal(err)
+	}
+	bySellerSale := newSale()
+	bySeller := e.mustOpen(bySellerSale, "PNR3430")
+	if _, err := e.claims.OpenDispute(ctx, seller.seller, bySeller.ID); err != nil {
+		t.Fatal(err)
+	}
+	bySellerClosedSale := newSale()
+	bySellerClosed := e.mustOpen(bySellerClosedSale, "PNR3430")
+	if _, err := e.claims.OpenDispute(ctx, seller.seller, bySellerClosed.ID); err != nil {
+		t.Fatal(err)
+	}
+	e.mustAct(bySellerClosed.ID, resolve)
+	byBuyerSale := newSale()
+	byBuyer := e.mustOpen(byBuyerSale, "PNR3430")
+	e.mustAct(byBuyer.ID, claims.OperatorAction{Role: "complainant", Action: "open_dispute"})
+	// The seller answers the first claim in time; the last one is left
+	// unanswered past its due date: the mediator opens the dispute.
+	e.mustSend(seller.seller, opened.ID, claims.RoleComplainant, "Ya lo despaché")
+	timedOutSale := newSale()
+	e.mustOpen(timedOutSale, "PNR3430")
+	e.advance(49 * time.Hour)
+	if _, err := e.claims.Expire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	timedOutClosedSale := newSale()
+	timedOutClosed := e.mustOpen(timedOutClosedSale, "PNR3430")
+	e.advance(49 * time.Hour)
+	if _, err := e.claims.Expire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The seller refunds during the dispute: the dispute stays the
+	// mediator's.
+	if _, err := e.claims.Refund(ctx, seller.seller, timedOutClosed.ID); err != nil {
+		t.Fatal(err)
+	}
+	for status, want := range map[string][]int64{
+		sales.MediationClaimOpened:         {seller.order.ID},
+		sales.MediationClaimClosed:         {closedSale.order.ID},
+		sales.MediationSellerDisputeOpened: {bySellerSale.order.ID},
+		sales.MediationSellerDisputeClosed: {bySellerClosedSale.order.ID},
+		sales.MediationDisputeOpened:       {byBuyerSale.order.ID, timedOutSale.order.ID},
+		sales.MediationDisputeClosed:       {timedOutClosedSale.order.ID},
+	} {
+		res, err := e.sales.Search(ctx, seller.seller, sales.SearchQuery{Seller: seller.seller, MediationStatus: status, Limit: 50})
+		if err != nil {
+			t.Fatalf("%s: %v", status, err)
+		}
+		var got []int64
+		for _, o := range res.Results {
+			got = append(got, o.ID)
+		}
+		if !slices.Equal(got, want) || res.Paging.Total != len(want) {
+			t.Errorf("mediations.status=%s: orders %v (total %d); want %v", status, got, res.Paging.Total, want)
+		}
+		if len(res.Filters) != 1 || res.Filters[0].ID != "mediations.status" || res.Filters[0].Values[0].ID != status {
+			t.Errorf("mediations.status=%s: applied filters %+v", status, res.Filters)
+		}
+	}
+	_, err := e.sales.Search(ctx, seller.seller, sales.SearchQuery{Seller: seller.seller, MediationStatus: "mediation_opened", Limit: 50})
+	wantErr(t, err, errs.Invalid, "", "Invalid mediations.status: mediation_opened. Valid values are: [claim_opened, claim_closed, dispute_opened, dispute_closed, seller_dispute_opened, seller_dispute_closed]")
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/marketplace/marketplace/claims"
 	"github.com/marketplace/marketplace/money"
+	"github.com/marketplace/marketplace/sales"
 )
 
 // The plain model of claims over sales, written from the state tables of
@@ -33,11 +34,13 @@ var returnNext = map[string][]string{
 const unitPrice = "1500.50"
 
 type modelClaim struct {
-	id        int64
-	pdd       bool
-	qty       int64
-	stage     string
-	status    string
+	id     int64
+	pdd    bool
+	qty    int64
+	stage  string
+	status string
+	// bySeller: the seller opened the dispute.
+	bySeller  bool
 	opened    time.Time
 	answered  bool
 	offer     string // "", "pending", "rejected", "accepted"
@@ -221,7 +224,8 @@ func (m *claimsMachine) OpenDispute(t *rapid.T) {
 		t.Skip("closed by the clock")
 	}
 	var err error
-	if rapid.Bool().Draw(t, "by_seller") {
+	bySeller := rapid.Bool().Draw(t, "by_seller")
+	if bySeller {
 		_, err = m.e.claims.OpenDispute(ctx, ms.s.seller, c.id)
 	} else {
 		_, err = m.e.claims.Act(ctx, c.id, claims.OperatorAction{Role: "complainant", Action: "open_dispute"})
@@ -229,7 +233,7 @@ func (m *claimsMachine) OpenDispute(t *rapid.T) {
 	ok := c.stage == "claim"
 	expect(t, "open dispute", ok, err)
 	if ok {
-		c.stage = "dispute"
+		c.stage, c.bySeller = "dispute", bySeller
 	}
 }
 
@@ -371,7 +375,7 @@ func (m *claimsMachine) Review(t *rapid.T) {
 		m.close(ms)
 		m.refund(ms, false)
 	} else if c.stage == "claim" {
-		c.stage = "dispute"
+		c.stage, c.bySeller = "dispute", true
 	}
 }
 
@@ -460,6 +464,51 @@ func (m *claimsMachine) Check(t *rapid.T) {
 	if got := m.e.stockAt(m.seed); got != m.stock {
 		t.Fatalf("store has %d units, model %d", got, m.stock)
 	}
+	m.checkMediationSearch(t)
+}
+
+// checkMediationSearch checks that the order search by each
+// mediations.status finds the orders the model says.
+func (m *claimsMachine) checkMediationSearch(t *rapid.T) {
+	want := map[string][]int64{}
+	for _, ms := range m.sales {
+		for _, c := range append(slices.Clone(ms.closed), ms.claim) {
+			if c == nil {
+				continue
+			}
+			status := c.mediationStatus()
+			if !slices.Contains(want[status], ms.s.order.ID) {
+				want[status] = append(want[status], ms.s.order.ID)
+			}
+		}
+	}
+	for _, status := range sales.MediationStatuses {
+		res, err := m.e.sales.Search(ctx, m.seed.seller, sales.SearchQuery{Seller: m.seed.seller, MediationStatus: status, Limit: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int64
+		for _, o := range res.Results {
+			got = append(got, o.ID)
+		}
+		slices.Sort(got)
+		slices.Sort(want[status])
+		if !slices.Equal(got, want[status]) {
+			t.Fatalf("mediations.status=%s finds orders %v, model %v", status, got, want[status])
+		}
+	}
+}
+
+// mediationStatus is where the model's claim stands for the order search.
+func (c *modelClaim) mediationStatus() string {
+	prefix := "claim_"
+	if c.stage == "dispute" {
+		prefix = "dispute_"
+		if c.bySeller {
+			prefix = "seller_dispute_"
+		}
+	}
+	return prefix + c.status
 }
 
 func TestClaimsStateMachine_StagesStatusesRefundsAndUnitsFollowTheModel(t *testing.T) {

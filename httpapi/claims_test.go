@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -312,6 +313,8 @@ func TestClaimRoutes_ResolutionsRefundAndDispute(t *testing.T) {
 	}
 	wantClaimJSON(t, w.ts.do("POST", base+"/actions/open-dispute", w.seller.Token, nil), http.StatusBadRequest,
 		`{"message":"Action open_dispute not available for player","error":"bad_request_error","status":400,"cause":[]}`)
+	w.wantMediationSearch("seller_dispute_opened", w.sale.id)
+	w.wantMediationSearch("claim_opened")
 	wantError(t, w.ts.do("POST", base+"/expected-resolutions/allow-return", w.seller.Token, nil), http.StatusBadRequest, "Action allow_return not available for player")
 	wantError(t, w.ts.do("POST", base+"/expected-resolutions/allow-replace", w.seller.Token, nil), http.StatusBadRequest, "Action allow_replace not available for player")
 	wantError(t, w.ts.do("GET", base+"/partial-refund/available-offers", w.seller.Token, nil), http.StatusUnprocessableEntity, "Claim "+id+" is not eligible for a partial refund")
@@ -328,6 +331,31 @@ func TestClaimRoutes_ResolutionsRefundAndDispute(t *testing.T) {
 	p := w.ts.do("GET", "/orders/"+w.sale.id, w.seller.Token, nil).Obj()["payments"].([]any)[0].(map[string]any)
 	if p["status"] != "refunded" {
 		t.Errorf("payment %v", p)
+	}
+	w.wantMediationSearch("seller_dispute_closed", w.sale.id)
+	w.wantMediationSearch("seller_dispute_opened")
+	wantError(t, w.ts.do("GET", fmt.Sprintf("/orders/search?seller=%d&mediations.status=opened", w.seller.ID), w.seller.Token, nil), http.StatusBadRequest,
+		"Invalid mediations.status: opened. Valid values are: [claim_opened, claim_closed, dispute_opened, dispute_closed, seller_dispute_opened, seller_dispute_closed]")
+}
+
+// wantMediationSearch checks that the seller's order search by
+// mediations.status finds the orders orderIDs.
+func (w *claimWorld) wantMediationSearch(status string, orderIDs ...string) {
+	w.ts.t.Helper()
+	res := w.ts.do("GET", fmt.Sprintf("/orders/search?seller=%d&mediations.status=%s", w.seller.ID, status), w.seller.Token, nil)
+	if res.Status != http.StatusOK {
+		w.ts.t.Fatalf("search by mediations.status=%s: %d %s", status, res.Status, res.Raw)
+	}
+	got := []string{}
+	for _, o := range res.Obj()["results"].([]any) {
+		got = append(got, idString(o.(map[string]any)["id"]))
+	}
+	if !slices.Equal(got, append([]string{}, orderIDs...)) {
+		w.ts.t.Errorf("search by mediations.status=%s: orders %v; want %v", status, got, orderIDs)
+	}
+	filters := res.Obj()["filters"].([]any)
+	if len(filters) != 1 || filters[0].(map[string]any)["id"] != "mediations.status" {
+		w.ts.t.Errorf("search by mediations.status=%s: filters %v", status, filters)
 	}
 }
 

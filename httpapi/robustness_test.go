@@ -193,7 +193,7 @@ var allRoutes = []route{
 	{"POST", "/items", nil, newItemFields},
 	{"POST", "/items/:item_id", nil, newItemFields},
 	{"POST", "/items/:item_id/relist", nil, []string{"price", "quantity", "listing_type_id", "stock_locations", "stock_locations.store_id", "stock_locations.quantity"}},
-	{"GET", "/orders/:order_id", []string{"seller", "buyer", "order.status", "item", "q", "tags", "tags.not", "order.date_created.from", "order.date_created.to", "order.date_closed.from", "order.date_last_updated.to", "sort"}, nil},
+	{"GET", "/orders/:order_id", []string{"seller", "buyer", "order.status", "item", "q", "tags", "tags.not", "mediations.status", "order.date_created.from", "order.date_created.to", "order.date_closed.from", "order.date_last_updated.to", "sort"}, nil},
 	{"GET", "/packs/:pack_id", nil, nil},
 	{"GET", "/shipments/:shipment_id", nil, nil},
 	{"GET", "/shipments/:shipment_id/history", nil, nil},

@@ -180,6 +180,23 @@ type Mediation struct {
 	ID int64 `json:"id"`
 }
 
+// Where a claim stands, as the order search's mediations.status filter
+// names it: opened or closed, in the claim stage or after a dispute, which
+// the seller (seller_dispute_*) or the buyer or the mediator (dispute_*)
+// opened.
+const (
+	MediationClaimOpened         = "claim_opened"
+	MediationClaimClosed         = "claim_closed"
+	MediationDisputeOpened       = "dispute_opened"
+	MediationDisputeClosed       = "dispute_closed"
+	MediationSellerDisputeOpened = "seller_dispute_opened"
+	MediationSellerDisputeClosed = "seller_dispute_closed"
+)
+
+// MediationStatuses are the values of the mediations.status filter.
+var MediationStatuses = []string{MediationClaimOpened, MediationClaimClosed, MediationDisputeOpened,
+	MediationDisputeClosed, MediationSellerDisputeOpened, MediationSellerDisputeClosed}
+
 // OrderContext is where the order was made.
 type OrderContext struct {
 	Channel string   `json:"channel"`
@@ -217,6 +234,9 @@ type orderRecord struct {
 	Taken *stock.Source `json:"taken,omitempty"`
 	// Returned: the cancellation gave the units back.
 	Returned bool `json:"returned,omitempty"`
+	// MediationStatuses is where each claim of the order stands, as the
+	// order search's mediations.status filter names it, by claim id.
+	MediationStatuses map[int64]string `json:"mediation_statuses,omitempty"`
 	// CreatedMs is date_created in Unix milliseconds, the order's place
 	// in the search lists.
 	CreatedMs int64 `json:"created_ms"`

@@ -3,6 +3,7 @@ package sales
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"slices"
 	"time"
 
@@ -78,8 +79,11 @@ func (s *Service) SiteTime(tx storage.Tx, siteID string, t time.Time) string {
 type OrderChange struct {
 	// AddTags and RemoveTags change the order's tags.
 	AddTags, RemoveTags []string
-	// Mediation adds a claim to the order's mediations.
-	Mediation int64
+	// Mediation adds a claim to the order's mediations, and
+	// MediationStatus, when given, is where that claim now stands (one of
+	// MediationStatuses).
+	Mediation       int64
+	MediationStatus string
 	// SaleFeedback and PurchaseFeedback name the feedback the seller and
 	// the buyer gave.
 	SaleFeedback, PurchaseFeedback int64
@@ -113,6 +117,12 @@ func (s *Service) ChangeOrder(ctx context.Context, tx storage.Tx, id int64, chan
 	}
 	if change.Mediation != 0 && !slices.Contains(o.Mediations, Mediation{ID: change.Mediation}) {
 		o.Mediations = append(slices.Clone(o.Mediations), Mediation{ID: change.Mediation})
+	}
+	if change.Mediation != 0 && change.MediationStatus != "" {
+		statuses := make(map[int64]string, len(rec.MediationStatuses)+1)
+		maps.Copy(statuses, rec.MediationStatuses)
+		statuses[change.Mediation] = change.MediationStatus
+		rec.MediationStatuses = statuses
 	}
 	if id := change.SaleFeedback; id != 0 {
 		o.Feedback.Seller, o.Feedback.Sale = &id, &id

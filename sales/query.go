@@ -34,6 +34,7 @@ func ParseSearch(v url.Values, offset, limit int) (SearchQuery, error) {
 		*p.to = n
 	}
 	q.Tags, q.TagsNot = splitList(v.Get("tags")), splitList(v.Get("tags.not"))
+	q.MediationStatus = strings.TrimSpace(v.Get("mediations.status"))
 	for _, d := range []struct {
 		name string
 		to   **time.Time

@@ -30,6 +30,9 @@ type SearchQuery struct {
 	Item          string
 	Q             string
 	Tags, TagsNot []string
+	// MediationStatus finds the orders with a claim that stands there
+	// (one of MediationStatuses).
+	MediationStatus string
 	// Created, Closed and Updated bound date_created, date_closed and
 	// last_updated; a nil end is open.
 	CreatedFrom, CreatedTo *time.Time
@@ -122,6 +125,9 @@ func (s *Service) Search(ctx context.Context, caller int64, q SearchQuery) (Sear
 	if q.Status != "" && !slices.ContainsFunc(OrderStatuses, func(v struct{ ID, Name string }) bool { return v.ID == q.Status }) {
 		return SearchResult{}, errs.Invalidf("Invalid order.status: %s. Valid values are: [paid, confirmed, payment_in_process, payment_required, cancelled, invalid]", q.Status)
 	}
+	if q.MediationStatus != "" && !slices.Contains(MediationStatuses, q.MediationStatus) {
+		return SearchResult{}, errs.Invalidf("Invalid mediations.status: %s. Valid values are: [%s]", q.MediationStatus, strings.Join(MediationStatuses, ", "))
+	}
 	res := SearchResult{Query: q.Q, Display: "complete", Paging: Paging{Offset: q.Offset, Limit: q.Limit},
 		Results: []Order{}, Sort: SortRef{ID: q.Sort, Name: sortNames[q.Sort]}, Filters: []Filter{}, AvailableFilters: []Filter{}}
 	for _, id := range []string{SortDateAsc, SortDateDesc} {
@@ -135,6 +141,10 @@ func (s *Service) Search(ctx context.Context, caller int64, q SearchQuery) (Sear
 			return err
 		}
 		statusFilter(q, counts, &res)
+		if q.MediationStatus != "" {
+			res.Filters = append(res.Filters, Filter{ID: "mediations.status", Name: "Mediation status", Type: "text",
+				Values: []FilterValue{{ID: q.MediationStatus, Name: mediationName(q.MediationStatus)}}})
+		}
 		return nil
 	})
 	if err != nil {
@@ -160,7 +170,7 @@ func errTooManyExamined(party int64) error {
 // byRecord reports whether the search filters on what only the orders'
 // records say.
 func (q SearchQuery) byRecord() bool {
-	return q.Item != "" || q.Q != "" || len(q.Tags) > 0 || len(q.TagsNot) > 0 ||
+	return q.Item != "" || q.Q != "" || len(q.Tags) > 0 || len(q.TagsNot) > 0 || q.MediationStatus != "" ||
 		q.ClosedFrom != nil || q.ClosedTo != nil || q.UpdatedFrom != nil || q.UpdatedTo != nil ||
 		(q.Seller != 0 && q.Buyer != 0)
 }
@@ -364,6 +374,9 @@ func matches(r orderRecord, q SearchQuery) bool {
 			return false
 		}
 	}
+	if q.MediationStatus != "" && !hasMediation(r, q.MediationStatus) {
+		return false
+	}
 	if !within(r.ClosedMs, r.ClosedMs != 0, q.ClosedFrom, q.ClosedTo) {
 		return false
 	}
@@ -381,6 +394,23 @@ func matchesText(o Order, q SearchQuery) bool {
 	}
 	return text == strconv.FormatInt(o.ID, 10) || text == strings.ToLower(line.Item.ID) ||
 		strings.Contains(strings.ToLower(line.Item.Title), text) || strings.Contains(strings.ToLower(other), text)
+}
+
+// mediationName is a mediations.status value as a filter names it:
+// "Seller dispute opened" for seller_dispute_opened.
+func mediationName(status string) string {
+	words := strings.ReplaceAll(status, "_", " ")
+	return strings.ToUpper(words[:1]) + words[1:]
+}
+
+// hasMediation reports whether a claim of the order stands at status.
+func hasMediation(r orderRecord, status string) bool {
+	for _, st := range r.MediationStatuses {
+		if st == status {
+			return true
+		}
+	}
+	return false
 }
 
 func within(ms int64, has bool, from, to *time.Time) bool {

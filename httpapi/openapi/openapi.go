@@ -21,6 +21,7 @@ import (
 	"github.com/pb33f/libopenapi-validator/errors"
 	"github.com/pb33f/libopenapi-validator/helpers"
 	"github.com/pb33f/libopenapi-validator/paths"
+	"github.com/pb33f/libopenapi-validator/responses"
 	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
 )
 
@@ -158,6 +159,8 @@ type Validator struct {
 	model *v3.Document
 	v     validator.Validator
 	opts  *config.ValidationOptions
+	// responses checks an answer against the operation found for it.
+	responses responses.ResponseBodyValidator
 }
 
 // NewValidator builds a validator over the document. Security is not
@@ -180,7 +183,9 @@ func NewValidator() (*Validator, error) {
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("openapi: validator: %v", errs)
 	}
-	return &Validator{model: &model.Model, v: v, opts: config.NewValidationOptions(config.WithoutSecurityValidation())}, nil
+	opts := config.NewValidationOptions(config.WithoutSecurityValidation())
+	return &Validator{model: &model.Model, v: v, opts: opts,
+		responses: responses.NewResponseBodyValidator(&model.Model, config.WithExistingOpts(opts))}, nil
 }
 
 // Documented says whether the document has an operation for r's method and
@@ -237,7 +242,12 @@ func (v *Validator) Response(r *http.Request, res *http.Response) []string {
 	if !v.Documented(r) {
 		return nil
 	}
-	ok, errs := v.v.ValidateHttpResponse(r, res)
+	// The path is found here rather than by ValidateHttpResponse, whose
+	// own lookup takes a path with an empty segment
+	// (/claims//returns/attachments, an empty claim_id to the router) for
+	// another of the document's paths.
+	item, _, template := paths.FindPath(r, v.model, v.opts)
+	ok, errs := v.responses.ValidateResponseBodyWithPathItem(r, res, item, template)
 	if ok {
 		return nil
 	}

@@ -3,6 +3,9 @@ package openapi_test
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -148,5 +151,27 @@ func TestDocument_EveryAnswerSchemaIsClosed(t *testing.T) {
 	slices.Sort(open)
 	for _, o := range open {
 		t.Error(o)
+	}
+}
+
+func TestValidator_AnAnswerToAPathWithAnEmptySegmentIsCheckedAgainstItsOwnOperation(t *testing.T) {
+	v, err := openapi.NewValidator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The routes of returns answer errors in their own shape.
+	returnsError := `{"code":400,"error":"bad_request","message":"Invalid claim_id: . It must be a positive integer","cause":null}`
+	for _, path := range []string{"/post-purchase/v1/claims//returns/attachments", "/post-purchase/v1/claims/5000000001/returns/attachments"} {
+		r := httptest.NewRequest("POST", path, nil)
+		res := &http.Response{StatusCode: http.StatusBadRequest, Header: http.Header{"Content-Type": {"application/json"}},
+			Body: io.NopCloser(strings.NewReader(returnsError)), Request: r}
+		if findings := v.Response(r, res); len(findings) != 0 {
+			t.Errorf("POST %s: %v", path, findings)
+		}
+		wrong := `{"code":400,"message":"Invalid claim_id"}`
+		res.Body = io.NopCloser(strings.NewReader(wrong))
+		if findings := v.Response(r, res); len(findings) == 0 {
+			t.Errorf("POST %s: an error in neither declared shape passed", path)
+		}
 	}
 }
