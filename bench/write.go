@@ -92,7 +92,7 @@ type writeConfig struct {
 func (c *writeConfig) flags() {
 	flag.IntVar(&c.clients, "clients", 64, "-write: concurrent HTTP clients, and goroutines of the Badger baseline")
 	flag.StringVar(&c.dir, "dir", "", "-write: where the temporary Badger folders go (default: the system's temporary folder); the baseline's and the server's share this disk")
-	flag.StringVar(&c.phases, "phases", "ask,ask1,stock,buy,memory,preload,grow", "-write: the phases to run, comma-separated; pg, pgread and pgstarve (PostgreSQL, see -postgres) are not in the default")
+	flag.StringVar(&c.phases, "phases", "ask,ask1,stock,buy,memory,preload,grow", "-write: the phases to run, comma-separated; msg (post-sale messages against asks), pg, pgread and pgstarve (PostgreSQL, see -postgres) are not in the default")
 	flag.StringVar(&c.preloadDir, "preload-dir", "", "-write: folder that caches the preloaded store of the preload phase, built on first use (without it the phase is skipped)")
 	flag.IntVar(&c.preloadQuestions, "preload-questions", 1_000_000, "-write: questions in the preloaded store")
 	flag.IntVar(&c.preloadItems, "preload-items", 100_000, "-write: items in the preloaded store")
@@ -192,7 +192,7 @@ func runWrite(c writeConfig) {
 	phases := map[string]bool{}
 	for _, p := range strings.Split(c.phases, ",") {
 		switch p = strings.TrimSpace(p); p {
-		case "ask", "ask1", "stock", "memory", "buy", "preload", "grow", "pg", "pgread", "pgstarve":
+		case "ask", "ask1", "stock", "memory", "buy", "msg", "preload", "grow", "pg", "pgread", "pgstarve":
 			phases[p] = true
 		case "":
 		default:
@@ -246,6 +246,9 @@ func runWrite(c writeConfig) {
 			buyRow.conflicts, buyRow.note = "-", ""
 			rows = append(rows, buyRow)
 		}
+	}
+	if phases["msg"] {
+		rows = append(rows, b.msgBadger())
 	}
 	if phases["memory"] {
 		rows = append(rows, b.askMemory())

@@ -1,6 +1,6 @@
 package claims_test
 
-// Benchmarks of the claim search on memory and on Badger.
+// Benchmarks of the claim search on Badger and on PostgreSQL.
 //
 //	go test -run '^$' -bench 'BenchmarkSearch' ./claims
 //	MARKETPLACE_BENCH_CLAIMS=1000000 go test -run '^$' -bench 'BenchmarkSearch' -benchtime 2000x -timeout 1h ./claims
@@ -22,9 +22,8 @@ import (
 
 	"github.com/marketplace/marketplace/claims"
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/internal/teststore"
 	"github.com/marketplace/marketplace/storage"
-	"github.com/marketplace/marketplace/storage/badger"
-	"github.com/marketplace/marketplace/storage/memory"
 )
 
 // benchClaimsVar names the larger number of claims of BenchmarkSearch.
@@ -46,21 +45,6 @@ func benchSizes(b *testing.B) []int {
 	return sizes
 }
 
-var benchBackends = []struct {
-	name string
-	open func(b *testing.B) storage.Store
-}{
-	{"memory", func(*testing.B) storage.Store { return memory.New() }},
-	{"badger", func(b *testing.B) storage.Store {
-		st, err := badger.Open(b.TempDir(), badger.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { _ = st.Close() })
-		return st
-	}},
-}
-
 // BenchmarkSearch: a seller's first page of opened claims as respondent,
 // at each size, on each backend. Every size's store is built first, and
 // the sizes are then measured in turns, 3 times, so that the machine's
@@ -69,18 +53,19 @@ var benchBackends = []struct {
 // reads: gets/op (point reads) and keys/op (keys a range walk visited),
 // which are the same at every size when the page reads only itself.
 func BenchmarkSearch(b *testing.B) {
-	for _, backend := range benchBackends {
-		b.Run(backend.name, func(b *testing.B) {
+	for _, backend := range teststore.DurableBackends {
+		b.Run(backend, func(b *testing.B) {
 			type built struct {
 				n      int
 				search *claims.Service
 				reads  *readCount
 				seller int64
+				trips  *teststore.RoundTrips
 			}
 			sizes := benchSizes(b)
 			stores := make([]built, len(sizes))
 			for i := len(sizes) - 1; i >= 0; i-- {
-				st := backend.open(b)
+				st, trips := teststore.OpenDurable(b, backend, 4)
 				e := newEnvOn(b, st)
 				seller := e.mustUser("SELLER")
 				buyers := make([]int64, 10)
@@ -91,7 +76,7 @@ func BenchmarkSearch(b *testing.B) {
 					b.Fatal(err)
 				}
 				rc := &readCount{}
-				stores[i] = built{n: sizes[i], search: claims.New(countingStore{Store: st, n: rc}, e.clock, e.sales), reads: rc, seller: seller}
+				stores[i] = built{n: sizes[i], search: claims.New(countingStore{Store: st, n: rc}, e.clock, e.sales), reads: rc, seller: seller, trips: trips}
 			}
 			for range 3 {
 				for _, st := range stores {
@@ -103,7 +88,7 @@ func BenchmarkSearch(b *testing.B) {
 								b.Fatal(err)
 							}
 							*st.reads = readCount{}
-							ops := 0
+							n0, ops := st.trips.Load(), 0
 							for b.Loop() {
 								ops++
 								res, err := st.search.Search(ctx, st.seller, q)
@@ -116,6 +101,7 @@ func BenchmarkSearch(b *testing.B) {
 							}
 							b.ReportMetric(float64(st.reads.gets)/float64(ops), "gets/op")
 							b.ReportMetric(float64(st.reads.keys)/float64(ops), "keys/op")
+							st.trips.Report(b, n0, ops)
 						})
 					}
 				}

@@ -27,20 +27,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/marketplace/marketplace/accounts"
 	"github.com/marketplace/marketplace/clock"
 	"github.com/marketplace/marketplace/fees"
 	"github.com/marketplace/marketplace/geo"
-	"github.com/marketplace/marketplace/internal/pgtest"
+	"github.com/marketplace/marketplace/internal/teststore"
 	"github.com/marketplace/marketplace/money"
 	"github.com/marketplace/marketplace/sales"
 	"github.com/marketplace/marketplace/stock"
 	"github.com/marketplace/marketplace/storage"
 	"github.com/marketplace/marketplace/storage/badger"
-	"github.com/marketplace/marketplace/storage/postgres"
 )
 
 // benchOrdersVar names the larger number of orders of BenchmarkSearch.
@@ -81,71 +77,6 @@ func benchSizes(b *testing.B) []int {
 		sizes = append(sizes, n)
 	}
 	return sizes
-}
-
-// benchBackends open an empty durable store for a benchmark, closed when
-// it ends: Badger in a folder of its own, PostgreSQL in a database of its
-// own on the package's shared server (internal/pgtest).
-var benchBackends = []struct {
-	name string
-	open func(b *testing.B) storage.Store
-}{
-	{"badger", func(b *testing.B) storage.Store {
-		st, err := badger.Open(b.TempDir(), badger.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { _ = st.Close() })
-		return st
-	}},
-	{"postgres", func(b *testing.B) storage.Store {
-		// The load's commits do not wait for the disk (what they write
-		// is the same; a search only reads), which makes it about 15%
-		// faster.
-		cfg, err := pgxpool.ParseConfig(pgtest.NewDatabase(b) + "&synchronous_commit=off")
-		if err != nil {
-			b.Fatal(err)
-		}
-		cfg.ConnConfig.Tracer = &benchRoundTrips
-		// The pool marketplaced has on a machine of up to 4 cores: 16
-		// connections place orders no faster here and run 1.1 of them
-		// again per order after a serialization failure, against 0.15.
-		st, err := postgres.OpenConfig(context.Background(), cfg, postgres.Options{MaxConns: 4})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { _ = st.Close() })
-		return st
-	}},
-}
-
-// benchRoundTrips counts the statements and batches that the PostgreSQL
-// stores of the benchmarks send, each a round trip to the server.
-var benchRoundTrips roundTrips
-
-type roundTrips struct{ n atomic.Int64 }
-
-func (r *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	r.n.Add(1)
-	return ctx
-}
-
-func (r *roundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-
-func (r *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
-	r.n.Add(1)
-	return ctx
-}
-
-func (r *roundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
-func (r *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
-
-// reportRoundTrips reports the round trips per operation to PostgreSQL
-// since n0, on the PostgreSQL benchmarks.
-func reportRoundTrips(b *testing.B, backend string, n0 int64, ops int) {
-	if backend == "postgres" && ops > 0 {
-		b.ReportMetric(float64(benchRoundTrips.n.Load()-n0)/float64(ops), "round-trips/op")
-	}
 }
 
 // benchSales is the sales service with the services below it on one store.
@@ -311,15 +242,22 @@ func benchRounds(b *testing.B) int {
 }
 
 // searchStore returns the services on a store of backend holding a seller
-// with n orders, and the seller.
-func searchStore(b *testing.B, backend string, open func(*testing.B) storage.Store, n int) (*benchSales, int64) {
+// with n orders, the seller, and the store's round trips (PostgreSQL's).
+func searchStore(b *testing.B, backend string, n int) (*benchSales, int64, *teststore.RoundTrips) {
 	b.Helper()
 	if dir := os.Getenv(benchDirVar); dir != "" && backend == "badger" {
-		return keptBadger(b, dir, n)
+		s, seller := keptBadger(b, dir, n)
+		return s, seller, &teststore.RoundTrips{}
 	}
-	s := newBenchSales(b, open(b))
-	return s, s.sellerWithOrders(b, n)
+	st, trips := teststore.OpenDurable(b, backend, benchPoolSize)
+	s := newBenchSales(b, st)
+	return s, s.sellerWithOrders(b, n), trips
 }
+
+// benchPoolSize is the pool marketplaced has on a machine of up to 4
+// cores: 16 connections place orders no faster here and run 1.1 of them
+// again per order after a serialization failure, against 0.15.
+const benchPoolSize = 4
 
 // keptBadger is searchStore on a Badger store kept in dir. The seller's
 // id is written beside the store once its orders are all placed: a build
@@ -363,18 +301,19 @@ func keptBadger(b *testing.B, dir string, n int) (*benchSales, int64) {
 // rounds end in #01, #02, ...), so that the machine's other work and the stores' own (Badger's
 // compactions after a large load) fall on every size alike.
 func BenchmarkSearch(b *testing.B) {
-	for _, backend := range benchBackends {
-		b.Run(backend.name, func(b *testing.B) {
+	for _, backend := range teststore.DurableBackends {
+		b.Run(backend, func(b *testing.B) {
 			type built struct {
 				n      int
 				s      *benchSales
 				seller int64
+				trips  *teststore.RoundTrips
 			}
 			sizes := benchSizes(b)
 			stores := make([]built, len(sizes))
 			for i := len(sizes) - 1; i >= 0; i-- {
-				s, seller := searchStore(b, backend.name, backend.open, sizes[i])
-				stores[i] = built{n: sizes[i], s: s, seller: seller}
+				s, seller, trips := searchStore(b, backend, sizes[i])
+				stores[i] = built{n: sizes[i], s: s, seller: seller, trips: trips}
 			}
 			for range benchRounds(b) {
 				for _, st := range stores {
@@ -382,7 +321,7 @@ func BenchmarkSearch(b *testing.B) {
 						b.Run(fmt.Sprintf("orders=%d/%s", st.n, sort), func(b *testing.B) {
 							q := sales.SearchQuery{Seller: st.seller, Limit: 50, Sort: sort}
 							ctx := context.Background()
-							n0, ops := benchRoundTrips.n.Load(), 0
+							n0, ops := st.trips.Load(), 0
 							for b.Loop() {
 								ops++
 								res, err := st.s.sales.Search(ctx, st.seller, q)
@@ -393,7 +332,7 @@ func BenchmarkSearch(b *testing.B) {
 									b.Fatalf("total %d and %d results, want %d and 50", res.Paging.Total, len(res.Results), st.n)
 								}
 							}
-							reportRoundTrips(b, backend.name, n0, ops)
+							st.trips.Report(b, n0, ops)
 						})
 					}
 				}
@@ -408,16 +347,17 @@ func BenchmarkSearch(b *testing.B) {
 // what a purchase over HTTP costs below its handler. It reports the rate;
 // ns/op is the time per order at that concurrency.
 func BenchmarkPlaceOrder(b *testing.B) {
-	for _, backend := range benchBackends {
-		b.Run(backend.name, func(b *testing.B) {
-			s := newBenchSales(b, backend.open(b))
+	for _, backend := range teststore.DurableBackends {
+		b.Run(backend, func(b *testing.B) {
+			st, trips := teststore.OpenDurable(b, backend, benchPoolSize)
+			s := newBenchSales(b, st)
 			w := s.newBenchSeller(b, int64(b.N))
-			c0, n0 := s.conflicts(), benchRoundTrips.n.Load()
+			c0, n0 := s.conflicts(), trips.Load()
 			b.ResetTimer()
 			took := s.placeOrders(b, w, b.N)
 			b.ReportMetric(float64(b.N)/took.Seconds(), "orders/s")
 			b.ReportMetric(float64(s.conflicts()-c0)/float64(b.N), "retries/order")
-			reportRoundTrips(b, backend.name, n0, b.N)
+			trips.Report(b, n0, b.N)
 		})
 	}
 }
