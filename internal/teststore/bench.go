@@ -71,17 +71,25 @@ func (r *RoundTrips) Report(b *testing.B, n0 int64, ops int) {
 	}
 }
 
+// TraceQueryStart counts a statement.
 func (r *RoundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
 	r.n.Add(1)
 	return ctx
 }
 
+// TraceQueryEnd is part of pgx's tracer: the statement was counted at its
+// start.
 func (r *RoundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
+// TraceBatchStart counts a batch: its statements go in one round trip.
 func (r *RoundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
 	r.n.Add(1)
 	return ctx
 }
 
+// TraceBatchQuery is part of pgx's tracer: a batch's statements share its
+// round trip.
 func (r *RoundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
-func (r *RoundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
+
+// TraceBatchEnd is part of pgx's tracer.
+func (r *RoundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
