@@ -218,7 +218,7 @@ func (s *Service) save(ctx context.Context, tx storage.Tx, prev string, r *recor
 	}
 	if o := out.order; o.touched {
 		change := sales.OrderChange{AddTags: o.addTags, RemoveTags: o.rmTags, Mediation: r.ID, MediationStatus: r.mediationStatus(),
-			Refund: o.refund, Restock: o.restock}
+			Refund: o.refund, RestockUnits: o.restock}
 		if _, err := s.sales.ChangeOrder(ctx, tx, r.OrderID, change, o.action, now); err != nil {
 			return err
 		}

@@ -276,7 +276,7 @@ type orderChange struct {
 	touched         bool
 	addTags, rmTags []string
 	refund          *money.Dec
-	restock         bool
+	restock         int64 // units back to their store
 	action          string
 }
 
@@ -398,9 +398,9 @@ func (r *record) giveBack(ms int64, amount money.Dec, out *outcome) {
 	o.refund = &amount
 	if rt := r.Return; rt != nil {
 		rt.StatusMoney = MoneyRefunded
-		if rt.Status == ReturnDelivered && rt.Subtype == SubtypeTotal && !rt.Restocked {
+		if rt.Status == ReturnDelivered && !rt.Restocked {
 			rt.Restocked = true
-			o.restock = true
+			o.restock += r.Quantity
 		}
 	}
 }

@@ -233,8 +233,9 @@ func (s *Service) returned(r *record, o *outcome, ms int64, by string) {
 		r.close(ms, "item_changed", []string{RoleComplainant}, by, o)
 		rt := r.Return
 		rt.StatusMoney = MoneyAvailable
-		if rt.Subtype == SubtypeTotal && !rt.Restocked {
-			rt.Restocked, o.order.restock, o.order.touched = true, true, true
+		if !rt.Restocked {
+			rt.Restocked, o.order.touched = true, true
+			o.order.restock += r.Quantity
 		}
 		return
 	}

@@ -630,6 +630,29 @@ func TestReturn_ReviewOKRefundsClosesTheClaimAndRestocksTheUnitsOnce(t *testing.
 	}
 }
 
+func TestReturn_APartialReturnGivesBackItsOwnUnitsOnly(t *testing.T) {
+	e := newEnv(t)
+	s := e.mustSale(3, true)
+	before := e.stockAt(s)
+	c, err := e.claims.Open(ctx, claims.NewClaim{OrderID: s.order.ID, ReasonID: "PDD9549", Quantity: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := e.mustDeliveredReturn(s, c.ID)
+	if rt.Subtype != "return_partial" {
+		t.Errorf("subtype %s; want return_partial", rt.Subtype)
+	}
+	if _, err := e.claims.ReviewReturn(ctx, s.seller, rt.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	if after := e.stockAt(s); after != before+2 {
+		t.Errorf("stock %d after a return of 2 of 3 units; want %d", after, before+2)
+	}
+	if p := e.mustOrder(s.order.ID).Payments[0]; p.TransactionAmountRefunded != "3001" {
+		t.Errorf("refunded %s; want the 2 units' 3001", p.TransactionAmountRefunded)
+	}
+}
+
 func TestReturn_ReviewFailedTakesTheClaimToTheMediator(t *testing.T) {
 	e := newEnv(t)
 	s := e.mustSale(1, true)

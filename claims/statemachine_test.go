@@ -117,17 +117,19 @@ func (m *claimsMachine) close(ms *modelSale) {
 	ms.claim = nil
 }
 
-// refund gives the claimed amount back (once per claim); a whole return
-// the seller received gives its units back once.
+// refund gives the claimed amount back (once per claim); a return the
+// seller received gives its units back once, never more than the order
+// took.
 func (m *claimsMachine) refundClaim(ms *modelSale, c *modelClaim, amount money.Dec) {
 	if c.refunded {
 		return
 	}
 	c.refunded = true
 	ms.refunded = ms.refunded.Add(amount)
-	if c.ret == "delivered" && c.qty == ms.qty && ms.restocked == 0 {
-		ms.restocked = ms.qty
-		m.stock += ms.qty
+	if c.ret == "delivered" {
+		n := min(c.qty, ms.qty-ms.restocked)
+		ms.restocked += n
+		m.stock += n
 	}
 }
 

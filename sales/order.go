@@ -232,8 +232,11 @@ type orderRecord struct {
 	// Taken is where the units came from, set when they were taken (the
 	// order was paid) and kept after a cancellation gave them back.
 	Taken *stock.Source `json:"taken,omitempty"`
-	// Returned: the cancellation gave the units back.
-	Returned bool `json:"returned,omitempty"`
+	// Returned: every unit went back to the store (a cancellation, or
+	// returns of them all); ReturnedUnits counts those a partial return
+	// gave back before.
+	Returned      bool  `json:"returned,omitempty"`
+	ReturnedUnits int64 `json:"returned_units,omitempty"`
 	// MediationStatuses is where each claim of the order stands, as the
 	// order search's mediations.status filter names it, by claim id.
 	MediationStatuses map[int64]string `json:"mediation_statuses,omitempty"`

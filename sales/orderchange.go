@@ -106,12 +106,8 @@ func (s *Service) Cancel(ctx context.Context, orderID int64) (Order, error) {
 		before := rec
 		o := &rec.Order
 		stamp := s.siteTime(tx, o.Context.Site, now)
-		if rec.Taken != nil && !rec.Returned {
-			line := o.OrderItems[0]
-			if err := s.stock.ReturnUnits(ctx, tx, line.Item.ID, *rec.Taken, line.Quantity, now); err != nil {
-				return err
-			}
-			rec.Returned = true
+		if err := s.restock(ctx, tx, &rec, OrderChange{Restock: true}, now); err != nil {
+			return err
 		}
 		o.Payments = slices.Clone(o.Payments)
 		for i := range o.Payments {

@@ -92,8 +92,30 @@ type OrderChange struct {
 	// was paid).
 	Refund *money.Dec
 	// Restock gives the order's units back to the store they came from,
-	// once.
-	Restock bool
+	// once; RestockUnits gives back that many of them (a partial
+	// return). Neither gives back more units than the order took.
+	Restock      bool
+	RestockUnits int64
+}
+
+// restock gives back to their store the units change asks for, at most
+// those the order took and has not given back.
+func (s *Service) restock(ctx context.Context, tx storage.Tx, rec *orderRecord, change OrderChange, now time.Time) error {
+	line := rec.Order.OrderItems[0]
+	units := change.RestockUnits
+	if change.Restock {
+		units = line.Quantity
+	}
+	if units <= 0 || rec.Taken == nil || rec.Returned {
+		return nil
+	}
+	units = min(units, line.Quantity-rec.ReturnedUnits)
+	if err := s.stock.ReturnUnits(ctx, tx, line.Item.ID, *rec.Taken, units, now); err != nil {
+		return err
+	}
+	rec.ReturnedUnits += units
+	rec.Returned = rec.ReturnedUnits >= line.Quantity
+	return nil
 }
 
 // ChangeOrder applies change to order id in tx at now: the order is saved
@@ -135,12 +157,8 @@ func (s *Service) ChangeOrder(ctx context.Context, tx storage.Tx, id int64, chan
 			return Order{}, err
 		}
 	}
-	if change.Restock && rec.Taken != nil && !rec.Returned {
-		line := o.OrderItems[0]
-		if err := s.stock.ReturnUnits(ctx, tx, line.Item.ID, *rec.Taken, line.Quantity, now); err != nil {
-			return Order{}, err
-		}
-		rec.Returned = true
+	if err := s.restock(ctx, tx, &rec, change, now); err != nil {
+		return Order{}, err
 	}
 	touch(&rec, now, stamp)
 	if err := s.saveOrder(ctx, tx, &before, rec, action, now); err != nil {
