@@ -138,6 +138,10 @@ func (t countingTx) Get(key []byte) ([]byte, error) {
 	return t.Tx.Get(key)
 }
 
+// Prefetch hands the keys to the store's own transaction: counting must
+// not change what a page costs at network distance.
+func (t countingTx) Prefetch(keys [][]byte) error { return storage.Prefetch(t.Tx, keys...) }
+
 func (t countingTx) Iterate(r storage.Range) storage.Iterator {
 	return countingIterator{t.Tx.Iterate(r), t.n}
 }
