@@ -127,18 +127,7 @@ func (s *Server) handleSearchClaims(w http.ResponseWriter, r *http.Request, _ ht
 // claimRead answers a read of the claim of the path with what read
 // returns.
 func claimRead[T any](s *Server, read func(ctx context.Context, caller, id int64) (T, error)) authedFunc {
-	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params, caller int64) error {
-		id, err := claimID(p)
-		if err != nil {
-			return err
-		}
-		v, err := read(r.Context(), caller, id)
-		if err != nil {
-			return err
-		}
-		s.writeJSON(w, http.StatusOK, v)
-		return nil
-	}
+	return readByID(s, "claim_id", read)
 }
 
 // handleGetClaim answers GET /post-purchase/v1/claims/:claim_id.
@@ -407,40 +396,14 @@ func (s *Server) handleEvidences(w http.ResponseWriter, r *http.Request, p httpr
 // /post-purchase/v1/claims/:claim_id/actions/evidences {an evidence} with
 // the claim's evidences.
 func (s *Server) handleAddEvidence(w http.ResponseWriter, r *http.Request, p httprouter.Params, caller int64) error {
-	id, err := claimID(p)
-	if err != nil {
-		return err
-	}
-	var in claims.NewEvidence
-	if err := decode(r, &in); err != nil {
-		return err
-	}
-	res, err := s.m.Claims.AddEvidence(r.Context(), caller, id, in)
-	if err != nil {
-		return err
-	}
-	s.writeJSON(w, http.StatusOK, res)
-	return nil
+	return writeByID(s, "claim_id", s.m.Claims.AddEvidence)(w, r, p, caller)
 }
 
 // handleAddHandlingEvidence answers POST
 // /post-purchase/v1/claims/:claim_id/evidences {type:
 // handling_shipping_evidence, handling_date} with the evidence.
 func (s *Server) handleAddHandlingEvidence(w http.ResponseWriter, r *http.Request, p httprouter.Params, caller int64) error {
-	id, err := claimID(p)
-	if err != nil {
-		return err
-	}
-	var in claims.NewEvidence
-	if err := decode(r, &in); err != nil {
-		return err
-	}
-	res, err := s.m.Claims.AddHandlingEvidence(r.Context(), caller, id, in)
-	if err != nil {
-		return err
-	}
-	s.writeJSON(w, http.StatusOK, res)
-	return nil
+	return writeByID(s, "claim_id", s.m.Claims.AddHandlingEvidence)(w, r, p, caller)
 }
 
 // handleActionsHistory answers GET
@@ -504,16 +467,7 @@ func returnID(p httprouter.Params) (int64, error) { return int64Param(p, "return
 
 // handleReturnReviews answers GET /post-purchase/v1/returns/:return_id/reviews.
 func (s *Server) handleReturnReviews(w http.ResponseWriter, r *http.Request, p httprouter.Params, caller int64) error {
-	id, err := returnID(p)
-	if err != nil {
-		return err
-	}
-	rv, err := s.m.Claims.ReturnReviews(r.Context(), caller, id)
-	if err != nil {
-		return err
-	}
-	s.writeJSON(w, http.StatusOK, rv)
-	return nil
+	return readByID(s, "return_id", s.m.Claims.ReturnReviews)(w, r, p, caller)
 }
 
 // handleReviewReturn answers POST
@@ -590,37 +544,11 @@ func (s *Server) handleOperatorOpenClaim(w http.ResponseWriter, r *http.Request,
 // {role, action, message, resolution}: what the buyer or the mediator does
 // on the website; 200 with the claim.
 func (s *Server) handleOperatorClaimAction(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
-	id, err := claimID(p)
-	if err != nil {
-		return err
-	}
-	var in claims.OperatorAction
-	if err := decode(r, &in); err != nil {
-		return err
-	}
-	c, err := s.m.Claims.Act(r.Context(), id, in)
-	if err != nil {
-		return err
-	}
-	s.writeJSON(w, http.StatusOK, c)
-	return nil
+	return operatorWriteByID(s, "claim_id", s.m.Claims.Act)(w, r, p)
 }
 
 // handleOperatorMoveReturn answers PUT /operator/returns/:return_id/status
 // {status} with the moved return.
 func (s *Server) handleOperatorMoveReturn(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
-	id, err := returnID(p)
-	if err != nil {
-		return err
-	}
-	var in claims.ReturnMove
-	if err := decode(r, &in); err != nil {
-		return err
-	}
-	rt, err := s.m.Claims.MoveReturn(r.Context(), id, in)
-	if err != nil {
-		return err
-	}
-	s.writeJSON(w, http.StatusOK, rt)
-	return nil
+	return operatorWriteByID(s, "return_id", s.m.Claims.MoveReturn)(w, r, p)
 }

@@ -55,16 +55,7 @@ func (s *Server) handleGiveFeedback(w http.ResponseWriter, r *http.Request, p ht
 
 // handleOrderFeedback answers GET /orders/:order_id/feedback: both sides.
 func (s *Server) handleOrderFeedback(w http.ResponseWriter, r *http.Request, p httprouter.Params, caller int64) error {
-	id, err := int64Param(p, "order_id")
-	if err != nil {
-		return err
-	}
-	both, err := s.m.Feedback.OfOrder(r.Context(), caller, id)
-	if err != nil {
-		return err
-	}
-	s.writeJSON(w, http.StatusOK, both)
-	return nil
+	return readByID(s, "order_id", s.m.Feedback.OfOrder)(w, r, p, caller)
 }
 
 // feedbackSide reads the :side of the legacy routes: sale or purchase.
@@ -124,35 +115,13 @@ func (s *Server) handleChangeFeedbackSide(w http.ResponseWriter, r *http.Request
 
 // handleGetFeedback answers GET /feedback/:feedback_id.
 func (s *Server) handleGetFeedback(w http.ResponseWriter, r *http.Request, p httprouter.Params, caller int64) error {
-	id, err := int64Param(p, "feedback_id")
-	if err != nil {
-		return err
-	}
-	f, err := s.m.Feedback.Get(r.Context(), caller, id)
-	if err != nil {
-		return err
-	}
-	s.writeJSON(w, http.StatusOK, f)
-	return nil
+	return readByID(s, "feedback_id", s.m.Feedback.Get)(w, r, p, caller)
 }
 
 // handleChangeFeedback answers PUT /feedback/:feedback_id: 200 with the
 // changed feedback.
 func (s *Server) handleChangeFeedback(w http.ResponseWriter, r *http.Request, p httprouter.Params, caller int64) error {
-	id, err := int64Param(p, "feedback_id")
-	if err != nil {
-		return err
-	}
-	var in feedback.Input
-	if err := decode(r, &in); err != nil {
-		return err
-	}
-	f, err := s.m.Feedback.Change(r.Context(), caller, id, in)
-	if err != nil {
-		return err
-	}
-	s.writeJSON(w, http.StatusOK, f)
-	return nil
+	return writeByID(s, "feedback_id", s.m.Feedback.Change)(w, r, p, caller)
 }
 
 // handleReplyFeedback answers POST /feedback/:feedback_id/reply: 200 with

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"unicode/utf8"
@@ -109,4 +110,50 @@ func loggedPath(path string) string {
 		n--
 	}
 	return path[:n] + "...(" + strconv.Itoa(len(path)-n) + " more bytes)"
+}
+
+// readByID answers a read of the resource whose id is the path's param
+// with what read returns for the caller: 200.
+func readByID[T any](s *Server, param string, read func(ctx context.Context, caller, id int64) (T, error)) authedFunc {
+	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params, caller int64) error {
+		id, err := int64Param(p, param)
+		if err != nil {
+			return err
+		}
+		v, err := read(r.Context(), caller, id)
+		if err != nil {
+			return err
+		}
+		s.writeJSON(w, http.StatusOK, v)
+		return nil
+	}
+}
+
+// writeByID answers a change, with the JSON body In, of the resource whose
+// id is the path's param: 200 with what write returns.
+func writeByID[In, Out any](s *Server, param string, write func(ctx context.Context, caller, id int64, in In) (Out, error)) authedFunc {
+	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params, caller int64) error {
+		id, err := int64Param(p, param)
+		if err != nil {
+			return err
+		}
+		var in In
+		if err := decode(r, &in); err != nil {
+			return err
+		}
+		v, err := write(r.Context(), caller, id, in)
+		if err != nil {
+			return err
+		}
+		s.writeJSON(w, http.StatusOK, v)
+		return nil
+	}
+}
+
+// operatorWriteByID is writeByID for an operator's route, which acts for
+// no caller.
+func operatorWriteByID[In, Out any](s *Server, param string, write func(ctx context.Context, id int64, in In) (Out, error)) func(http.ResponseWriter, *http.Request, httprouter.Params) error {
+	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+		return writeByID(s, param, func(ctx context.Context, _, id int64, in In) (Out, error) { return write(ctx, id, in) })(w, r, p, 0)
+	}
 }
