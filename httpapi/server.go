@@ -301,8 +301,8 @@ func (s *Server) handle(rt route) {
 			// The bound starts after a fault rule's latency, which
 			// stands for a slow network, not for the server's work.
 			if bounded {
-				ctx, cancel := context.WithTimeout(r.Context(), s.requestTimeout)
-				defer cancel()
+				ctx := withLazyDeadline(r.Context(), s.requestTimeout)
+				defer ctx.stop()
 				r = r.WithContext(ctx)
 			}
 			if len(searches) > 0 && slices.Contains(searches, rec.route) {
