@@ -320,23 +320,18 @@ func (s *Service) view(tx storage.Tx, r *record) Claim {
 	return c
 }
 
-// OrderClaims tells a conversation about the claims of order orderID, as
-// they stand now (messages.Claims): its latest claim, whether one is in
-// dispute and since when, whether one refunded the buyer and when.
-func (s *Service) OrderClaims(tx storage.Tx, orderID int64) (messages.ClaimState, error) {
+// OrderClaims tells a conversation about the claims of order orderID,
+// claimIDs (the order's mediations: every claim opened on it), as they
+// stand now (messages.Claims): its latest claim, whether one is in dispute
+// and since when, whether one refunded the buyer and when. The claims are
+// read together, in one round trip at network distance.
+func (s *Service) OrderClaims(tx storage.Tx, orderID int64, claimIDs []int64) (messages.ClaimState, error) {
 	nowMs := s.clock.Now().UnixMilli()
 	var out messages.ClaimState
-	it := tx.Iterate(storage.Prefix(orderPrefix(orderID)))
-	defer it.Close()
-	var ids []int64
-	for ; it.Valid(); it.Next() {
-		id, err := lastInt(it.Key())
-		if err != nil {
-			return out, err
-		}
-		ids = append(ids, id)
+	if err := prefetchClaims(tx, claimIDs); err != nil {
+		return out, err
 	}
-	for _, id := range ids {
+	for _, id := range claimIDs {
 		r, err := getRecord(tx, id)
 		if err != nil {
 			return out, errs.Internalf(err, "order %d names claim %d", orderID, id)

@@ -309,7 +309,15 @@ func (e *env) orderClaims(orderID int64) messages.ClaimState {
 	var st messages.ClaimState
 	err := e.store.View(ctx, func(tx storage.Tx) error {
 		var err error
-		st, err = e.claims.OrderClaims(tx, orderID)
+		o, err := e.sales.OrderOf(tx, orderID)
+		if err != nil {
+			return err
+		}
+		var ids []int64
+		for _, m := range o.Order.Mediations {
+			ids = append(ids, m.ID)
+		}
+		st, err = e.claims.OrderClaims(tx, orderID, ids)
 		return err
 	})
 	if err != nil {

@@ -42,7 +42,7 @@ type fakeClaims struct {
 	m  map[int64]messages.ClaimState
 }
 
-func (f *fakeClaims) OrderClaims(_ storage.Tx, orderID int64) (messages.ClaimState, error) {
+func (f *fakeClaims) OrderClaims(_ storage.Tx, orderID int64, _ []int64) (messages.ClaimState, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.m[orderID], nil

@@ -41,7 +41,9 @@ type ClaimState struct {
 // conversation's transaction. The claims package answers it; the engine
 // wires the two (claims sit above messages' concerns, not below them).
 type Claims interface {
-	OrderClaims(tx storage.Tx, orderID int64) (ClaimState, error)
+	// OrderClaims is given the claims the order names in its mediations,
+	// so that it reads them, and nothing else, in one round trip.
+	OrderClaims(tx storage.Tx, orderID int64, claimIDs []int64) (ClaimState, error)
 }
 
 // Service holds the conversations.
@@ -169,7 +171,11 @@ func (s *Service) readPack(tx storage.Tx, id int64, extra func(orderID, packID i
 	c.PackID = p.sale.packID
 	p.conv = c
 	if s.claims != nil {
-		if p.claim, err = s.claims.OrderClaims(tx, orderID); err != nil {
+		ids := make([]int64, len(sale.Order.Mediations))
+		for i, m := range sale.Order.Mediations {
+			ids[i] = m.ID
+		}
+		if p.claim, err = s.claims.OrderClaims(tx, orderID, ids); err != nil {
 			return pack{}, err
 		}
 	}
