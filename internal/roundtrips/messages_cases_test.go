@@ -19,17 +19,17 @@ func init() {
 
 // messagesBounds are the post-sale messages' bounds (see bounds).
 var messagesBounds = map[string]float64{
-	"GET /messages/packs/:pack_id/sellers/:user_id":            4.5,
-	"POST /messages/packs/:pack_id/sellers/:user_id":           5.5,
-	"GET /messages/:message_id":                                5.5,
+	"GET /messages/packs/:pack_id/sellers/:user_id":            3.5,
+	"POST /messages/packs/:pack_id/sellers/:user_id":           4.5,
+	"GET /messages/:message_id":                                4.5,
 	"GET /messages/unread":                                     1.5,
-	"GET /messages/unread/packs/:pack_id/sellers/:user_id":     4.5,
+	"GET /messages/unread/packs/:pack_id/sellers/:user_id":     3.5,
 	"POST /messages/attachments":                               6.5,
 	"GET /messages/attachments/:attachment_id":                 3.5,
-	"GET /messages/action_guide/packs/:pack_id":                3.5,
-	"GET /messages/action_guide/packs/:pack_id/caps_available": 3.5,
-	"POST /messages/action_guide/packs/:pack_id/option":        8.5,
-	"PUT /messages/mark_as_read/:message_ids":                  8.5,
+	"GET /messages/action_guide/packs/:pack_id":                2.5,
+	"GET /messages/action_guide/packs/:pack_id/caps_available": 2.5,
+	"POST /messages/action_guide/packs/:pack_id/option":        7.5,
+	"PUT /messages/mark_as_read/:message_ids":                  7.5,
 	"GET /messages/orders/:order_id":                           1.5,
 	"PUT /operator/messages/:message_id/moderation":            5.5,
 }
