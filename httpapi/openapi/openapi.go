@@ -183,9 +183,12 @@ func NewValidator() (*Validator, error) {
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("openapi: validator: %v", errs)
 	}
-	opts := config.NewValidationOptions(config.WithoutSecurityValidation())
-	return &Validator{model: &model.Model, v: v, opts: opts,
-		responses: responses.NewResponseBodyValidator(&model.Model, config.WithExistingOpts(opts))}, nil
+	// The validator's own response checker holds the schemas it compiled
+	// when it was built: one made here would compile them again on every
+	// answer, and libopenapi's rendering of a schema is not safe for
+	// concurrent use.
+	return &Validator{model: &model.Model, v: v, opts: config.NewValidationOptions(config.WithoutSecurityValidation()),
+		responses: v.GetResponseBodyValidator()}, nil
 }
 
 // Documented says whether the document has an operation for r's method and

@@ -175,3 +175,35 @@ func TestValidator_AnAnswerToAPathWithAnEmptySegmentIsCheckedAgainstItsOwnOperat
 		}
 	}
 }
+
+func TestValidator_AnswersAreCheckedConcurrently(t *testing.T) {
+	v, err := openapi.NewValidator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	answers := []struct{ method, path, body string }{
+		{"POST", "/post-purchase/v1/claims/5000000001/returns/attachments", `{"code":400,"error":"bad_request","message":"x","cause":null}`},
+		{"GET", "/items/MLA1", `{"message":"Item not found","error":"not_found","status":404,"cause":[]}`},
+		{"GET", "/questions/1", `{"message":"Question not found","error":"not_found","status":404,"cause":[]}`},
+	}
+	done := make(chan struct{})
+	for g := range 8 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := range 20 {
+				a := answers[(g+i)%len(answers)]
+				r := httptest.NewRequest(a.method, a.path, nil)
+				status := http.StatusNotFound
+				if a.method == "POST" {
+					status = http.StatusBadRequest
+				}
+				res := &http.Response{StatusCode: status, Header: http.Header{"Content-Type": {"application/json"}},
+					Body: io.NopCloser(strings.NewReader(a.body)), Request: r}
+				v.Response(r, res)
+			}
+		}()
+	}
+	for range 8 {
+		<-done
+	}
+}
