@@ -182,11 +182,13 @@ func GetOne(ctx context.Context, st Store, key []byte) ([]byte, error) {
 }
 
 // Prefetcher is implemented by a Tx that reads several keys in one round
-// trip: storage/postgres sends their reads together and answers the Gets
+// trip: storage/postgres sends their reads together, with its next round
+// trip whatever that is for (a Get, a range's page), and answers the Gets
 // that follow from what it received.
 type Prefetcher interface {
-	// Prefetch reads keys so that later Gets of them cost nothing. Its
-	// results are those the Gets would have had.
+	// Prefetch reads keys, now or with the transaction's next read, so
+	// that later Gets of them cost nothing. Its results are those the
+	// Gets would have had.
 	Prefetch(keys [][]byte) error
 }
 
@@ -194,6 +196,9 @@ type Prefetcher interface {
 // several keys at once more cheaply than one by one; elsewhere it does
 // nothing. Reads through a transaction see one snapshot and the
 // transaction's own writes, so what a Get returns does not depend on it.
+// A caller saves the most by prefetching before its first read: the
+// keys then travel with it. On storage/postgres, the ranges opened before
+// a read travel with it too (their first pages).
 func Prefetch(tx Tx, keys ...[]byte) error {
 	if p, ok := tx.(Prefetcher); ok {
 		return p.Prefetch(keys)

@@ -176,6 +176,38 @@ func TestOpen_ALayoutOneDatabaseGainsThePointIndexAndKeepsItsKeys(t *testing.T) 
 // ask (a blacklist entry that is not there, an index that grows at its
 // end). None of them depends on another, so none should have to run again.
 func TestUpdate_ReadingAMissingKeyDoesNotConflictWithWritersOfItsNeighbours(t *testing.T) {
+	testNeighbourWriters(t, func(tx storage.Tx, last int64, writer int) error {
+		if _, err := tx.Get(fmt.Appendf(nil, "log/%08d/missing/%d", last, writer)); !errors.Is(err, storage.ErrNotFound) {
+			return fmt.Errorf("missing key: %v", err)
+		}
+		return nil
+	})
+}
+
+// A prefetch of many keys is one statement (selectValues): its lookups
+// must go through the point index as single reads do.
+func TestUpdate_PrefetchingMissingKeysDoesNotConflictWithWritersOfTheirNeighbours(t *testing.T) {
+	testNeighbourWriters(t, func(tx storage.Tx, last int64, writer int) error {
+		var keys [][]byte
+		for i := range 8 {
+			keys = append(keys, fmt.Appendf(nil, "log/%08d/missing/%d/%d", last, writer, i))
+		}
+		if err := storage.Prefetch(tx, keys...); err != nil {
+			return err
+		}
+		for _, k := range keys {
+			if _, err := tx.Get(k); !errors.Is(err, storage.ErrNotFound) {
+				return fmt.Errorf("missing key %s: %v", k, err)
+			}
+		}
+		return nil
+	})
+}
+
+// testNeighbourWriters runs Updates that each read with read around the
+// end of a log that every one of them appends to, and checks that almost
+// none of them conflicted.
+func testNeighbourWriters(t *testing.T, read func(tx storage.Tx, last int64, writer int) error) {
 	st := open(t, pgtest.NewDatabase(t))
 	mustUpdate(t, st, func(tx storage.Tx) error {
 		for i := range 2000 {
@@ -194,8 +226,8 @@ func TestUpdate_ReadingAMissingKeyDoesNotConflictWithWritersOfItsNeighbours(t *t
 		wg.Go(func() {
 			for range rounds {
 				err := st.Update(context.Background(), func(tx storage.Tx) error {
-					if _, err := tx.Get(fmt.Appendf(nil, "log/%08d/missing/%d", next.Load(), w)); !errors.Is(err, storage.ErrNotFound) {
-						return fmt.Errorf("missing key: %v", err)
+					if err := read(tx, next.Load(), w); err != nil {
+						return err
 					}
 					return tx.Set(fmt.Appendf(nil, "log/%08d", next.Add(1)), []byte("x"))
 				})

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"bytes"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -12,7 +13,10 @@ import (
 // continues after the last key of the one before: a connection runs one
 // statement at a time, and callers Get inside their iteration loops. Pages
 // grow fourfold, so that a reader that stops after a few keys fetches few,
-// and a long walk takes few round trips.
+// and a long walk takes few round trips. A page's read is queued with the
+// transaction's other reads (tx.queuedPages) and sent with the next round
+// trip: ranges opened together, and the prefetches before them, are read
+// in one.
 const (
 	firstPage = 32
 	maxPage   = 2048
@@ -50,6 +54,9 @@ type iterator struct {
 	// steps counts moves since the context was last looked at: a page
 	// may hold more than storage.IterationCheckEvery keys.
 	steps int
+	// queued says that the read of the next page waits in the
+	// transaction's queue.
+	queued bool
 }
 
 // Iterate reads r a page at a time. In an Update, the writes made so far
@@ -77,12 +84,21 @@ func (it *iterator) reset(lo, hi []byte) {
 	it.fetch()
 }
 
-// fetch replaces the page with the next one.
+// fetch empties the page and queues the read of the next one, which
+// goes with the transaction's next round trip: Valid sends it if nothing
+// else has by then.
 func (it *iterator) fetch() {
 	it.page, it.i = it.page[:0], 0
-	if !it.more {
+	if !it.more || it.queued {
 		return
 	}
+	it.queued = true
+	it.t.queuedPages = append(it.t.queuedPages, it)
+}
+
+// pageQuery is the read of the next page, from where the range stands
+// when it is sent.
+func (it *iterator) pageQuery() query {
 	reverse := 0
 	if it.r.Reverse {
 		reverse = 1
@@ -93,7 +109,7 @@ func (it *iterator) fetch() {
 		sql = pageQueries[reverse][1]
 		args = append(args, it.hi)
 	}
-	err := it.t.exchange(it.t.write, false, query{sql: sql, args: args, scan: func(rows pgx.Rows) error {
+	return query{sql: sql, args: args, scan: func(rows pgx.Rows) error {
 		for rows.Next() {
 			var e entry
 			if err := rows.Scan(&e.k, &e.v); err != nil {
@@ -102,10 +118,15 @@ func (it *iterator) fetch() {
 			it.page = append(it.page, e)
 		}
 		return rows.Err()
-	}})
+	}}
+}
+
+// received takes the page that pageQuery read, or ends the range when the
+// round trip failed: the transaction has then failed, and the function's
+// caller hears of it from View or Update whatever the function returns.
+func (it *iterator) received(err error) {
+	it.queued = false
 	if err != nil {
-		// The transaction has failed: the function's caller hears of it
-		// from View or Update whatever the function returns.
 		it.page, it.more = it.page[:0], false
 		return
 	}
@@ -119,7 +140,12 @@ func (it *iterator) fetch() {
 	it.size = min(4*it.size, maxPage)
 }
 
-func (it *iterator) Valid() bool { return it.i < len(it.page) }
+func (it *iterator) Valid() bool {
+	if it.queued {
+		_ = it.t.sendQueued()
+	}
+	return it.i < len(it.page)
+}
 
 func (it *iterator) Key() []byte { return it.page[it.i].k }
 
@@ -158,4 +184,10 @@ func (it *iterator) Seek(key []byte) {
 	it.reset(key, nil)
 }
 
-func (it *iterator) Close() { it.page, it.more = nil, false }
+func (it *iterator) Close() {
+	if it.queued {
+		it.t.queuedPages = slices.DeleteFunc(it.t.queuedPages, func(q *iterator) bool { return q == it })
+		it.queued = false
+	}
+	it.page, it.more = nil, false
+}

@@ -19,6 +19,13 @@ const (
 	beginUpdate = "BEGIN ISOLATION LEVEL SERIALIZABLE"
 	beginView   = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
 	selectValue = "SELECT v FROM kv WHERE k = $1"
+	// selectValues reads many keys in one statement, a row per key in
+	// their order, NULL for a missing one (v is never NULL). Each key is
+	// looked up by a subquery of its own, which the planner cannot turn
+	// into a join: every lookup goes through the point index as
+	// selectValue's does (see createPointIndex), never through a scan
+	// of the btree that a merge or hash join would choose.
+	selectValues = "SELECT (SELECT v FROM kv WHERE k = q.k) FROM unnest($1::bytea[]) WITH ORDINALITY AS q(k, i) ORDER BY q.i"
 	// The keys are sent in order, so that Updates writing the same keys
 	// lock them in the same order rather than deadlock.
 	upsertKeys = "INSERT INTO kv (k, v) SELECT * FROM unnest($1::bytea[], $2::bytea[]) ON CONFLICT (k) DO UPDATE SET v = excluded.v"
@@ -50,6 +57,14 @@ type tx struct {
 	pendingBytes int
 	// fetched holds what Prefetch read, by key; Get answers from it.
 	fetched map[string]fetched
+	// queued are reads asked for and not sent yet: the keys of a
+	// Prefetch and the next pages of ranges. They go with the next
+	// exchange, whatever it is for, so that a prefetch and the read
+	// after it, or the ranges of a merge opened together, share one
+	// round trip; queued lists the keys once each.
+	queuedKeys  [][]byte
+	queued      map[string]bool
+	queuedPages []*iterator
 	// failed is the first database error: the transaction is then
 	// aborted, and every later call returns it.
 	failed error
@@ -131,11 +146,72 @@ type query struct {
 }
 
 // exchange sends, in one round trip, BEGIN if the transaction has not begun,
-// the pending writes if flush, the queries, and COMMIT if commit.
+// the pending writes if flush, the queued reads (unless it commits: no one
+// is left to read them), the queries, and COMMIT if commit.
 func (t *tx) exchange(flush, commit bool, queries ...query) error {
 	if t.failed != nil {
+		t.dropQueued()
 		return translate(t.failed)
 	}
+	if commit {
+		t.dropQueued()
+	}
+	var keys [][]byte
+	var found []fetched
+	pages := t.queuedPages
+	for _, k := range t.queuedKeys {
+		if t.queued[string(k)] {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) > 0 {
+		found = make([]fetched, len(keys))
+		read := readManyQuery(keys, found)
+		if len(keys) == 1 {
+			read = readQuery(keys[0], &found[0])
+		}
+		queries = append([]query{read}, queries...)
+	}
+	for i := len(pages) - 1; i >= 0; i-- {
+		queries = append([]query{pages[i].pageQuery()}, queries...)
+		// A page includes the writes made before its range was asked
+		// for (put sends the queued reads before it records a write).
+		flush = flush || t.write
+	}
+	t.queuedKeys, t.queuedPages = nil, nil
+	clear(t.queued)
+	err := t.send(flush, commit, queries)
+	for _, it := range pages {
+		it.received(err)
+	}
+	if err != nil {
+		return err
+	}
+	if len(keys) > 0 && t.fetched == nil {
+		t.fetched = make(map[string]fetched, len(keys))
+	}
+	for i, key := range keys {
+		t.fetched[string(key)] = found[i]
+	}
+	return nil
+}
+
+// dropQueued forgets the queued reads; the ranges among them end.
+func (t *tx) dropQueued() {
+	for _, it := range t.queuedPages {
+		it.received(errDropped)
+	}
+	t.queuedKeys, t.queuedPages = nil, nil
+	clear(t.queued)
+}
+
+var errDropped = errors.New("postgres: the read was not sent")
+
+// sendQueued sends the queued reads on their own.
+func (t *tx) sendQueued() error { return t.exchange(false, false) }
+
+// send is exchange's round trip.
+func (t *tx) send(flush, commit bool, queries []query) error {
 	parked := false
 	if t.conn == nil {
 		var c *pgxpool.Conn
@@ -223,6 +299,11 @@ func (t *tx) Get(key []byte) ([]byte, error) {
 		}
 		return append([]byte{}, v...), nil
 	}
+	if t.queued[string(key)] {
+		if err := t.sendQueued(); err != nil {
+			return nil, err
+		}
+	}
 	f, ok := t.fetched[string(key)]
 	if !ok {
 		var err error
@@ -269,17 +350,18 @@ func (t *tx) read(key []byte) (fetched, error) {
 	return f, nil
 }
 
-// Prefetch reads the keys that are neither written nor read yet in one
-// round trip, and keeps what it found for the Gets that follow: the
-// transaction reads one snapshot, so a key read twice has one value. Each
-// key is its own statement, so that each read goes through the point
-// index (see createPointIndex).
+// Prefetch queues the keys that are neither written nor read nor queued
+// yet, to be read with the transaction's next round trip, whatever it is
+// for, in one statement (selectValues); the Gets that follow answer from
+// what it found: the transaction reads one snapshot, so a key read twice
+// has one value. One statement rather than one per key: the server plans
+// and runs it once, and the client parses one answer, which for the 64
+// shards of a tally is most of what a search costs.
 func (t *tx) Prefetch(keys [][]byte) error {
-	results := make([]fetched, len(keys))
-	var queries []query
-	var wanted []int
-	asked := make(map[string]bool, len(keys))
-	for i, key := range keys {
+	if t.failed != nil {
+		return translate(t.failed)
+	}
+	for _, key := range keys {
 		if len(key) == 0 {
 			return storage.ErrEmptyKey
 		}
@@ -290,26 +372,41 @@ func (t *tx) Prefetch(keys [][]byte) error {
 		if _, ok := t.pending[string(key)]; ok {
 			continue
 		}
-		if _, ok := t.fetched[string(key)]; ok || asked[string(key)] {
+		if _, ok := t.fetched[string(key)]; ok || t.queued[string(key)] {
 			continue
 		}
-		asked[string(key)] = true
-		wanted = append(wanted, i)
-		queries = append(queries, readQuery(key, &results[i]))
-	}
-	if len(queries) == 0 {
-		return nil
-	}
-	if err := t.exchange(false, false, queries...); err != nil {
-		return err
-	}
-	if t.fetched == nil {
-		t.fetched = make(map[string]fetched, len(wanted))
-	}
-	for _, i := range wanted {
-		t.fetched[string(keys[i])] = results[i]
+		if t.queued == nil {
+			t.queued = make(map[string]bool, len(keys))
+		}
+		t.queued[string(key)] = true
+		t.queuedKeys = append(t.queuedKeys, key)
 	}
 	return nil
+}
+
+// readManyQuery reads keys into results, in the same order.
+func readManyQuery(keys [][]byte, results []fetched) query {
+	return query{sql: selectValues, args: []any{keys}, scan: func(rows pgx.Rows) error {
+		i := 0
+		for rows.Next() {
+			if i == len(results) {
+				return fmt.Errorf("postgres: %d values for %d keys", i+1, len(results))
+			}
+			var v []byte
+			if err := rows.Scan(&v); err != nil {
+				return err
+			}
+			results[i] = fetched{value: v, found: v != nil}
+			i++
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if i != len(results) {
+			return fmt.Errorf("postgres: %d values for %d keys", i, len(results))
+		}
+		return nil
+	}}
 }
 
 func (t *tx) Set(key, value []byte) error {
@@ -337,6 +434,17 @@ func (t *tx) put(key, value []byte) error {
 	case t.pendingBytes+len(key)+len(value) > maxPendingBytes:
 		return storage.ErrTooBig
 	}
+	if len(t.queuedPages) > 0 {
+		// A range holds the writes made before it was asked for, not
+		// this one.
+		if err := t.sendQueued(); err != nil {
+			return err
+		}
+	}
+	// The write answers the Gets of its key from now on, and a read of
+	// it sent later could end up under a range read's flush as what
+	// the database held before it.
+	delete(t.queued, string(key))
 	if t.pending == nil {
 		t.pending = map[string][]byte{}
 	}
