@@ -31,6 +31,9 @@ type cursor struct {
 	// base fixes them.
 	fixed   entry
 	started bool
+	// expect is how many keys the cursor's reader expects to take (0:
+	// unknown), which its range of the date level is told.
+	expect int
 }
 
 // frame is one group level being walked: the iterator over the groups of
@@ -146,8 +149,21 @@ func (c *cursor) open(j int, parent []byte) bool {
 	}
 	r := storage.Prefix(parent)
 	r.Reverse = c.desc[len(c.desc)-1]
+	if c.split == 0 {
+		r.Expect = c.expect
+	}
 	c.inner = c.tx.Iterate(r)
 	return true
+}
+
+// prime opens a cursor that walks no group level: its one range, asked for
+// before any cursor of the merge reads, goes to the store with theirs
+// (storage/postgres sends them in one round trip).
+func (c *cursor) prime() {
+	if c.split == 0 && !c.started {
+		c.started = true
+		c.open(0, c.base)
+	}
 }
 
 func groupOf(key []byte, at int, field string) []byte {
@@ -183,6 +199,9 @@ type merge struct {
 func newMerge(cursors []*cursor, order []Sort, totalDivisions, division int64) *merge {
 	m := &merge{cursors: cursors, heads: make([]entry, len(cursors)), live: make([]bool, len(cursors)),
 		order: order, totalDivisions: totalDivisions, division: division}
+	for _, c := range cursors {
+		c.prime()
+	}
 	for i := range cursors {
 		m.advance(i)
 	}

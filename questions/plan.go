@@ -92,6 +92,35 @@ func indexFor(byItem, fixedFrom bool, order []Sort) index {
 	return sellerByDate
 }
 
+// likelyReads are the keys that a search by caller reads before its
+// indexes: the item of an item's search and the tallies that its plan
+// will most likely sum, so that a prefetch of them all costs the round
+// trip of the item's read. The plan may differ (the item's own seller
+// reads no tally of its own questions, a search of an item that is not
+// the seller's reads none): then some of them were read for nothing, in
+// the same round trip.
+func likelyReads(caller int64, q SearchQuery) [][]byte {
+	if q.ItemID == "" {
+		family := sellerTally
+		if q.From != 0 {
+			family = sellerFromTally
+		}
+		return family.shardKeys(partition{seller: q.SellerID}, q.From)
+	}
+	part := partition{item: q.ItemID}
+	keys := stock.ItemKeys(q.ItemID)
+	switch {
+	case q.From != 0:
+		keys = append(keys, itemFromTally.shardKeys(part, q.From)...)
+	case caller != 0:
+		keys = append(keys, itemTally.shardKeys(part, 0)...)
+		keys = append(keys, itemFromTally.shardKeys(part, caller)...)
+	default:
+		keys = append(keys, itemTally.shardKeys(part, 0)...)
+	}
+	return keys
+}
+
 // planSearch plans a checked search for caller. A seller's search reads its
 // own indexes, every status or the one asked for. An item's search reads
 // the classes the caller may see: every one for the item's seller; the
@@ -186,6 +215,14 @@ func (p *searchPlan) total(ctx context.Context, tx storage.Tx, totalDivisions, d
 	if totalDivisions > divisionMax {
 		slot = 0
 	}
+	// Every stream's tallies in one round trip.
+	var keys [][]byte
+	for _, st := range p.streams {
+		keys = append(keys, st.tallyFamily().shardKeys(st.part, st.from)...)
+	}
+	if err := storage.Prefetch(tx, keys...); err != nil {
+		return 0, err
+	}
 	var total int64
 	for i, st := range p.streams {
 		n, held, err := sumTallies(tx, st.tallyFamily().shardKeys(st.part, st.from), st.classes, slot)
@@ -198,7 +235,7 @@ func (p *searchPlan) total(ctx context.Context, tx storage.Tx, totalDivisions, d
 	if totalDivisions <= divisionMax {
 		return total, nil
 	}
-	m := p.merge(tx, totalDivisions, division)
+	m := p.merge(tx, totalDivisions, division, 0)
 	defer m.close()
 	var n int64
 	for {
@@ -215,8 +252,9 @@ func (p *searchPlan) total(ctx context.Context, tx storage.Tx, totalDivisions, d
 }
 
 // merge reads the plan's streams in its order, each class of each stream
-// with a cursor of its own.
-func (p searchPlan) merge(tx storage.Tx, totalDivisions, division int64) *merge {
+// with a cursor of its own; expect is how many entries the reader expects
+// to take (0: unknown), which any one cursor may have to give.
+func (p searchPlan) merge(tx storage.Tx, totalDivisions, division int64, expect int) *merge {
 	var cursors []*cursor
 	for _, st := range p.streams {
 		fields := st.ix.fields
@@ -242,7 +280,9 @@ func (p searchPlan) merge(tx storage.Tx, totalDivisions, division int64) *merge 
 			case byAsker:
 				askers = list.classPrefix(st.part, class)
 			}
-			cursors = append(cursors, newCursor(tx, base, fields, desc, fixed, askers))
+			c := newCursor(tx, base, fields, desc, fixed, askers)
+			c.expect = expect
+			cursors = append(cursors, c)
 		}
 	}
 	return newMerge(cursors, p.order, totalDivisions, division)

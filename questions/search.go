@@ -112,6 +112,9 @@ func (s *Service) Search(ctx context.Context, caller int64, q SearchQuery) (Sear
 	}
 	var res SearchResult
 	err := s.store.View(ctx, func(tx storage.Tx) error {
+		if err := storage.Prefetch(tx, likelyReads(caller, q)...); err != nil {
+			return err
+		}
 		p, err := planSearch(tx, caller, q)
 		if err != nil {
 			return err
@@ -163,7 +166,12 @@ func (s *Service) runSearch(ctx context.Context, tx storage.Tx, q SearchQuery, p
 	if q.Limit == 0 || int64(q.Offset) >= total {
 		return out, nil
 	}
-	m := p.merge(tx, q.TotalDivisions, q.Division)
+	// The merge reads one entry past the page.
+	expect := 0
+	if q.TotalDivisions <= 1 {
+		expect = q.Offset + q.Limit + 1
+	}
+	m := p.merge(tx, q.TotalDivisions, q.Division, expect)
 	defer m.close()
 	ids := make([]int64, 0, min(q.Limit, 1000))
 	for n := 0; len(ids) < q.Limit; n++ {

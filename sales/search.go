@@ -208,6 +208,16 @@ func (s *Service) searchIn(tx storage.Tx, role string, party int64, q SearchQuer
 			if err := kv.PrefetchCounters(tx, wanted...); err != nil {
 				return nil, err
 			}
+		}
+		r := createdRange(prefix, q, q.Sort == SortDateDesc)
+		if !ranged {
+			r.Expect = q.Offset + q.Limit
+		}
+		// Opened before the counts are read: the page's keys come with
+		// them (one round trip on a backend at network distance).
+		it := tx.Iterate(r)
+		defer it.Close()
+		if !ranged {
 			n, err := listCounter(role, party, q.Status).Read(tx)
 			if err != nil {
 				return nil, err
@@ -215,8 +225,6 @@ func (s *Service) searchIn(tx storage.Tx, role string, party int64, q SearchQuer
 			total = int(n)
 		}
 		seen := 0
-		it := tx.Iterate(createdRange(prefix, q, q.Sort == SortDateDesc))
-		defer it.Close()
 		for ; it.Valid(); it.Next() {
 			if total >= 0 && len(page) == q.Limit {
 				break

@@ -110,6 +110,12 @@ type Range struct {
 	Start   []byte
 	End     []byte
 	Reverse bool
+	// Expect is how many keys the reader expects to read, where it knows
+	// (a page of a listing and the one after it): a backend that reads a
+	// range in pages of its own (storage/postgres) makes its first page
+	// that big rather than start small and grow. It changes nothing of
+	// what the iterator yields; 0 is unknown.
+	Expect int
 }
 
 // Prefix returns the range of every key that starts with p.

@@ -62,7 +62,7 @@ type iterator struct {
 // Iterate reads r a page at a time. In an Update, the writes made so far
 // are sent before each page, so that the page includes them.
 func (t *tx) Iterate(r storage.Range) storage.Iterator {
-	it := &iterator{t: t, r: r, size: firstPage}
+	it := &iterator{t: t, r: r, size: min(max(firstPage, r.Expect), maxPage)}
 	it.reset(r.Start, r.End)
 	return it
 }

@@ -472,6 +472,15 @@ func (s *suite) testIterateRanges(t *testing.T) {
 			rr := tc.r
 			rr.Reverse = true
 			equalKeys(t, "reverse", keysOf(scan(t, st, rr)), reversed(tc.want))
+			// What a reader expects to read changes nothing of what
+			// it reads.
+			for _, expect := range []int{1, 3, 1000000} {
+				re := tc.r
+				re.Expect = expect
+				equalKeys(t, fmt.Sprintf("forward expecting %d", expect), keysOf(scan(t, st, re)), tc.want)
+				re.Reverse = true
+				equalKeys(t, fmt.Sprintf("reverse expecting %d", expect), keysOf(scan(t, st, re)), reversed(tc.want))
+			}
 		})
 	}
 }
