@@ -160,4 +160,12 @@ func (w *writeWatch) Delete(key []byte) error {
 // Prefetch keeps the backend's reads of several keys at once.
 func (w *writeWatch) Prefetch(keys [][]byte) error { return storage.Prefetch(w.Tx, keys...) }
 
+// DrawLater passes draws on to the transaction beneath, where it can.
+func (w *writeWatch) DrawLater(names []string) (func() ([]uint64, error), bool) {
+	if d, ok := w.Tx.(storage.TxDrawer); ok {
+		return d.DrawLater(names)
+	}
+	return nil, false
+}
+
 var _ storage.Prefetcher = (*writeWatch)(nil)

@@ -64,27 +64,24 @@ func (s *Service) Ask(ctx context.Context, buyer int64, in AskInput) (Question, 
 		return Question{}, err
 	}
 	now := s.clock.Now()
-	// The question's number and its event's are drawn before the
-	// transaction begins: where a draw is a round trip to the database
-	// (PostgreSQL), a transaction that drew them would hold one of the
-	// pool's few connections while it waited. An ask refused afterwards
-	// leaves a gap in the ids, as a retried one may.
-	n, err := s.nextQuestionNumber(ctx)
-	if err != nil {
-		return Question{}, wrap(err, "ask question")
-	}
-	id := firstQuestionID - 1 + int64(n)
-	eventSeq, err := notify.NextEventSeq(ctx, s.store)
-	if err != nil {
-		return Question{}, wrap(err, "ask question")
-	}
 	var out Question
 	err = s.store.Update(ctx, func(tx storage.Tx) error {
+		// The question's number and its event's are drawn with the
+		// item's read, where the store can (storage.DrawLater): on
+		// PostgreSQL, one round trip for the three. An ask refused
+		// afterwards, or run again after a conflict, leaves a gap in
+		// the ids.
+		numbers := storage.DrawLater(ctx, s.store, tx, questionSequence, notify.OutboxSequence)
 		// Its status, seller and site; its stock plays no part in an ask.
 		item, err := stock.GetItemWithoutStock(tx, in.ItemID)
 		if err != nil {
 			return err
 		}
+		drawn, err := numbers()
+		if err != nil {
+			return err
+		}
+		id, eventSeq := firstQuestionID-1+int64(drawn[0]), drawn[1]
 		if item.Status != stock.StatusActive {
 			return errs.Invalidf("Item %s is not active: questions cannot be asked", item.ID)
 		}
@@ -113,14 +110,4 @@ func (s *Service) Ask(ctx context.Context, buyer int64, in AskInput) (Question, 
 		return err
 	})
 	return out, wrap(err, "ask question")
-}
-
-// nextQuestionNumber draws the number of a new question from the store's
-// questionSequence.
-func (s *Service) nextQuestionNumber(ctx context.Context) (uint64, error) {
-	q, err := s.store.Sequence(questionSequence)
-	if err != nil {
-		return 0, err
-	}
-	return q.Next(ctx)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/marketplace/marketplace/errs"
-	"github.com/marketplace/marketplace/notify"
 	"github.com/marketplace/marketplace/stock"
 	"github.com/marketplace/marketplace/storage"
 )
@@ -24,13 +23,9 @@ func (s *Service) Answer(ctx context.Context, seller int64, in AnswerInput) (Que
 		return Question{}, err
 	}
 	now := s.clock.Now()
-	// Drawn before the transaction, as Ask's numbers are.
-	eventSeq, err := notify.NextEventSeq(ctx, s.store)
-	if err != nil {
-		return Question{}, wrap(err, "answer question")
-	}
 	var out Question
 	err = s.store.Update(ctx, func(tx storage.Tx) error {
+		number := s.eventNumber(ctx, tx)
 		r, err := getRecord(tx, in.QuestionID)
 		if err != nil {
 			return err
@@ -51,7 +46,7 @@ func (s *Service) Answer(ctx context.Context, seller int64, in AnswerInput) (Que
 		if err := put(tx, &before, r); err != nil {
 			return err
 		}
-		if err := s.appendDrawnEvent(ctx, tx, r, ActionAnswered, now, eventSeq); err != nil {
+		if err := s.appendNumberedEvent(ctx, tx, r, ActionAnswered, now, number); err != nil {
 			return err
 		}
 		out, err = s.detailView(tx, r, false)
@@ -68,6 +63,7 @@ const DeleteMessage = "Question deleted."
 func (s *Service) Delete(ctx context.Context, caller, id int64) error {
 	now := s.clock.Now()
 	err := s.store.Update(ctx, func(tx storage.Tx) error {
+		number := s.eventNumber(ctx, tx)
 		r, err := getRecord(tx, id)
 		if err != nil {
 			return err
@@ -84,7 +80,7 @@ func (s *Service) Delete(ctx context.Context, caller, id int64) error {
 		if err := put(tx, &before, r); err != nil {
 			return err
 		}
-		return s.appendEvent(ctx, tx, r, ActionDeleted, now)
+		return s.appendNumberedEvent(ctx, tx, r, ActionDeleted, now, number)
 	})
 	return wrap(err, "delete question")
 }
@@ -180,6 +176,7 @@ func (s *Service) Moderate(ctx context.Context, id int64, in Moderation) (Questi
 	now := s.clock.Now()
 	var out Question
 	err := s.store.Update(ctx, func(tx storage.Tx) error {
+		number := s.eventNumber(ctx, tx)
 		r, err := getRecord(tx, id)
 		if err != nil {
 			return err
@@ -200,7 +197,7 @@ func (s *Service) Moderate(ctx context.Context, id int64, in Moderation) (Questi
 		if err := put(tx, &before, r); err != nil {
 			return err
 		}
-		if err := s.appendEvent(ctx, tx, r, ActionModerated, now); err != nil {
+		if err := s.appendNumberedEvent(ctx, tx, r, ActionModerated, now, number); err != nil {
 			return err
 		}
 		out, err = s.detailView(tx, r, true)

@@ -136,8 +136,32 @@ func (s *Service) appendEvent(ctx context.Context, tx storage.Tx, r record, acti
 	return s.appendDrawnEvent(ctx, tx, r, action, now, 0)
 }
 
+// eventNumber draws the number of the event that a change will append,
+// with the transaction's next read where the store can
+// (storage.DrawLater): a function calls it before its first read.
+func (s *Service) eventNumber(ctx context.Context, tx storage.Tx) func() (uint64, error) {
+	drawn := storage.DrawLater(ctx, s.store, tx, notify.OutboxSequence)
+	return func() (uint64, error) {
+		v, err := drawn()
+		if err != nil {
+			return 0, err
+		}
+		return v[0], nil
+	}
+}
+
+// appendNumberedEvent appends the event of r with the number that
+// eventNumber drew.
+func (s *Service) appendNumberedEvent(ctx context.Context, tx storage.Tx, r record, action string, now time.Time, number func() (uint64, error)) error {
+	seq, err := number()
+	if err != nil {
+		return err
+	}
+	return s.appendDrawnEvent(ctx, tx, r, action, now, seq)
+}
+
 // appendDrawnEvent appends the event of r with seq, a number the caller drew
-// before its transaction (0: drawn here).
+// (0: drawn here).
 func (s *Service) appendDrawnEvent(ctx context.Context, tx storage.Tx, r record, action string, now time.Time, seq uint64) error {
 	_, err := notify.Append(ctx, s.store, tx, notify.Event{Seq: seq, Topic: notify.TopicQuestions, UserID: r.SellerID,
 		Resource: "/questions/" + strconv.FormatInt(r.ID, 10), Action: action, Received: now})

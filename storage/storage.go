@@ -222,6 +222,35 @@ type SequenceGroup interface {
 	NextOfEach(ctx context.Context, names []string) ([]uint64, error)
 }
 
+// TxDrawer is implemented by a Tx that can draw from sequences in its own
+// round trips (storage/postgres): the draw then goes with the
+// transaction's next read instead of taking a round trip of its own.
+type TxDrawer interface {
+	// DrawLater queues a draw of the next value of each sequence of
+	// names and returns the function that gives the values, in the order
+	// of names, sending the draw if no read has yet. The values are
+	// drawn whether the transaction commits or not: those of an attempt
+	// that does not are gaps. It is false where the transaction cannot
+	// draw (a View, a sequence never drawn from): the caller draws with
+	// NextOfEach.
+	DrawLater(names []string) (func() ([]uint64, error), bool)
+}
+
+// DrawLater draws the next value of each sequence of names of st, inside
+// tx, a transaction of st: with tx's next read where tx can (TxDrawer),
+// else at once. The function returned gives the values, in the order of
+// names. An Update's function that calls it draws again when it runs
+// again.
+func DrawLater(ctx context.Context, st Store, tx Tx, names ...string) func() ([]uint64, error) {
+	if d, ok := tx.(TxDrawer); ok {
+		if values, ok := d.DrawLater(names); ok {
+			return values
+		}
+	}
+	ids, err := NextOfEach(ctx, st, names)
+	return func() ([]uint64, error) { return ids, err }
+}
+
 // NextOfEach draws the next value of each sequence of names, in the order
 // of names: together where st is a SequenceGroup, else one after another.
 func NextOfEach(ctx context.Context, st Store, names []string) ([]uint64, error) {

@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -111,5 +112,32 @@ func TestQueuedReads_ARangeExpectingItsKeysReadsThemInOneRoundTrip(t *testing.T)
 		if n != tc.want {
 			t.Errorf("walking 100 keys expecting %d: %d round trips; want %d", tc.expect, n, tc.want)
 		}
+	}
+}
+
+func TestQueuedReads_ADrawGoesWithTheNextRead(t *testing.T) {
+	ctx := context.Background()
+	proxy, url := throughProxy(t, pgtest.NewDatabase(t))
+	st := openWith(t, url, postgres.Options{})
+	if _, err := storage.NextOfEach(ctx, st, []string{"a", "b"}); err != nil {
+		t.Fatal(err)
+	}
+	var n uint64
+	for range 2 { // pgx prepares the statements the first time
+		before := proxy.RoundTrips()
+		mustUpdate(t, st, func(tx storage.Tx) error {
+			values := storage.DrawLater(ctx, st, tx, "a", "b")
+			if _, err := tx.Get([]byte("k")); err != nil && !errors.Is(err, storage.ErrNotFound) {
+				return err
+			}
+			if _, err := values(); err != nil {
+				return err
+			}
+			return tx.Set([]byte("k"), []byte("v"))
+		})
+		n = proxy.RoundTrips() - before
+	}
+	if n != 2 {
+		t.Fatalf("a draw of two ids, a read and a write: %d round trips; want 2 (the read with the draw, the commit)", n)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -40,6 +41,7 @@ const rollbackTimeout = 5 * time.Second
 var (
 	_ storage.Tx         = (*tx)(nil)
 	_ storage.Prefetcher = (*tx)(nil)
+	_ storage.TxDrawer   = (*tx)(nil)
 )
 
 // tx is one attempt of a View or an Update. Its connection is taken from
@@ -65,6 +67,7 @@ type tx struct {
 	queuedKeys  [][]byte
 	queued      map[string]bool
 	queuedPages []*iterator
+	queuedDraws []*queuedDraw
 	// failed is the first database error: the transaction is then
 	// aborted, and every later call returns it.
 	failed error
@@ -158,7 +161,7 @@ func (t *tx) exchange(flush, commit bool, queries ...query) error {
 	}
 	var keys [][]byte
 	var found []fetched
-	pages := t.queuedPages
+	pages, draws := t.queuedPages, t.queuedDraws
 	for _, k := range t.queuedKeys {
 		if t.queued[string(k)] {
 			keys = append(keys, k)
@@ -178,11 +181,17 @@ func (t *tx) exchange(flush, commit bool, queries ...query) error {
 		// for (put sends the queued reads before it records a write).
 		flush = flush || t.write
 	}
-	t.queuedKeys, t.queuedPages = nil, nil
+	for _, d := range draws {
+		queries = append(queries, d.query())
+	}
+	t.queuedKeys, t.queuedPages, t.queuedDraws = nil, nil, nil
 	clear(t.queued)
 	err := t.send(flush, commit, queries)
 	for _, it := range pages {
 		it.received(err)
+	}
+	for _, d := range draws {
+		d.received(err)
 	}
 	if err != nil {
 		return err
@@ -201,7 +210,10 @@ func (t *tx) dropQueued() {
 	for _, it := range t.queuedPages {
 		it.received(errDropped)
 	}
-	t.queuedKeys, t.queuedPages = nil, nil
+	for _, d := range t.queuedDraws {
+		d.received(errDropped)
+	}
+	t.queuedKeys, t.queuedPages, t.queuedDraws = nil, nil, nil
 	clear(t.queued)
 }
 
@@ -528,4 +540,88 @@ func (s *Store) GetOne(ctx context.Context, key []byte) ([]byte, error) {
 		return nil, s.readTimedOut(err)
 	}
 	return nil, translate(err)
+}
+
+// queuedDraw is a draw from sequences that waits for the transaction's
+// next round trip (DrawLater).
+type queuedDraw struct {
+	seqs   []*sequence
+	values []uint64
+	done   bool
+	err    error
+}
+
+// DrawLater queues the draw in an Update whose sequences have all been
+// drawn from before (a statement naming a missing one would abort the
+// transaction; Store.NextOfEach creates it).
+func (t *tx) DrawLater(names []string) (func() ([]uint64, error), bool) {
+	if !t.write || t.failed != nil || len(names) == 0 {
+		return nil, false
+	}
+	d := &queuedDraw{seqs: make([]*sequence, len(names))}
+	for i, name := range names {
+		q, err := t.s.Sequence(name)
+		if err != nil {
+			return nil, false
+		}
+		d.seqs[i] = q.(*sequence)
+		if !d.seqs[i].exists.Load() {
+			return nil, false
+		}
+	}
+	t.queuedDraws = append(t.queuedDraws, d)
+	return func() ([]uint64, error) {
+		if !d.done {
+			if err := t.sendQueued(); err != nil {
+				return nil, err
+			}
+		}
+		if d.err != nil {
+			return nil, translate(d.err)
+		}
+		return d.values, nil
+	}, true
+}
+
+func (d *queuedDraw) query() query {
+	var sql strings.Builder
+	sql.WriteString("SELECT ")
+	for i, q := range d.seqs {
+		if i > 0 {
+			sql.WriteString(", ")
+		}
+		sql.WriteString("nextval('" + q.ident + "')")
+	}
+	values := make([]int64, len(d.seqs))
+	dest := make([]any, len(values))
+	for i := range values {
+		dest[i] = &values[i]
+	}
+	return query{sql: sql.String(), scan: func(rows pgx.Rows) error {
+		n := 0
+		for rows.Next() {
+			if err := rows.Scan(dest...); err != nil {
+				return err
+			}
+			n++
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if n != 1 {
+			return fmt.Errorf("postgres: a draw returned %d rows", n)
+		}
+		d.values = make([]uint64, len(values))
+		for i, v := range values {
+			d.values[i] = uint64(v)
+		}
+		return nil
+	}}
+}
+
+func (d *queuedDraw) received(err error) {
+	d.done = true
+	if err != nil {
+		d.values, d.err = nil, err
+	}
 }

@@ -67,6 +67,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store, opts Options) {
 	t.Run("UseAfterCloseReturnsErrClosed", s.testAfterClose)
 	t.Run("SequenceStartsAtOneAndIncreases", s.testSequenceStartsAtOneAndIncreases)
 	t.Run("SequencesAreIndependent", s.testSequencesAreIndependent)
+	t.Run("DrawLaterInsideAnUpdateGivesTheNextOfEach", s.testDrawLater)
 	t.Run("SequenceIsUniqueUnderConcurrency", s.testSequenceIsUniqueUnderConcurrency)
 	t.Run("SequenceAdvanceSkipsAheadAndNeverBack", s.testSequenceAdvance)
 	t.Run("SequenceAfterCloseReturnsErrClosed", s.testSequenceAfterClose)
@@ -1373,6 +1374,37 @@ func (s *suite) testPrefetchMany(t *testing.T) {
 	}
 	view(t, st, check)
 	update(t, st, check)
+}
+
+func (s *suite) testDrawLater(t *testing.T) {
+	st := s.store(t)
+	ctx := context.Background()
+	// The first draws create the sequences.
+	first, err := storage.NextOfEach(ctx, st, []string{"a", "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []uint64
+	update(t, st, func(tx storage.Tx) error {
+		values := storage.DrawLater(ctx, st, tx, "a", "b", "a")
+		if _, err := tx.Get(raw("some key")); !errors.Is(err, storage.ErrNotFound) {
+			return err
+		}
+		var err error
+		got, err = values()
+		return err
+	})
+	if len(got) != 3 || got[0] <= first[0] || got[2] <= got[0] || got[1] <= first[1] {
+		t.Fatalf("DrawLater(a, b, a) after a=%d, b=%d: %v; want a and b higher, the second a above the first", first[0], first[1], got)
+	}
+	// A View draws too (at once where it cannot with its reads).
+	view(t, st, func(tx storage.Tx) error {
+		again, err := storage.DrawLater(ctx, st, tx, "a")()
+		if err == nil && again[0] <= got[2] {
+			t.Errorf("DrawLater(a) in a View after %d: %d; want higher", got[2], again[0])
+		}
+		return err
+	})
 }
 
 func (s *suite) testGetOne(t *testing.T) {
