@@ -148,15 +148,72 @@ func NextEventSeq(ctx context.Context, store storage.Store) (uint64, error) {
 // OutboxPrefix is the key range of events not yet fanned out.
 func OutboxPrefix() []byte { return keycodec.New("ntf/outbox") }
 
+// eventNumbers are event numbers drawn ahead with a transaction's first
+// read (DrawEventNumbers), for the Appends of that transaction.
+type eventNumbers struct {
+	tx     storage.Tx
+	values func() ([]uint64, error)
+	used   int
+}
+
+type eventNumbersKey struct{}
+
+// DrawEventNumbers queues the draw of n event numbers with tx's next read,
+// where tx can draw in its own round trips (storage.TxDrawer: on
+// PostgreSQL, no round trip of their own), and returns ctx carrying them:
+// an Append into tx under that context takes the next of them rather than
+// draw its own, and draws its own once they are spent. Numbers left
+// unused are gaps in the outbox, which its readers allow. A function
+// calls it before its first read; elsewhere it returns ctx as it is.
+func DrawEventNumbers(ctx context.Context, tx storage.Tx, n int) context.Context {
+	d, ok := tx.(storage.TxDrawer)
+	if !ok || n <= 0 {
+		return ctx
+	}
+	names := make([]string, n)
+	for i := range names {
+		names[i] = OutboxSequence
+	}
+	values, ok := d.DrawLater(names)
+	if !ok {
+		return ctx
+	}
+	return context.WithValue(ctx, eventNumbersKey{}, &eventNumbers{tx: tx, values: values})
+}
+
+// takeEventNumber returns the next number that ctx carries for tx, or
+// false when it carries none left.
+func takeEventNumber(ctx context.Context, tx storage.Tx) (uint64, bool, error) {
+	nums, _ := ctx.Value(eventNumbersKey{}).(*eventNumbers)
+	if nums == nil || nums.tx != tx {
+		return 0, false, nil
+	}
+	values, err := nums.values()
+	if err != nil {
+		return 0, false, err
+	}
+	if nums.used == len(values) {
+		return 0, false, nil
+	}
+	nums.used++
+	return values[nums.used-1], true, nil
+}
+
 // Append writes ev into the outbox inside tx, a transaction of store, and
-// returns it with its Seq. A zero ev.Seq is drawn from OutboxSequence here;
-// a caller may instead draw it before its transaction begins
+// returns it with its Seq. A zero ev.Seq is taken from the numbers that
+// ctx carries (DrawEventNumbers), or drawn from OutboxSequence here; a
+// caller may instead draw it before its transaction begins
 // (NextEventSeq), so that the transaction does not wait for the draw.
 func Append(ctx context.Context, store storage.Store, tx storage.Tx, ev Event) (Event, error) {
 	if ev.Seq == 0 {
-		seq, err := NextEventSeq(ctx, store)
+		seq, ok, err := takeEventNumber(ctx, tx)
 		if err != nil {
 			return Event{}, err
+		}
+		if !ok {
+			if seq, err = NextEventSeq(ctx, store); err != nil {
+				return Event{}, err
+			}
 		}
 		ev.Seq = seq
 	}

@@ -170,6 +170,21 @@ func (s *Service) saveShipment(ctx context.Context, tx storage.Tx, sh shipmentRe
 	return s.announce(ctx, tx, TopicShipments, sellerID, shipmentResource(sh.Shipment.ID), sh.Shipment.Status, now)
 }
 
+// newOrderCounts are the keys of the counts that indexOrder changes for a
+// new order (the shards its id picks), for a prefetch.
+func newOrderCounts(sellerID, buyerID int64, status string, orderID int64) [][]byte {
+	var keys [][]byte
+	for _, p := range []struct {
+		role string
+		id   int64
+	}{{roleSeller, sellerID}, {roleBuyer, buyerID}} {
+		for _, list := range []string{"", status} {
+			keys = append(keys, listCounter(p.role, p.id, list).ShardKey(uint64(orderID)))
+		}
+	}
+	return keys
+}
+
 // indexOrder moves the order's search entries and counts from before (nil
 // for a new order) to rec.
 func indexOrder(tx storage.Tx, before *orderRecord, rec orderRecord) error {

@@ -14,6 +14,7 @@ import (
 	"github.com/marketplace/marketplace/internal/keycodec"
 	"github.com/marketplace/marketplace/internal/kv"
 	"github.com/marketplace/marketplace/money"
+	"github.com/marketplace/marketplace/notify"
 	"github.com/marketplace/marketplace/stock"
 	"github.com/marketplace/marketplace/storage"
 )
@@ -85,7 +86,21 @@ func (s *Service) PlaceOrder(ctx context.Context, in NewOrder) (Order, error) {
 	payNo := kv.NewOnceID(s.store, paymentSequence)
 	now := s.clock.Now()
 	var out Order
+	// A payment_required order has no payment yet: its payment's id is
+	// drawn when it is paid.
+	numbers := []*kv.OnceID{orderNo, packNo, shipNo}
+	// The order's and the shipment's events; a paid order's also the
+	// stock's and the item's.
+	events := 2
+	if in.Status == StatusPaid {
+		numbers = append(numbers, payNo)
+		events += 2
+	}
 	err = s.store.Update(ctx, func(tx storage.Tx) error {
+		// The ids and the event numbers go with the first read, where
+		// the store can.
+		ctx := notify.DrawEventNumbers(ctx, tx, events)
+		drawn := kv.DrawOnceLater(ctx, tx, numbers...)
 		if err := prefetchSale(tx, in, item); err != nil {
 			return err
 		}
@@ -111,13 +126,7 @@ func (s *Service) PlaceOrder(ctx context.Context, in NewOrder) (Order, error) {
 		if err != nil {
 			return err
 		}
-		// A payment_required order has no payment yet: its payment's id is
-		// drawn when it is paid.
-		numbers := []*kv.OnceID{orderNo, packNo, shipNo}
-		if in.Status == StatusPaid {
-			numbers = append(numbers, payNo)
-		}
-		if err := kv.DrawOnce(ctx, numbers...); err != nil {
+		if err := drawn(); err != nil {
 			return err
 		}
 		ids := make([]int64, 4)
@@ -127,6 +136,14 @@ func (s *Service) PlaceOrder(ctx context.Context, in NewOrder) (Order, error) {
 				return err
 			}
 			ids[i] = int64(n) - 1 + []int64{firstOrderID, firstPackID, firstShipmentID, firstPaymentID}[i]
+		}
+		// What the rest reads beside the stock goes with the stock's
+		// next read: the store the units leave from, and the counts
+		// of the new order's lists.
+		keys := accounts.StoreKeys(src.StoreID)
+		keys = append(keys, newOrderCounts(item.SellerID, buyer.ID, in.Status, ids[0])...)
+		if err := storage.Prefetch(tx, keys...); err != nil {
+			return err
 		}
 		stamp := s.siteTime(tx, item.SiteID, now)
 		total := money.MustParse(string(item.Price)).Mul(money.FromInt(in.Quantity))

@@ -72,6 +72,12 @@ func (s *Service) quantityChanged(ctx context.Context, tx storage.Tx, before, up
 	if err != nil {
 		return err
 	}
+	return s.itemsFollow(ctx, tx, ids, before, up, now, sold, skip)
+}
+
+// itemsFollow is quantityChanged for a caller that read the user product's
+// items, ids, itself (before its first write, with its first reads).
+func (s *Service) itemsFollow(ctx context.Context, tx storage.Tx, ids []string, before, up UserProduct, now time.Time, sold map[string]int64, skip string) error {
 	q := up.Quantity()
 	stamp := now.UTC().Format(TimeLayout)
 	for _, id := range ids {

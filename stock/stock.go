@@ -8,6 +8,7 @@ import (
 
 	"github.com/marketplace/marketplace/accounts"
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/notify"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -97,8 +98,12 @@ func (s *Service) PutStock(ctx context.Context, caller int64, id string, version
 	var out StockUpdate
 	now := s.clock.Now()
 	err := s.store.Update(ctx, func(tx storage.Tx) error {
+		// The numbers of the events of the stock and of its item go
+		// with the first read, where the store can.
+		ctx := notify.DrawEventNumbers(ctx, tx, 2)
 		if _, ok := tx.(storage.Prefetcher); ok {
-			// The user product and the stores named are read together.
+			// The user product and the stores named are read together,
+			// with the user product's items.
 			keys := UserProductKeys(id)
 			for _, l := range locs {
 				keys = append(keys, accounts.StoreKeys(l.StoreID)...)
@@ -106,6 +111,14 @@ func (s *Service) PutStock(ctx context.Context, caller int64, id string, version
 			if err := storage.Prefetch(tx, keys...); err != nil {
 				return err
 			}
+		}
+		items, err := itemsOf(tx, id)
+		if err != nil {
+			return err
+		}
+		// Read with the next round trip.
+		if err := storage.Prefetch(tx, ItemKeys(items...)...); err != nil {
+			return err
 		}
 		up, err := ownedUserProduct(tx, caller, id)
 		if err != nil {
@@ -126,7 +139,7 @@ func (s *Service) PutStock(ctx context.Context, caller int64, id string, version
 		if err := putUserProduct(tx, up); err != nil {
 			return err
 		}
-		if err := s.quantityChanged(ctx, tx, before, up, now, nil, ""); err != nil {
+		if err := s.itemsFollow(ctx, tx, items, before, up, now, nil, ""); err != nil {
 			return err
 		}
 		out = StockUpdate{UserID: up.UserID, ID: up.ID, Locations: locationsOf(up), Version: up.Version}

@@ -58,3 +58,36 @@ func DrawOnce(ctx context.Context, ids ...*OnceID) error {
 	}
 	return nil
 }
+
+// DrawOnceLater draws, inside tx, the ids of those of ids not drawn yet,
+// with tx's next read where tx can (storage.DrawLater: on PostgreSQL, no
+// round trip of their own), and returns the function that completes the
+// draw: after it returns nil, Get gives each id without drawing. A
+// function calls it before its first read. The ids must share one store,
+// whose transaction tx is.
+func DrawOnceLater(ctx context.Context, tx storage.Tx, ids ...*OnceID) func() error {
+	var pending []*OnceID
+	var names []string
+	for _, o := range ids {
+		if o.id == 0 {
+			pending = append(pending, o)
+			names = append(names, o.name)
+		}
+	}
+	if len(pending) == 0 {
+		return func() error { return nil }
+	}
+	values := storage.DrawLater(ctx, pending[0].store, tx, names...)
+	return func() error {
+		drawn, err := values()
+		if err != nil {
+			return err
+		}
+		for i, o := range pending {
+			if o.id == 0 {
+				o.id = drawn[i]
+			}
+		}
+		return nil
+	}
+}

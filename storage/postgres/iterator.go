@@ -140,16 +140,26 @@ func (it *iterator) received(err error) {
 	it.size = min(4*it.size, maxPage)
 }
 
-func (it *iterator) Valid() bool {
+// load sends the read of the page if it is still queued: whatever is
+// asked of an iterator first (Valid, as a rule) waits for its page.
+func (it *iterator) load() {
 	if it.queued {
 		_ = it.t.sendQueued()
 	}
+}
+
+func (it *iterator) Valid() bool {
+	it.load()
 	return it.i < len(it.page)
 }
 
-func (it *iterator) Key() []byte { return it.page[it.i].k }
+func (it *iterator) Key() []byte {
+	it.load()
+	return it.page[it.i].k
+}
 
 func (it *iterator) Value() ([]byte, error) {
+	it.load()
 	v := it.page[it.i].v
 	if v == nil {
 		return []byte{}, nil
@@ -158,6 +168,7 @@ func (it *iterator) Value() ([]byte, error) {
 }
 
 func (it *iterator) Next() {
+	it.load()
 	if it.i >= len(it.page) {
 		return
 	}

@@ -31,6 +31,10 @@ func TestUpdate_ACommitWhoseWaitForAStandbyIsCanceledIsNotAcknowledged(t *testin
 		exec(t, url, "SELECT pg_reload_conf()")
 	})
 	eventually(t, "the standby's name in force", func() bool { return exec(t, url, "SHOW synchronous_standby_names") == "never" })
+	// A connection reads the setting again only when it gets to the
+	// reload's signal, which a loaded machine may delay past the Update:
+	// a store opened now has connections that start with it.
+	st = open(t, url)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
