@@ -114,7 +114,7 @@ func (l *lookup) check() error {
 // category, unknown currency).
 func (s *Service) prepare(tx storage.Tx, siteID string, q Query) (lookup, error) {
 	if _, ok := tx.(storage.Prefetcher); ok {
-		if err := storage.Prefetch(tx, append(geo.SiteKeys(siteID, q.CurrencyID), revKey())...); err != nil {
+		if err := storage.Prefetch(tx, PriceKeys(siteID, q.CurrencyID)...); err != nil {
 			return lookup{}, err
 		}
 	}
@@ -187,20 +187,44 @@ func (s *Service) lookupOne(ctx context.Context, siteID, listingTypeID string, q
 	var l lookup
 	err := s.store.View(ctx, func(tx storage.Tx) error {
 		var err error
-		if l, err = s.prepare(tx, siteID, q); err != nil {
-			return err
-		}
-		pt := l.plan.byID[listingTypeID]
-		if pt == nil {
-			return errs.NotFoundf("Listing type not found: %s for site %s", listingTypeID, siteID)
-		}
-		if pt.err != nil {
-			return pt.err
-		}
-		l.one = pt
-		return l.check()
+		l, err = s.lookupOneIn(tx, siteID, listingTypeID, q)
+		return err
 	})
 	return l, err
+}
+
+func (s *Service) lookupOneIn(tx storage.Tx, siteID, listingTypeID string, q Query) (lookup, error) {
+	l, err := s.prepare(tx, siteID, q)
+	if err != nil {
+		return lookup{}, err
+	}
+	pt := l.plan.byID[listingTypeID]
+	if pt == nil {
+		return lookup{}, errs.NotFoundf("Listing type not found: %s for site %s", listingTypeID, siteID)
+	}
+	if pt.err != nil {
+		return lookup{}, pt.err
+	}
+	l.one = pt
+	return l, l.check()
+}
+
+// ListingPriceIn is ListingPrice read inside tx, a transaction of the
+// service's store: for a caller that prices inside its own transaction,
+// having prefetched PriceKeys with its first reads.
+func (s *Service) ListingPriceIn(tx storage.Tx, siteID, listingTypeID string, q Query) (ListingPrice, error) {
+	st := stopTimes{now: s.clock.Now()}
+	l, err := s.lookupOneIn(tx, siteID, listingTypeID, q)
+	if err != nil {
+		return ListingPrice{}, err
+	}
+	return l.listingPrice(l.one, &st), nil
+}
+
+// PriceKeys are the keys that pricing on site siteID in currencyID reads
+// first, for a caller's prefetch.
+func PriceKeys(siteID, currencyID string) [][]byte {
+	return append(geo.SiteKeys(siteID, currencyID), revKey())
 }
 
 // ListingPrices returns the prices of every listing type of the site, from

@@ -10,7 +10,6 @@ import (
 	"github.com/marketplace/marketplace/accounts"
 	"github.com/marketplace/marketplace/errs"
 	"github.com/marketplace/marketplace/fees"
-	"github.com/marketplace/marketplace/geo"
 	"github.com/marketplace/marketplace/internal/keycodec"
 	"github.com/marketplace/marketplace/internal/kv"
 	"github.com/marketplace/marketplace/money"
@@ -66,11 +65,9 @@ func (s *Service) PlaceOrder(ctx context.Context, in NewOrder) (Order, error) {
 	if err := checkNewOrder(&in); err != nil {
 		return Order{}, err
 	}
-	var (
-		item stock.Item
-		fee  json.Number
-	)
-	// The sale fee is reference data, priced before the transaction.
+	// The item names what the transaction reads first (prefetchSale),
+	// its sale fee included.
+	var item stock.Item
 	err := s.store.View(ctx, func(tx storage.Tx) error {
 		var err error
 		item, err = stock.GetItemWithoutStock(tx, in.ItemID)
@@ -79,7 +76,6 @@ func (s *Service) PlaceOrder(ctx context.Context, in NewOrder) (Order, error) {
 	if err != nil {
 		return Order{}, err
 	}
-	fee = s.saleFee(ctx, item)
 	orderNo := kv.NewOnceID(s.store, orderSequence)
 	packNo := kv.NewOnceID(s.store, packSequence)
 	shipNo := kv.NewOnceID(s.store, shipmentSequence)
@@ -118,6 +114,7 @@ func (s *Service) PlaceOrder(ctx context.Context, in NewOrder) (Order, error) {
 		if item.SellerID == buyer.ID {
 			return errs.Invalidf("User %d is the seller of item %s and cannot buy it", buyer.ID, item.ID)
 		}
+		fee := s.saleFee(tx, item)
 		seller, err := accounts.GetUser(tx, item.SellerID)
 		if err != nil {
 			return err
@@ -211,11 +208,11 @@ func shipmentResource(id int64) string { return "/shipments/" + strconv.FormatIn
 
 // saleFee is the fee of selling one unit of item at its price, by the
 // site's listing prices; 0 where they have none for the item.
-func (s *Service) saleFee(ctx context.Context, item stock.Item) json.Number {
+func (s *Service) saleFee(tx storage.Tx, item stock.Item) json.Number {
 	if s.fees == nil {
 		return "0"
 	}
-	lp, err := s.fees.ListingPrice(ctx, item.SiteID, item.ListingTypeID,
+	lp, err := s.fees.ListingPriceIn(tx, item.SiteID, item.ListingTypeID,
 		fees.Query{Price: string(item.Price), CategoryID: item.CategoryID, CurrencyID: item.CurrencyID})
 	if err != nil {
 		return "0"
@@ -273,14 +270,17 @@ func touch(rec *orderRecord, now time.Time, stamp string) {
 
 // prefetchSale reads together, on a backend at network distance, what a
 // sale's transaction reads first: the buyer, the item, its user product,
-// its seller and its site, named by the item read before the transaction
-// (an item's seller, user product and site never change).
+// its seller, and what prices its sale fee (its site, its currency and the
+// fees' revision), named by the item read before the transaction (an
+// item's seller, user product and site never change; the sale is priced by
+// the item the transaction reads, so a currency changed in between costs a
+// read more, not a wrong fee).
 func prefetchSale(tx storage.Tx, in NewOrder, item stock.Item) error {
 	if _, ok := tx.(storage.Prefetcher); !ok {
 		return nil
 	}
 	keys := append(accounts.UserKeys(in.BuyerID, item.SellerID), stock.ItemKeys(in.ItemID)...)
 	keys = append(keys, stock.UserProductKeys(item.UserProductID)...)
-	keys = append(keys, geo.SiteKeys(item.SiteID)[:1]...)
+	keys = append(keys, fees.PriceKeys(item.SiteID, item.CurrencyID)...)
 	return storage.Prefetch(tx, keys...)
 }

@@ -211,7 +211,9 @@ func (s *Service) searchIn(tx storage.Tx, role string, party int64, q SearchQuer
 		}
 		r := createdRange(prefix, q, q.Sort == SortDateDesc)
 		if !ranged {
-			r.Expect = q.Offset + q.Limit
+			// The walk steps onto the key after the page before it
+			// stops.
+			r.Expect = q.Offset + q.Limit + 1
 		}
 		// Opened before the counts are read: the page's keys come with
 		// them (one round trip on a backend at network distance).

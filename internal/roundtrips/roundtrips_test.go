@@ -61,7 +61,7 @@ var bounds = map[string]float64{
 	"GET /user-products/:user_product_id/stock": 1.5,
 	"PUT /user-products/:user_product_id/stock/type/seller_warehouse": 3.5,
 	"GET /sites/:site_id/search":                                      5.5,
-	"POST /operator/orders":                                           5.5,
+	"POST /operator/orders":                                           4.5,
 	"GET /orders/:order_id":                                           1.5,
 	"GET /orders/search":                                              2.5,
 	"GET /packs/:pack_id":                                             2.5,
