@@ -8,8 +8,10 @@ import (
 
 	"github.com/marketplace/marketplace/accounts"
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/geo"
 	"github.com/marketplace/marketplace/internal/kv"
 	"github.com/marketplace/marketplace/money"
+	"github.com/marketplace/marketplace/notify"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -82,10 +84,31 @@ func (s *Service) publish(ctx context.Context, sellerID int64, in NewItem, how p
 	var out Published
 	itemNumber := kv.NewOnceID(s.store, itemSequence)
 	userProductNumber := kv.NewOnceID(s.store, userProductSequence)
+	// A new user product's number is drawn with the item's.
+	numbers := []*kv.OnceID{itemNumber}
+	if in.UserProductID == "" {
+		numbers = append(numbers, userProductNumber)
+	}
 	err := s.store.Update(ctx, func(tx storage.Tx) error {
 		in := in
+		// The numbers of the item, of its user product and of its
+		// event go with the seller's read, where the store can.
+		ctx := notify.DrawEventNumbers(ctx, tx, 1)
+		drawn := kv.DrawOnceLater(ctx, tx, numbers...)
 		seller, err := accounts.GetUser(tx, sellerID)
 		if err != nil {
+			return err
+		}
+		// What the checks read, named by the seller's site and the
+		// input, in one round trip.
+		keys := geo.SiteKeys(seller.SiteID, in.CurrencyID)
+		for _, l := range in.StockLocations {
+			keys = append(keys, accounts.StoreKeys(l.StoreID)...)
+		}
+		if in.UserProductID != "" {
+			keys = append(keys, UserProductKeys(in.UserProductID)...)
+		}
+		if err := storage.Prefetch(tx, keys...); err != nil {
 			return err
 		}
 		tagged := seller.HasTag(accounts.TagWarehouseManagement)
@@ -125,6 +148,11 @@ func (s *Service) publish(ctx context.Context, sellerID int64, in NewItem, how p
 			return err
 		}
 		if err := checkPricePlaces(tx, in.Price, in.CurrencyID); err != nil {
+			return err
+		}
+		// Where the store draws at once rather than with a read, the
+		// input is checked before anything is drawn.
+		if err := drawn(); err != nil {
 			return err
 		}
 		up, err := s.userProductFor(ctx, tx, seller, in.UserProductID, multiOrigin, userProductNumber)

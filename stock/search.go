@@ -9,6 +9,7 @@ import (
 
 	"github.com/marketplace/marketplace/errs"
 	"github.com/marketplace/marketplace/internal/keycodec"
+	"github.com/marketplace/marketplace/internal/kv"
 	"github.com/marketplace/marketplace/paging"
 	"github.com/marketplace/marketplace/storage"
 )
@@ -76,8 +77,9 @@ func ordLists(it Item) []string {
 }
 
 // reindex moves an item's entries of the ordered index and its list counts
-// from before to after. Only active items are searchable.
-func reindex(tx storage.Tx, before, after Item) error {
+// from before to after (the counts' changes noted in counts). Only active
+// items are searchable.
+func reindex(tx storage.Tx, before, after Item, counts *kv.Changes) error {
 	bl, al := ordLists(before), ordLists(after)
 	bs, as := ordSuffixes(before), ordSuffixes(after)
 	if slices.Equal(bl, al) && before.SiteID == after.SiteID && slices.EqualFunc(bs[:], as[:], func(a, b keycodec.Key) bool { return bytes.Equal(a, b) }) {
@@ -104,25 +106,20 @@ func reindex(tx storage.Tx, before, after Item) error {
 		if d == 0 && before.SiteID == after.SiteID {
 			continue
 		}
-		if err := addCount(tx, before.SiteID, after.SiteID, w, slices.Contains(bl, w), slices.Contains(al, w)); err != nil {
-			return err
-		}
+		addCount(counts, before.SiteID, after.SiteID, w, slices.Contains(bl, w), slices.Contains(al, w))
 	}
 	return nil
 }
 
 // addCount takes the item out of list w of site from (when it was in it)
 // and puts it in list w of site to (when it is in it now).
-func addCount(tx storage.Tx, from, to, w string, was, is bool) error {
+func addCount(counts *kv.Changes, from, to, w string, was, is bool) {
 	if was {
-		if err := listCounter(from, w).Add(tx, -1); err != nil {
-			return err
-		}
+		counts.Add(listCounter(from, w), -1)
 	}
 	if is {
-		return listCounter(to, w).Add(tx, 1)
+		counts.Add(listCounter(to, w), 1)
 	}
-	return nil
 }
 
 // SearchQuery is a site search.

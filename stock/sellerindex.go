@@ -8,6 +8,7 @@ import (
 
 	"github.com/marketplace/marketplace/errs"
 	"github.com/marketplace/marketplace/internal/keycodec"
+	"github.com/marketplace/marketplace/internal/kv"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -130,9 +131,9 @@ func sellerEntries(it Item) []string {
 // indexSeller moves the item's entries of its seller's lists (keys.go: the
 // list of all the seller's items in id order, and the sorted lists of each
 // status and listing type) and their counts from before (zero for a new
-// item) to after. A seller's item never changes seller nor listing type,
-// and is never deleted.
-func indexSeller(tx storage.Tx, before, after Item) error {
+// item) to after, the counts' changes noted in counts. A seller's item
+// never changes seller nor listing type, and is never deleted.
+func indexSeller(tx storage.Tx, before, after Item, counts *kv.Changes) error {
 	spread := itemSpread(after)
 	var old []string
 	if before.ID == "" {
@@ -167,13 +168,9 @@ func indexSeller(tx storage.Tx, before, after Item) error {
 			continue
 		}
 		if before.ID != "" {
-			if err := sellerListCounter(before.SellerID, was[i][0], was[i][1]).AddAt(tx, -1, spread); err != nil {
-				return err
-			}
+			counts.AddAt(sellerListCounter(before.SellerID, was[i][0], was[i][1]), -1, spread)
 		}
-		if err := sellerListCounter(after.SellerID, is[i][0], is[i][1]).AddAt(tx, 1, spread); err != nil {
-			return err
-		}
+		counts.AddAt(sellerListCounter(after.SellerID, is[i][0], is[i][1]), 1, spread)
 	}
 	return nil
 }

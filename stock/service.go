@@ -9,6 +9,7 @@ import (
 
 	"github.com/marketplace/marketplace/clock"
 	"github.com/marketplace/marketplace/geo"
+	"github.com/marketplace/marketplace/internal/kv"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -39,10 +40,15 @@ func (s *Service) OnItemChange(h ItemHook) { s.hooks = append(s.hooks, h) }
 // the transaction of the change. Every write of an item's status goes
 // through it.
 func (s *Service) itemChanged(ctx context.Context, tx storage.Tx, before, after Item) error {
-	if err := indexSeller(tx, before, after); err != nil {
+	// The counts that both indexes change are read together.
+	var counts kv.Changes
+	if err := indexSeller(tx, before, after, &counts); err != nil {
 		return err
 	}
-	if err := reindex(tx, before, after); err != nil {
+	if err := reindex(tx, before, after, &counts); err != nil {
+		return err
+	}
+	if err := counts.Apply(tx); err != nil {
 		return err
 	}
 	for _, h := range s.hooks {

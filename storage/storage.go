@@ -238,17 +238,27 @@ type TxDrawer interface {
 
 // DrawLater draws the next value of each sequence of names of st, inside
 // tx, a transaction of st: with tx's next read where tx can (TxDrawer),
-// else at once. The function returned gives the values, in the order of
-// names. An Update's function that calls it draws again when it runs
-// again.
+// else when the function returned is first called. That function gives
+// the values, in the order of names. An Update's function that calls it
+// draws again when it runs again.
 func DrawLater(ctx context.Context, st Store, tx Tx, names ...string) func() ([]uint64, error) {
 	if d, ok := tx.(TxDrawer); ok {
 		if values, ok := d.DrawLater(names); ok {
 			return values
 		}
 	}
-	ids, err := NextOfEach(ctx, st, names)
-	return func() ([]uint64, error) { return ids, err }
+	var (
+		ids   []uint64
+		err   error
+		drawn bool
+	)
+	return func() ([]uint64, error) {
+		if !drawn {
+			ids, err = NextOfEach(ctx, st, names)
+			drawn = true
+		}
+		return ids, err
+	}
 }
 
 // NextOfEach draws the next value of each sequence of names, in the order

@@ -88,6 +88,42 @@ func (c Counter) AddAt(tx storage.Tx, delta int64, spread uint64) error {
 	return addToShard(tx, c.ShardKey(spread), delta)
 }
 
+// Changes are changes of counters made together: their shards are picked
+// as Add and AddAt pick them, and Apply reads them all at once (one round
+// trip on a backend at network distance) before it changes them. The zero
+// value is ready to use.
+type Changes struct {
+	keys   [][]byte
+	deltas []int64
+}
+
+// Add notes that c changes by delta, on the shard Add would change.
+func (cs *Changes) Add(c Counter, delta int64) {
+	if delta != 0 {
+		cs.keys, cs.deltas = append(cs.keys, c.shardKey(c.nextShard())), append(cs.deltas, delta)
+	}
+}
+
+// AddAt notes that c changes by delta, on the shard spread picks.
+func (cs *Changes) AddAt(c Counter, delta int64, spread uint64) {
+	if delta != 0 {
+		cs.keys, cs.deltas = append(cs.keys, c.ShardKey(spread)), append(cs.deltas, delta)
+	}
+}
+
+// Apply makes the changes noted, in order, inside tx.
+func (cs *Changes) Apply(tx storage.Tx) error {
+	if err := storage.Prefetch(tx, cs.keys...); err != nil {
+		return err
+	}
+	for i, key := range cs.keys {
+		if err := addToShard(tx, key, cs.deltas[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func addToShard(tx storage.Tx, key []byte, delta int64) error {
 	cur, err := readShard(tx, key)
 	if err != nil {
