@@ -100,7 +100,7 @@ var bounds = map[string]float64{
 	"GET /sites/:site_id/categories":                2.5,
 	"GET /categories/:category_id":                  3.5,
 	"GET /sites/:site_id/domains":                   1.5,
-	"GET /catalog_domains/:domain_id/products":      24.5,
+	"GET /catalog_domains/:domain_id/products":      2.5,
 	"GET /products/:product_id":                     2.5,
 	"GET /items":                                    3.5,
 	"GET /users":                                    3.5,
