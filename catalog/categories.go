@@ -228,17 +228,30 @@ func (s *Service) SiteCategories(ctx context.Context, siteID string) ([]Category
 }
 
 func siteCategories(tx storage.Tx, siteID string) ([]CategoryRef, error) {
+	read, done := openSiteCategories(tx, siteID)
+	defer done()
+	return read()
+}
+
+// openSiteCategories opens the list of siteID's root categories and returns
+// the function that reads it and the one that closes it (the caller defers
+// it): a caller that opens it before its first read has its first page
+// read with that read, on a backend at network distance.
+func openSiteCategories(tx storage.Tx, siteID string) (read func() ([]CategoryRef, error), done func()) {
 	if !isSiteID(siteID) {
-		return []CategoryRef{}, nil
+		return func() ([]CategoryRef, error) { return []CategoryRef{}, nil }, func() {}
 	}
 	prefix := categoryRootPrefix(siteID)
 	it := tx.Iterate(storage.Prefix(prefix))
-	var ids []string
-	for ; it.Valid(); it.Next() {
-		ids = append(ids, keycodec.Read(it.Key()[len(prefix):]).Str())
+	read = func() ([]CategoryRef, error) {
+		var ids []string
+		for ; it.Valid(); it.Next() {
+			ids = append(ids, keycodec.Read(it.Key()[len(prefix):]).Str())
+		}
+		it.Close()
+		return refsByName(tx, ids)
 	}
-	it.Close()
-	return refsByName(tx, ids)
+	return read, it.Close
 }
 
 // checkSite answers the public API's not-found for a site that neither the

@@ -30,6 +30,13 @@ type SiteView struct {
 func (s *Service) Site(ctx context.Context, id string) (SiteView, error) {
 	var v SiteView
 	err := s.store.View(ctx, func(tx storage.Tx) error {
+		// The site, its usual currency and its categories' list are
+		// read together.
+		categories, done := openSiteCategories(tx, id)
+		defer done()
+		if err := storage.Prefetch(tx, geo.SiteKeys(id)...); err != nil {
+			return err
+		}
 		site, err := geo.GetSite(tx, id)
 		if err != nil {
 			return err
@@ -51,7 +58,7 @@ func (s *Service) Site(ctx context.Context, id string) (SiteView, error) {
 			}
 			v.Currencies = append(v.Currencies, SiteCurrency{ID: c.ID, Symbol: c.Symbol})
 		}
-		v.Categories, err = siteCategories(tx, id)
+		v.Categories, err = categories()
 		return err
 	})
 	return v, err

@@ -96,7 +96,7 @@ var bounds = map[string]float64{
 	"GET /countries/:country_id/zip_codes/:zip_code":                  4.5,
 	"GET /country/:country_id/zip_codes/search_between":               4.5,
 	"GET /sites":                                    1.5,
-	"GET /sites/:site_id":                           4.5,
+	"GET /sites/:site_id":                           3.5,
 	"GET /sites/:site_id/categories":                2.5,
 	"GET /categories/:category_id":                  3.5,
 	"GET /sites/:site_id/domains":                   1.5,
