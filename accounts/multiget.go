@@ -42,6 +42,16 @@ func (s *Service) UsersFor(ctx context.Context, caller int64, ids []string) ([]U
 	}
 	out := make([]UserResult, len(ids))
 	err := s.store.View(ctx, func(tx storage.Tx) error {
+		// Every user in one round trip where the store can.
+		var keys [][]byte
+		for _, raw := range ids {
+			if id, err := strconv.ParseInt(raw, 10, 64); err == nil && id > 0 {
+				keys = append(keys, userKey(id))
+			}
+		}
+		if err := storage.Prefetch(tx, keys...); err != nil {
+			return err
+		}
 		for i, raw := range ids {
 			out[i] = UserResult{ID: raw}
 			id, err := strconv.ParseInt(raw, 10, 64)

@@ -31,14 +31,23 @@ func (s *Service) SearchStores(ctx context.Context, caller, owner int64, q Store
 	page := []Store{}
 	total := 0
 	err := s.store.View(ctx, func(tx storage.Tx) error {
+		// The list is opened before the user is read, and the stores
+		// it names are read together: two round trips on a backend at
+		// network distance.
+		it := tx.Iterate(storage.Prefix(userStorePrefix(owner)))
+		defer it.Close()
 		if _, err := GetUser(tx, owner); err != nil {
 			return err
 		}
-		it := tx.Iterate(storage.Prefix(userStorePrefix(owner)))
-		defer it.Close()
 		prefixLen := len(userStorePrefix(owner))
+		var ids []string
 		for ; it.Valid(); it.Next() {
-			id := keycodec.Read(it.Key()[prefixLen:]).Str()
+			ids = append(ids, keycodec.Read(it.Key()[prefixLen:]).Str())
+		}
+		if err := storage.Prefetch(tx, StoreKeys(ids...)...); err != nil {
+			return err
+		}
+		for _, id := range ids {
 			st, err := GetStore(tx, id)
 			if err != nil {
 				return err
