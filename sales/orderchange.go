@@ -5,8 +5,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/marketplace/marketplace/accounts"
 	"github.com/marketplace/marketplace/errs"
 	"github.com/marketplace/marketplace/internal/kv"
+	"github.com/marketplace/marketplace/notify"
 	"github.com/marketplace/marketplace/stock"
 	"github.com/marketplace/marketplace/storage"
 )
@@ -35,12 +37,20 @@ func (s *Service) Pay(ctx context.Context, orderID int64, in PaymentInput) (Orde
 	now := s.clock.Now()
 	var out Order
 	err := s.store.Update(ctx, func(tx storage.Tx) error {
+		// The payment's id and the numbers of the events of the order,
+		// its shipment, the stock and the item go with the order's
+		// read, where the store can.
+		ctx := notify.DrawEventNumbers(ctx, tx, 4)
+		drawn := kv.DrawOnceLater(ctx, tx, payNo)
 		rec, err := getOrder(tx, orderID)
 		if err != nil {
 			return err
 		}
 		if rec.Order.Status != StatusPaymentRequired {
 			return errs.Invalidf("Order %d is %s: only a payment_required order takes a payment", orderID, rec.Order.Status)
+		}
+		if err := storage.Prefetch(tx, orderReads(rec, StatusPaid)...); err != nil {
+			return err
 		}
 		line := rec.Order.OrderItems[0]
 		item, err := stock.GetItemWithoutStock(tx, line.Item.ID)
@@ -52,6 +62,11 @@ func (s *Service) Pay(ctx context.Context, orderID int64, in PaymentInput) (Orde
 		}
 		sh, err := getShipment(tx, *rec.Order.Shipping.ID)
 		if err != nil {
+			return err
+		}
+		// Where the store draws at once rather than with a read, the
+		// payment is checked before anything is drawn.
+		if err := drawn(); err != nil {
 			return err
 		}
 		n, err := payNo.Get(ctx)
@@ -89,12 +104,19 @@ func (s *Service) Cancel(ctx context.Context, orderID int64) (Order, error) {
 	now := s.clock.Now()
 	var out Order
 	err := s.store.Update(ctx, func(tx storage.Tx) error {
+		// The numbers of the events of the order, its shipment, the
+		// stock and the item go with the order's read, where the store
+		// can.
+		ctx := notify.DrawEventNumbers(ctx, tx, 4)
 		rec, err := getOrder(tx, orderID)
 		if err != nil {
 			return err
 		}
 		if rec.Order.Status == StatusCancelled {
 			return errs.Invalidf("Order %d is already cancelled", orderID)
+		}
+		if err := storage.Prefetch(tx, orderReads(rec, StatusCancelled)...); err != nil {
+			return err
 		}
 		sh, err := getShipment(tx, *rec.Order.Shipping.ID)
 		if err != nil {
@@ -180,6 +202,38 @@ func newOrderCounts(sellerID, buyerID int64, status string, orderID int64) [][]b
 	}{{roleSeller, sellerID}, {roleBuyer, buyerID}} {
 		for _, list := range []string{"", status} {
 			keys = append(keys, listCounter(p.role, p.id, list).ShardKey(uint64(orderID)))
+		}
+	}
+	return keys
+}
+
+// orderReads are the keys that a change of order rec to status reads after
+// the order, named by it: its shipment, its item and user product, the
+// store its units left from, and the counts of the lists it leaves and
+// joins. A change prefetches them right after reading the order, so that
+// they go with its next read.
+func orderReads(rec orderRecord, status string) [][]byte {
+	line := rec.Order.OrderItems[0]
+	keys := stock.ItemKeys(line.Item.ID)
+	if line.Item.UserProductID != "" {
+		keys = append(keys, stock.UserProductKeys(line.Item.UserProductID)...)
+	}
+	if rec.Order.Shipping.ID != nil {
+		keys = append(keys, shipmentKey(*rec.Order.Shipping.ID))
+	}
+	store := rec.Store
+	if rec.Taken != nil {
+		store = rec.Taken.StoreID
+	}
+	keys = append(keys, accounts.StoreKeys(store)...)
+	if status != rec.Order.Status {
+		for _, p := range []struct {
+			role string
+			id   int64
+		}{{roleSeller, rec.Order.Seller.ID}, {roleBuyer, rec.Order.Buyer.ID}} {
+			for _, list := range []string{rec.Order.Status, status} {
+				keys = append(keys, listCounter(p.role, p.id, list).ShardKey(uint64(rec.Order.ID)))
+			}
 		}
 	}
 	return keys
