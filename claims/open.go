@@ -9,6 +9,7 @@ import (
 	"github.com/marketplace/marketplace/errs"
 	"github.com/marketplace/marketplace/internal/keycodec"
 	"github.com/marketplace/marketplace/internal/kv"
+	"github.com/marketplace/marketplace/notify"
 	"github.com/marketplace/marketplace/sales"
 	"github.com/marketplace/marketplace/storage"
 )
@@ -44,6 +45,10 @@ func (s *Service) Open(ctx context.Context, in NewClaim) (Claim, error) {
 	now := s.clock.Now()
 	var out Claim
 	err := s.store.Update(ctx, func(tx storage.Tx) error {
+		// The claim's id and the numbers of the events of the claim and
+		// of its order go with the order's read, where the store can.
+		ctx := notify.DrawEventNumbers(ctx, tx, 2)
+		drawn := kv.DrawOnceLater(ctx, tx, idNo)
 		sale, err := s.sales.SaleOf(tx, in.OrderID)
 		if err != nil {
 			return err
@@ -76,6 +81,11 @@ func (s *Service) Open(ctx context.Context, in NewClaim) (Claim, error) {
 		amount, err := claimAmount(string(line.UnitPrice), in.Quantity)
 		if err != nil {
 			return errs.Internalf(err, "unit price of order %d", o.ID)
+		}
+		// Where the store draws at once rather than with a read, the
+		// claim is checked before anything is drawn.
+		if err := drawn(); err != nil {
+			return err
 		}
 		n, err := idNo.Get(ctx)
 		if err != nil {

@@ -57,7 +57,7 @@ var claimsBounds = map[string]float64{
 	"POST /post-purchase/v1/returns/:return_id/return-review":                          12.5,
 	"GET /post-purchase/v1/returns/reasons":                                            2.5,
 	"POST /post-purchase/v1/claims/:claim_id/returns/attachments":                      2.5,
-	"POST /operator/claims":                                                            8.5,
+	"POST /operator/claims":                                                            5.5,
 	"POST /operator/claims/:claim_id/actions":                                          6.5,
 	"PUT /operator/returns/:return_id/status":                                          4.5,
 }
