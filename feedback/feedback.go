@@ -154,15 +154,22 @@ func New(store storage.Store, clk clock.Clock, s *sales.Service) *Service {
 // Forbidden (not a party).
 func (s *Service) Give(ctx context.Context, caller, orderID int64, in Input, appID int64) (Feedback, error) {
 	now := s.clock.Now()
-	// Drawn before the transaction, which then waits for nothing but its
-	// reads; a refused feedback leaves a gap in the sequence.
-	no, err := kv.NewOnceID(s.store, feedbackSequence).Get(ctx)
-	if err != nil {
-		return Feedback{}, err
-	}
+	number := kv.NewOnceID(s.store, feedbackSequence)
 	var out Feedback
-	err = s.store.Update(ctx, func(tx storage.Tx) error {
+	err := s.store.Update(ctx, func(tx storage.Tx) error {
+		// The feedback's id and its events' numbers go with the order's
+		// read, where the store can; a refused feedback leaves a gap in
+		// the sequence.
+		ctx := notify.DrawEventNumbers(ctx, tx, 2)
+		drawn := kv.DrawOnceLater(ctx, tx, number)
 		if err := storage.Prefetch(tx, append(sales.OrderKeys(orderID), sideKeys(orderID)...)...); err != nil {
+			return err
+		}
+		if err := drawn(); err != nil {
+			return err
+		}
+		no, err := number.Get(ctx)
+		if err != nil {
 			return err
 		}
 		sale, err := s.sales.OrderOf(tx, orderID)

@@ -95,7 +95,7 @@ var feedbackCases = []routeCase{
 
 // feedbackBounds are the round trips each case may take (see bounds).
 var feedbackBounds = map[string]float64{
-	"POST /orders/:order_id/feedback":         6.5,
+	"POST /orders/:order_id/feedback":         3.5,
 	"GET /orders/:order_id/feedback":          1.5,
 	"GET /orders/:order_id/feedback/:side":    2.5,
 	"PUT /orders/:order_id/feedback/:side":    6.5,
