@@ -8,6 +8,7 @@ import (
 	"github.com/marketplace/marketplace/internal/refimport"
 	"github.com/marketplace/marketplace/notify"
 	"github.com/marketplace/marketplace/questions"
+	"github.com/marketplace/marketplace/sales"
 	"github.com/marketplace/marketplace/stock"
 	"github.com/marketplace/marketplace/storage"
 	"github.com/marketplace/marketplace/storage/schema"
@@ -34,6 +35,7 @@ func Migrations() []schema.Migration {
 		stock.SellerSortMigration(),             // 12
 		questions.AskerListsMigration(),         // 13
 		questions.TallyShardsMigration(),        // 14
+		sales.RecordsMigration(),                // 15
 	}
 }
 

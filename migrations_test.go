@@ -23,6 +23,7 @@ import (
 	"github.com/marketplace/marketplace/money"
 	"github.com/marketplace/marketplace/notify"
 	"github.com/marketplace/marketplace/questions"
+	"github.com/marketplace/marketplace/sales"
 	"github.com/marketplace/marketplace/stock"
 	"github.com/marketplace/marketplace/storage"
 	"github.com/marketplace/marketplace/storage/badger"
@@ -38,6 +39,10 @@ var goldenStores = []string{"48e1fd1", "5e40b6e", "48e1fd1-then-5e40b6e"}
 // binary kept id sequences outside the keys, so a dump of keys cannot carry
 // them on: it is read for its search index only.
 const unicodeGolden = "79e8a45"
+
+// ordersGolden is a store of the last binary that kept orders as JSON, at
+// schema version 14, with orders in its state and in a snapshot.
+const ordersGolden = "df9028b"
 
 type kv struct{ k, v []byte }
 
@@ -604,22 +609,34 @@ func TestMigrate_StoreNewerThanBinaryIsRefusedByNewAndOpen(t *testing.T) {
 
 func TestMigrate_DryRunChangesNothing(t *testing.T) {
 	ctx := context.Background()
-	st := memory.New()
-	loadGolden(t, st, "48e1fd1-then-5e40b6e")
-	before := dumpStore(t, st)
-	rep, err := marketplace.PlanMigration(ctx, st, marketplace.MigrateOptions{})
-	if err != nil {
-		t.Fatal(err)
+	// Each migration must change something in one of the golden stores
+	// that need it: the oldest for the first ones, the last binary with
+	// JSON orders for the orders' own.
+	changed := map[int]bool{}
+	for _, g := range []struct {
+		name string
+		from int
+	}{{"48e1fd1-then-5e40b6e", 0}, {ordersGolden, 14}} {
+		st := memory.New()
+		loadGolden(t, st, g.name)
+		before := dumpStore(t, st)
+		rep, err := marketplace.PlanMigration(ctx, st, marketplace.MigrateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !maps.Equal(dumpStore(t, st), before) {
+			t.Fatalf("the dry run changed the store %s", g.name)
+		}
+		if rep.From != g.from || rep.To != marketplace.SchemaVersion || len(rep.Steps) != marketplace.SchemaVersion-g.from {
+			t.Fatalf("plan of %s: %+v", g.name, rep)
+		}
+		for _, s := range rep.Steps {
+			changed[s.Version] = changed[s.Version] || s.Written+s.Deleted > 0
+		}
 	}
-	if !maps.Equal(dumpStore(t, st), before) {
-		t.Fatal("the dry run changed the store")
-	}
-	if rep.From != 0 || rep.To != marketplace.SchemaVersion || len(rep.Steps) != marketplace.SchemaVersion {
-		t.Fatalf("plan %+v", rep)
-	}
-	for _, s := range rep.Steps {
-		if s.Written+s.Deleted == 0 {
-			t.Fatalf("migration %d (%s) would change nothing in a store that needs it", s.Version, s.Name)
+	for v := 1; v <= marketplace.SchemaVersion; v++ {
+		if !changed[v] {
+			t.Fatalf("migration %d would change nothing in a store that needs it", v)
 		}
 	}
 }
@@ -771,5 +788,67 @@ func TestNewContext_EndedContextIsReturnedAndTheStoreIsUnchanged(t *testing.T) {
 	}
 	if !maps.Equal(dumpStore(t, st), before) {
 		t.Fatal("an opening whose ctx had ended changed the store")
+	}
+}
+
+// TestMigrate_OrdersStoredAsJSONAreRewrittenAndServedInTheStateAndItsSnapshots:
+// the orders of the last binary that kept them as JSON, in the state and
+// in a snapshot, read back through the sales service after the migration,
+// and again after the snapshot is restored.
+func TestMigrate_OrdersStoredAsJSONAreRewrittenAndServedInTheStateAndItsSnapshots(t *testing.T) {
+	ctx := context.Background()
+	st := memory.New()
+	data := loadGolden(t, st, ordersGolden)
+	jsonOrders := 0
+	for _, e := range data {
+		if strings.Contains(string(e.k), "sal/order") && len(e.v) > 0 && e.v[0] == '{' {
+			jsonOrders++
+		}
+	}
+	if jsonOrders != 7 { // 4 in the state, 3 in the snapshot
+		t.Fatalf("the golden store holds %d JSON orders; want 7", jsonOrders)
+	}
+	m := openGolden(t, st)
+	if v, ok, err := schema.Version(ctx, st); err != nil || !ok || v != marketplace.SchemaVersion {
+		t.Fatalf("version %d (%v, %v); want %d", v, ok, err, marketplace.SchemaVersion)
+	}
+	for k, v := range dumpStore(t, st) {
+		if strings.Contains(k, "sal/order") && strings.HasPrefix(v, "{") {
+			t.Fatalf("%q is still JSON after the migration", k)
+		}
+	}
+	seller, err := m.Accounts.Authenticate(ctx, "APP_USR-golden-aseller-token")
+	if err != nil {
+		t.Fatal(err)
+	}
+	statuses := func() []string {
+		t.Helper()
+		res, err := m.Sales.Search(ctx, seller, sales.SearchQuery{Seller: seller, Limit: 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, o := range res.Results {
+			got, err := m.Sales.Order(ctx, seller, o.ID)
+			if err != nil || got.ID != o.ID || got.Seller.ID != seller || len(got.OrderItems) != 1 {
+				t.Fatalf("order %d reads as %+v (%v)", o.ID, got, err)
+			}
+			out = append(out, o.Status)
+		}
+		return out
+	}
+	want := []string{sales.StatusPaid, sales.StatusPaymentRequired, sales.StatusCancelled, sales.StatusPaid}
+	if got := statuses(); !slices.Equal(got, want) {
+		t.Fatalf("the seller's orders %v; want %v", got, want)
+	}
+	snaps, err := m.Snapshots(ctx)
+	if err != nil || len(snaps) != 1 {
+		t.Fatalf("snapshots %+v (%v)", snaps, err)
+	}
+	if err := m.RestoreSnapshot(ctx, snaps[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := statuses(); !slices.Equal(got, want[:3]) {
+		t.Fatalf("the seller's orders after the restore %v; want %v", got, want[:3])
 	}
 }

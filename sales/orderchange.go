@@ -175,7 +175,7 @@ func (s *Service) saveOrder(ctx context.Context, tx storage.Tx, before *orderRec
 	if err := indexOrder(tx, before, rec); err != nil {
 		return err
 	}
-	if err := kv.SetJSON(tx, orderKey(rec.Order.ID), rec); err != nil {
+	if err := putOrder(tx, rec); err != nil {
 		return err
 	}
 	return s.announce(ctx, tx, TopicOrders, rec.Order.Seller.ID, orderResource(rec.Order.ID), action, now)

@@ -185,7 +185,7 @@ func (s *Service) PlaceOrder(ctx context.Context, in NewOrder) (Order, error) {
 		if err := indexOrder(tx, nil, rec); err != nil {
 			return err
 		}
-		if err := kv.SetJSON(tx, orderKey(o.ID), rec); err != nil {
+		if err := putOrder(tx, rec); err != nil {
 			return err
 		}
 		if err := s.announce(ctx, tx, TopicOrders, seller.ID, orderResource(o.ID), "created", now); err != nil {

@@ -59,8 +59,8 @@ func (s *Service) SaleOfRead(tx storage.Tx, id int64) (Sale, error) {
 			return memo.sale, nil
 		}
 	}
-	var r orderRecord
-	if err := json.Unmarshal(ob, &r); err != nil {
+	r, err := decodeOrderRecord(ob)
+	if err != nil {
 		return Sale{}, errs.Internalf(err, "decode order %d", id)
 	}
 	out := Sale{Order: r.Order, Created: time.UnixMilli(r.CreatedMs)}

@@ -64,15 +64,26 @@ func (s *Service) siteTime(tx storage.Tx, siteID string, t time.Time) string {
 }
 
 func getOrder(tx storage.Tx, id int64) (orderRecord, error) {
-	var r orderRecord
-	err := kv.GetJSON(tx, orderKey(id), &r)
+	b, err := tx.Get(orderKey(id))
 	if errors.Is(err, storage.ErrNotFound) {
-		return r, errOrderNotFound()
+		return orderRecord{}, errOrderNotFound()
 	}
 	if err != nil {
-		return r, errs.Internalf(err, "read order %d", id)
+		return orderRecord{}, errs.Internalf(err, "read order %d", id)
+	}
+	r, err := decodeOrderRecord(b)
+	if err != nil {
+		return orderRecord{}, errs.Internalf(err, "decode order %d", id)
 	}
 	return r, nil
+}
+
+func putOrder(tx storage.Tx, r orderRecord) error {
+	b, err := encodeOrderRecord(r)
+	if err != nil {
+		return errs.Internalf(err, "encode order %d", r.Order.ID)
+	}
+	return tx.Set(orderKey(r.Order.ID), b)
 }
 
 func errOrderNotFound() error {

@@ -57,6 +57,10 @@ func (d *Decoder) Done() error {
 
 func (d *Decoder) fail() { d.err = ErrCorrupt }
 
+// Fail marks the record corrupt, for a value read whole that its reader
+// refuses (a flag out of its range, an embedded text that does not parse).
+func (d *Decoder) Fail() { d.fail() }
+
 func (d *Decoder) advance(n int) {
 	d.b = d.b[n:]
 	d.off += n
@@ -143,4 +147,84 @@ func (d *Decoder) Time() time.Time {
 		return time.Time{}
 	}
 	return time.Unix(sec, int64(nsec)).UTC()
+}
+
+// The optional values below keep what JSON keeps: a nil pointer apart from
+// a pointer to the zero value, and a nil slice (null) apart from an empty
+// one ([]).
+
+// AppendStringPtr appends p: 0 for nil, else 1 and the string.
+func AppendStringPtr(b []byte, p *string) []byte {
+	if p == nil {
+		return append(b, 0)
+	}
+	return AppendString(append(b, 1), *p)
+}
+
+// AppendInt64Ptr appends p: 0 for nil, else 1 and the varint.
+func AppendInt64Ptr(b []byte, p *int64) []byte {
+	if p == nil {
+		return append(b, 0)
+	}
+	return binary.AppendVarint(append(b, 1), *p)
+}
+
+// AppendLen appends the length of a slice or map of n elements: 0 for nil,
+// else n+1.
+func AppendLen(b []byte, n int, isNil bool) []byte {
+	if isNil {
+		return append(b, 0)
+	}
+	return binary.AppendUvarint(b, uint64(n)+1)
+}
+
+// present reads the flag of an optional value: false for absent, and a
+// failure for anything but 0 or 1.
+func (d *Decoder) present() bool {
+	switch d.Byte() {
+	case 0:
+		return false
+	case 1:
+		return d.err == nil
+	}
+	d.fail()
+	return false
+}
+
+// StringPtr reads what AppendStringPtr wrote.
+func (d *Decoder) StringPtr() *string {
+	if !d.present() {
+		return nil
+	}
+	s := d.String()
+	if d.err != nil {
+		return nil
+	}
+	return &s
+}
+
+// Int64Ptr reads what AppendInt64Ptr wrote.
+func (d *Decoder) Int64Ptr() *int64 {
+	if !d.present() {
+		return nil
+	}
+	v := d.Varint()
+	if d.err != nil {
+		return nil
+	}
+	return &v
+}
+
+// SliceLen reads what AppendLen wrote: -1 for nil, else the count, refused when
+// larger than the bytes left as Count refuses it.
+func (d *Decoder) SliceLen() int {
+	n := d.Uvarint()
+	if d.err != nil || n == 0 {
+		return -1
+	}
+	if n-1 > uint64(len(d.b)) {
+		d.fail()
+		return -1
+	}
+	return int(n - 1)
 }

@@ -70,3 +70,54 @@ func TestDecoder_FirstFailureSticks(t *testing.T) {
 		t.Fatal("a string longer than the record was read")
 	}
 }
+
+func TestOptionalValues_ReadBackNilApartFromZeroAndEmpty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var s *string
+		if rapid.Bool().Draw(t, "string set") {
+			v := rapid.String().Draw(t, "string")
+			s = &v
+		}
+		var n *int64
+		if rapid.Bool().Draw(t, "int set") {
+			v := rapid.Int64().Draw(t, "int")
+			n = &v
+		}
+		length := rapid.IntRange(-1, 5).Draw(t, "length") // -1: nil
+		b := binrec.AppendStringPtr(nil, s)
+		b = binrec.AppendInt64Ptr(b, n)
+		b = binrec.AppendLen(b, max(length, 0), length < 0)
+		b = append(b, make([]byte, max(length, 0))...) // the elements' bytes
+		d := binrec.NewDecoder(b)
+		gs, gn, gl := d.StringPtr(), d.Int64Ptr(), d.SliceLen()
+		if (gs == nil) != (s == nil) || (s != nil && *gs != *s) {
+			t.Fatalf("string %v read back as %v", s, gs)
+		}
+		if (gn == nil) != (n == nil) || (n != nil && *gn != *n) {
+			t.Fatalf("int %v read back as %v", n, gn)
+		}
+		if gl != length {
+			t.Fatalf("length %d read back as %d", length, gl)
+		}
+		if d.Err() != nil {
+			t.Fatal(d.Err())
+		}
+	})
+}
+
+func TestOptionalValues_AFlagOtherThanZeroOrOneIsCorrupt(t *testing.T) {
+	for _, read := range []func(d *binrec.Decoder){
+		func(d *binrec.Decoder) { d.StringPtr() },
+		func(d *binrec.Decoder) { d.Int64Ptr() },
+	} {
+		d := binrec.NewDecoder([]byte{2, 0})
+		read(d)
+		if d.Err() == nil {
+			t.Fatal("a flag of 2 read without an error")
+		}
+	}
+	d := binrec.NewDecoder([]byte{5, 0}) // 4 elements announced, 1 byte left
+	if d.SliceLen(); d.Err() == nil {
+		t.Fatal("a length beyond the bytes left read without an error")
+	}
+}

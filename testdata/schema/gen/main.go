@@ -7,6 +7,7 @@
 //	go run ./gen -stage later  -in A.dump -out C.dump   # at 5e40b6e, continuing A
 //	go run ./gen -stage first  -out B.dump              # at 5e40b6e, a new store
 //	go run ./gen -stage first  -unicode -out D.dump     # at 79e8a45, titles that need Unicode folding
+//	go run ./gen -stage first  -sales -out E.dump       # at df9028b, orders as JSON, in the state and a snapshot
 package main
 
 import (
@@ -27,6 +28,7 @@ import (
 	"github.com/marketplace/marketplace/money"
 	"github.com/marketplace/marketplace/notify"
 	"github.com/marketplace/marketplace/questions"
+	"github.com/marketplace/marketplace/sales"
 	"github.com/marketplace/marketplace/stock"
 	"github.com/marketplace/marketplace/storage"
 	"github.com/marketplace/marketplace/storage/memory"
@@ -41,6 +43,7 @@ func main() {
 	in := flag.String("in", "", "dump to start from")
 	out := flag.String("out", "", "dump to write")
 	unicodeTitles := flag.Bool("unicode", false, "also publish items whose titles need Unicode folding to be found")
+	withSales := flag.Bool("sales", false, "also place orders (paid, payment_required, cancelled) and take a snapshot")
 	flag.Parse()
 	ctx := context.Background()
 	st := memory.New()
@@ -125,6 +128,25 @@ func main() {
 	step()
 	must(m.Questions.Delete(ctx, seller.ID, q5.ID))
 	step()
+
+	if *withSales {
+		order := func(buyer accounts.User, item stock.Published, qty int64, status string) sales.Order {
+			o, err := m.Sales.PlaceOrder(ctx, sales.NewOrder{BuyerID: buyer.ID, ItemID: item.ID, Quantity: qty, Status: status})
+			must(err)
+			step()
+			return o
+		}
+		order(buyer1, items[0], 1, sales.StatusPaid)
+		order(buyer2, items[2], 2, sales.StatusPaymentRequired)
+		cancelled := order(buyer2, items[2], 3, sales.StatusPaid)
+		_, err = m.Sales.Cancel(ctx, cancelled.ID)
+		must(err)
+		step()
+		_, err = m.CreateSnapshot(ctx, prefix+" golden snapshot")
+		must(err)
+		step()
+		order(buyer1, items[1], 1, sales.StatusPaid) // after the snapshot: a restore takes it away
+	}
 
 	if *stage == "later" {
 		// The store began under an older binary: answer one of its questions
