@@ -59,6 +59,7 @@ import (
 	"github.com/marketplace/marketplace"
 	"github.com/marketplace/marketplace/httpapi"
 	"github.com/marketplace/marketplace/internal/logbuf"
+	"github.com/marketplace/marketplace/internal/reqlog"
 	"github.com/marketplace/marketplace/journal"
 	"github.com/marketplace/marketplace/metrics"
 	"github.com/marketplace/marketplace/money"
@@ -122,7 +123,7 @@ func main() {
 	defer logFile.Close()
 	logOut := logbuf.New(logFile)
 	defer logOut.Close()
-	logger := slog.New(slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	logger := slog.New(reqlog.New(logOut, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	met := metrics.New()
 	m, err := marketplace.New(memory.New(), marketplace.Options{Logger: logger,
 		Notifications: notify.Options{OnAttempt: met.NotificationAttempt}})

@@ -54,6 +54,7 @@ import (
 	"github.com/marketplace/marketplace/accounts"
 	"github.com/marketplace/marketplace/httpapi"
 	"github.com/marketplace/marketplace/internal/logbuf"
+	"github.com/marketplace/marketplace/internal/reqlog"
 	"github.com/marketplace/marketplace/journal"
 	"github.com/marketplace/marketplace/metrics"
 	"github.com/marketplace/marketplace/money"
@@ -435,7 +436,7 @@ func (b *writeBench) startAsServer(st storage.Store) *engine {
 		fatalf("%v", err)
 	}
 	logOut := logbuf.New(logFile)
-	logger := slog.New(slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	logger := slog.New(reqlog.New(logOut, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	met := metrics.New()
 	stopObserving := met.ObserveStorage()
 	opts := marketplace.Options{Logger: logger, Notifications: notify.Options{OnAttempt: met.NotificationAttempt}}

@@ -24,10 +24,21 @@ func (s *Server) logRequest(ctx context.Context, method, path, route string, sta
 		pc = pcs[0]
 		requestLogPC.Store(pc)
 	}
+	if direct, ok := s.logger.Handler().(requestLineWriter); ok {
+		_ = direct.WriteRequest(ctx, end, pc, method, path, route, status, elapsed)
+		return
+	}
 	rec := slog.NewRecord(end, slog.LevelInfo, "request", pc)
 	rec.AddAttrs(slog.String("method", method), slog.String("path", path), slog.String("route", route),
 		slog.Int("status", status), slog.String("duration", elapsed.String()))
 	_ = s.logger.Handler().Handle(ctx, rec)
+}
+
+// requestLineWriter is a handler that writes the request line itself,
+// without a slog.Record (internal/reqlog, marketplaced's): the same bytes
+// at a third of the cost.
+type requestLineWriter interface {
+	WriteRequest(ctx context.Context, end time.Time, pc uintptr, method, path, route string, status int, elapsed time.Duration) error
 }
 
 // requestLogPC is the program counter a handler with AddSource reports as

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/marketplace/marketplace/internal/reqlog"
 )
 
 // dropTime leaves the time out of a line, which LogAttrs reads from the
@@ -41,6 +43,17 @@ func TestLogRequest_WritesTheBytesOfTheLoggersOwnLine(t *testing.T) {
 				t.Fatalf("line\n%s\nwant LogAttrs's\n%s", got.String(), want.String())
 			}
 		})
+	}
+}
+
+func TestLogRequest_ThroughReqlogWritesWhatSlogsJSONHandlerWrites(t *testing.T) {
+	end := time.Date(2026, 3, 1, 12, 30, 45, 123_456_789, time.FixedZone("ART", -3*3600))
+	path := `/users/1234567/"quoted"`
+	var want, got bytes.Buffer
+	(&Server{logger: slog.New(slog.NewJSONHandler(&want, nil))}).logRequest(context.Background(), http.MethodGet, path, "/users/:user_id", 200, end, 1520*time.Microsecond)
+	(&Server{logger: slog.New(reqlog.New(&got, nil))}).logRequest(context.Background(), http.MethodGet, path, "/users/:user_id", 200, end, 1520*time.Microsecond)
+	if got.String() != want.String() || got.Len() == 0 {
+		t.Fatalf("line\n%s\nwant slog's\n%s", got.String(), want.String())
 	}
 }
 
@@ -79,6 +92,14 @@ func BenchmarkRequestLog(b *testing.B) {
 			logger.LogAttrs(ctx, slog.LevelInfo, "request", slog.String("method", http.MethodGet),
 				slog.String("path", "/users/1234567"), slog.String("route", "/users/:user_id"), slog.Int("status", 200),
 				slog.String("duration", (1520*time.Microsecond).String()))
+		}
+	})
+	b.Run("reqlog", func(b *testing.B) {
+		s := &Server{logger: slog.New(reqlog.New(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))}
+		start := time.Now()
+		b.ReportAllocs()
+		for b.Loop() {
+			s.logRequest(ctx, http.MethodGet, "/users/1234567", "/users/:user_id", 200, start.Add(1520*time.Microsecond), 1520*time.Microsecond)
 		}
 	})
 	b.Run("logRequest", func(b *testing.B) {

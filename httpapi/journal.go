@@ -63,21 +63,22 @@ func (s *Server) record(r *http.Request, rec *statusRecorder, red *redact.Redact
 // requestRedactor returns the redactor of r for its log line and its
 // journal entry: the server's secrets, the credentials r presents, and the
 // tokens the accounts accept whatever their shape (a fixture may choose
-// any), each word asked of the store once. When the store cannot answer,
-// the word is taken for a token, and the store is not asked again.
+// any), each word asked of the store once (knownToken). When the store
+// cannot answer, the word is taken for a token, and the store is not asked
+// again.
 func (s *Server) requestRedactor(r *http.Request) *redact.Redactor {
-	ctx := context.WithoutCancel(r.Context())
-	failed := false
-	return s.redact.For(func(word string) bool {
-		if failed {
-			return true
-		}
-		_, err := s.m.Accounts.Authenticate(ctx, word)
-		if err != nil && !errs.Is(err, errs.Unauthorized) {
-			failed = true
-		}
-		return !errs.Is(err, errs.Unauthorized)
-	}, r.Header, r.URL.RawQuery)
+	return s.redact.For(r.Context(), s.knownTokenCheck, r.Header, r.URL.RawQuery)
+}
+
+// knownToken tells the redactor whether word is a token the accounts
+// accept. It runs after the answer, when the request's context may be
+// cancelled already: the read must not be.
+func (s *Server) knownToken(ctx context.Context, word string) (bool, error) {
+	_, err := s.m.Accounts.Authenticate(context.WithoutCancel(ctx), word)
+	if err != nil && !errs.Is(err, errs.Unauthorized) {
+		return true, err
+	}
+	return err == nil, nil
 }
 
 // keptPath is r's path as its log line and its journal entry keep it. The

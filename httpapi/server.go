@@ -135,6 +135,9 @@ type Server struct {
 	// redact takes tokens and the operator token out of the log, the
 	// journal and error messages.
 	redact *redact.Redactor
+	// knownTokenCheck is knownToken as a func value, made once: a method
+	// value made per request would cost an allocation each time.
+	knownTokenCheck func(context.Context, string) (bool, error)
 	// sleep waits between the pieces of a trickled answer; tests replace
 	// it to see the pacing without waiting.
 	sleep func(context.Context, time.Duration) error
@@ -151,6 +154,7 @@ func New(m *marketplace.Marketplace, cfg Config) *Server {
 	}
 	s := &Server{m: m, cfg: cfg, logger: cfg.Logger, journal: cfg.Journal, routeKeys: map[string]bool{},
 		cors: newCORSPolicy(cfg.CORSOrigins), redact: redact.New(cfg.OperatorToken), sleep: sleepCtx}
+	s.knownTokenCheck = s.knownToken
 	if s.journal == nil {
 		s.journal = journal.New(journal.DefaultSize)
 	}

@@ -2,6 +2,7 @@ package recording
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -97,7 +98,7 @@ const anything = `(?s:.*)`
 // its members in order), as body when it is other text, and as
 // base64Body when it is not UTF-8.
 func Capture(ex Exchange, secrets ...string) Entry {
-	red := redact.New(secrets...).For(nil, ex.RequestHeader, ex.RawQuery)
+	red := redact.New(secrets...).For(context.Background(), nil, ex.RequestHeader, ex.RawQuery)
 	e := Entry{emulated: ex.Emulated, status: ex.Status}
 	// The body first: a secret it carries under a credential's name is
 	// then replaced wherever the exchange repeats it.

@@ -32,6 +32,7 @@ import (
 	"github.com/marketplace/marketplace/httpapi"
 	"github.com/marketplace/marketplace/internal/buildinfo"
 	"github.com/marketplace/marketplace/internal/logbuf"
+	"github.com/marketplace/marketplace/internal/reqlog"
 	"github.com/marketplace/marketplace/journal"
 	"github.com/marketplace/marketplace/metrics"
 	"github.com/marketplace/marketplace/notify"
@@ -128,7 +129,7 @@ func (p *Program) Run(ctx context.Context) error {
 	// One write call for the lines that arrive together, instead of one
 	// per request under the logger's lock (internal/logbuf).
 	p.logOut = logbuf.New(p.stderr)
-	logger := slog.New(slog.NewJSONHandler(p.logOut, &slog.HandlerOptions{Level: level}))
+	logger := slog.New(reqlog.New(p.logOut, &slog.HandlerOptions{Level: level}))
 
 	opts := marketplace.Options{Logger: logger, Notifications: notify.Options{
 		AllowPrivateCallbacks: c.AllowPrivateCallbacks,

@@ -1,6 +1,7 @@
 package redact_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/marketplace/marketplace/internal/redact"
@@ -15,13 +16,13 @@ func BenchmarkRequestLogPath(b *testing.B) {
 	known := func(string) bool { return false }
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = r.For(known, h, "limit=50&offset=0").RoutedPath("/users/1000001/items/search")
+		_ = r.For(context.Background(), checkOf(known), h, "limit=50&offset=0").RoutedPath("/users/1000001/items/search")
 	}
 }
 
 // BenchmarkBodyJSON redacts a typical item body of a journal with bodies.
 func BenchmarkBodyJSON(b *testing.B) {
-	r := redact.New(operator).For(func(string) bool { return false }, nil, "")
+	r := redact.New(operator).For(context.Background(), checkOf(func(string) bool { return false }), nil, "")
 	body := []byte(`{"title": "Mesa de roble maciza", "category_id": "MLA1902", "price": 12500.5, "currency_id": "ARS",
  "available_quantity": 3, "buying_mode": "buy_it_now", "listing_type_id": "gold_special", "condition": "new",
  "description": {"plain_text": "Mesa de roble de 1,80 m, seis sillas. Envíos a todo el país."},

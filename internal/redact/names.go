@@ -30,7 +30,15 @@ var (
 // parameter, a form field, a JSON member) is a credential. code, the
 // authorization code of OAuth, counts only as the whole name.
 func secretName(name string) bool {
-	if name == "" {
+	switch name {
+	case "":
+		return false
+	case "Authorization":
+		return true
+	case "Accept", "Accept-Encoding", "Accept-Language", "User-Agent", "Content-Type", "Content-Length",
+		"Connection", "X-Request-Id", "X-Version", "Origin", "Referer":
+		// The headers of nearly every request, in canonical form: their
+		// answer without the scan below.
 		return false
 	}
 	var buf [128]byte

@@ -36,6 +36,7 @@
 package redact
 
 import (
+	"context"
 	"encoding/base64"
 	"net/url"
 	"slices"
@@ -79,10 +80,18 @@ type Redactor struct {
 	short bool
 	// scoped: a request's redactor (For), which learns the secrets it
 	// meets; known, checked and checks are its known check.
-	scoped  bool
-	known   func(string) bool
-	checked map[string]bool
-	checks  int
+	scoped bool
+	known  func(ctx context.Context, word string) (bool, error)
+	ctx    context.Context
+	// knownFailed: the known check returned an error; every word it would
+	// be asked about is then taken for a token, and it is not asked again.
+	knownFailed bool
+	checked     map[string]bool
+	checks      int
+	// inline holds a request's secrets while they are few: a redactor is
+	// made per request, and its secrets then cost no allocation of their
+	// own.
+	inline [4]string
 }
 
 // New returns a Redactor of the token shapes and of secrets. Empty
@@ -105,11 +114,12 @@ func New(secrets ...string) *Redactor {
 // of every header and query parameter whose name says it carries one) and
 // every secret met later in its body, replaced wherever they appear again.
 // known, when not nil, tells whether a word of at least MinKnownLength
-// characters without spaces is a token the engine accepts; it is asked at
-// most MaxKnownChecks times, once per word, and should answer true when it
-// cannot tell.
-func (r *Redactor) For(known func(word string) bool, header map[string][]string, rawQuery string) *Redactor {
-	s := &Redactor{secrets: slices.Clone(r.secrets), short: r.short, scoped: true, known: known}
+// characters without spaces is a token the engine accepts; it is asked,
+// with ctx, at most MaxKnownChecks times, once per word, and never again
+// once it returns an error: the words are then taken for tokens.
+func (r *Redactor) For(ctx context.Context, known func(ctx context.Context, word string) (bool, error), header map[string][]string, rawQuery string) *Redactor {
+	s := &Redactor{short: r.short, scoped: true, known: known, ctx: ctx}
+	s.secrets = append(s.inline[:0], r.secrets...)
 	for name, vs := range header {
 		if !secretName(name) {
 			continue
@@ -147,7 +157,7 @@ func (r *Redactor) learnHeader(name, v string) {
 			}
 		}
 	}
-	if strings.Contains(strings.ToLower(name), "cookie") {
+	if containsFold(name, "cookie") {
 		for c := range strings.SplitSeq(v, ";") {
 			if _, val, ok := strings.Cut(c, "="); ok {
 				r.learn(val)
@@ -192,10 +202,15 @@ func (r *Redactor) isKnown(w string) bool {
 	if r.checked == nil {
 		r.checked = map[string]bool{}
 	}
-	v := true // beyond the bound, replaced unchecked
-	if r.checks < MaxKnownChecks {
+	v := true // beyond the bound, or once the check failed: replaced unchecked
+	if r.checks < MaxKnownChecks && !r.knownFailed {
 		r.checks++
-		v = r.known(w)
+		known, err := r.known(r.ctx, w)
+		if err != nil {
+			r.knownFailed = true
+		} else {
+			v = known
+		}
 	}
 	r.checked[w] = v
 	if v {

@@ -1,6 +1,8 @@
 package redact_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -138,7 +140,7 @@ func TestHeader_ANameThatSaysCredentialHidesTheWholeValue(t *testing.T) {
 func TestFor_ACredentialTheRequestPresentsIsReplacedWhereverItAppearsAgain(t *testing.T) {
 	const tok = "chosen~fixture:token!42"
 	h := map[string][]string{"Authorization": {"Bearer " + tok}, "X-Auth": {"other-credential-77"}}
-	r := redact.New(operator).For(nil, h, "access_token=query-credential-9")
+	r := redact.New(operator).For(context.Background(), nil, h, "access_token=query-credential-9")
 	for _, c := range []struct{ got, want string }{
 		{r.Path("/items/" + tok), "/items/REDACTED"},
 		{r.Query("q=" + url.QueryEscape(tok)), "q=REDACTED"},
@@ -152,7 +154,7 @@ func TestFor_ACredentialTheRequestPresentsIsReplacedWhereverItAppearsAgain(t *te
 	}
 	// A secret the body carries under a credential's name is replaced in
 	// the rest of the request too.
-	r = redact.New().For(nil, nil, "")
+	r = redact.New().For(context.Background(), nil, nil, "")
 	_ = r.Body("", []byte("client_id=1&client_secret=body-secret-123"))
 	if got := r.Path("/x/body-secret-123"); got != "/x/REDACTED" {
 		t.Errorf("Path after the body = %q", got)
@@ -168,7 +170,7 @@ func TestFor_ACredentialTheRequestPresentsIsReplacedWhereverItAppearsAgain(t *te
 func TestFor_TheKnownCheckIsAskedOncePerWordWithinItsBoundAndNotForRoutedPaths(t *testing.T) {
 	asked := map[string]int{}
 	known := func(w string) bool { asked[w]++; return w == "fixturetokenwithnoshape" }
-	r := redact.New().For(known, nil, "")
+	r := redact.New().For(context.Background(), checkOf(known), nil, "")
 	if got := r.Path("/items/fixturetokenwithnoshape"); got != "/items/REDACTED" {
 		t.Errorf("Path = %q", got)
 	}
@@ -184,7 +186,7 @@ func TestFor_TheKnownCheckIsAskedOncePerWordWithinItsBoundAndNotForRoutedPaths(t
 	if len(asked) != 1 {
 		t.Errorf("asked about %v; words under %d characters are not asked about", asked, redact.MinKnownLength)
 	}
-	r = redact.New().For(known, nil, "")
+	r = redact.New().For(context.Background(), checkOf(known), nil, "")
 	if got := r.RoutedPath("/orders/2000000000000001"); got != "/orders/2000000000000001" || asked["2000000000000001"] != 0 {
 		t.Errorf("RoutedPath = %q, asked %d times", got, asked["2000000000000001"])
 	}
@@ -200,7 +202,7 @@ func TestFor_TheKnownCheckIsAskedOncePerWordWithinItsBoundAndNotForRoutedPaths(t
 }
 
 func TestBody_WithoutASecretIsKeptAsSent(t *testing.T) {
-	r := redact.New(operator).For(func(string) bool { return false }, nil, "")
+	r := redact.New(operator).For(context.Background(), checkOf(func(string) bool { return false }), nil, "")
 	for _, c := range []struct{ contentType, body string }{
 		{"application/json", `{"question_id": 1, "text": "Sí, hacemos envío"}`},
 		{"application/json", "{\n  \"title\": \"Mesa de roble\", \"price\": 12.50, \"zip_code\": \"1425\",\n  \"pictures\": [{\"source\": \"https://example.com/a.jpg?w=1&h=2\"}], \"author_id\": 7\n}"},
@@ -241,5 +243,22 @@ func TestBody_SecretsAreReplacedWhateverTheEncoding(t *testing.T) {
 		if got := r.Body(c.contentType, []byte(c.body)); got != c.want {
 			t.Errorf("%s: Body(%q) = %q, want %q", c.name, c.body, got, c.want)
 		}
+	}
+}
+
+// checkOf is a known check that never fails.
+func checkOf(known func(string) bool) func(context.Context, string) (bool, error) {
+	return func(_ context.Context, w string) (bool, error) { return known(w), nil }
+}
+
+func TestFor_AKnownCheckThatFailsIsNotAskedAgainAndItsWordsAreReplaced(t *testing.T) {
+	asked := 0
+	r := redact.New().For(context.Background(), func(context.Context, string) (bool, error) {
+		asked++
+		return false, errors.New("the store is down")
+	}, nil, "")
+	got := r.Path("/users/someLongOpaqueWord0001/items/anotherLongOpaqueWord02")
+	if got != "/users/"+redact.Mark+"/items/"+redact.Mark || asked != 1 {
+		t.Fatalf("path %q after %d checks; want both words replaced after 1", got, asked)
 	}
 }
