@@ -341,6 +341,11 @@ func (s *Service) Conversion(ctx context.Context, from, to string) (ConversionDe
 func (s *Service) ZipCode(ctx context.Context, countryID, zip string) (ZipCodeDetail, error) {
 	var out ZipCodeDetail
 	err := s.view(ctx, func(tx storage.Tx) error {
+		// The country and the zip code in one round trip, their city,
+		// state and country in one more.
+		if err := storage.Prefetch(tx, countryKey(countryID), zipKey(countryID, zip)); err != nil {
+			return err
+		}
 		if _, err := getCountry(tx, countryID); err != nil {
 			return err
 		}
@@ -350,10 +355,26 @@ func (s *Service) ZipCode(ctx context.Context, countryID, zip string) (ZipCodeDe
 		if err != nil {
 			return err
 		}
+		if err := prefetchZipDetails(tx, z); err != nil {
+			return err
+		}
 		out, err = zipDetail(tx, z)
 		return err
 	})
 	return out, err
+}
+
+// prefetchZipDetails asks for the cities, states and countries of zs
+// together, before zipDetail reads them.
+func prefetchZipDetails(tx storage.Tx, zs ...ZipCode) error {
+	if _, ok := tx.(storage.Prefetcher); !ok || len(zs) == 0 {
+		return nil
+	}
+	keys := make([][]byte, 0, 3*len(zs))
+	for _, z := range zs {
+		keys = append(keys, cityKey(z.CityID), stateKey(z.StateID), countryKey(z.CountryID))
+	}
+	return storage.Prefetch(tx, keys...)
 }
 
 func zipDetail(tx storage.Tx, z ZipCode) (ZipCodeDetail, error) {
@@ -404,14 +425,20 @@ func (s *Service) ZipCodesBetween(ctx context.Context, countryID, from, to strin
 	out := ZipCodePage{Results: []ZipCodeDetail{}}
 	err := s.view(ctx, func(tx storage.Tx) error {
 		out = ZipCodePage{Results: []ZipCodeDetail{}}
+		// The range is [from, to] on whole zip codes: the end bound is just
+		// past to's key, so longer codes that merely start with to stay out.
+		// It is opened before the country is read, so that both go in one
+		// round trip; the page's cities, states and countries in one more.
+		it := tx.Iterate(storage.Range{Start: zipKey(countryID, from), End: append(zipKey(countryID, to), 0)})
+		defer it.Close()
 		if _, err := getCountry(tx, countryID); err != nil {
 			return err
 		}
-		// The range is [from, to] on whole zip codes: the end bound is just
-		// past to's key, so longer codes that merely start with to stay out.
-		r := storage.Range{Start: zipKey(countryID, from), End: append(zipKey(countryID, to), 0)}
-		page, total, err := scanZipRange(tx, r, offset, limit)
+		page, total, err := scanZipRange(it, offset, limit)
 		if err != nil {
+			return err
+		}
+		if err := prefetchZipDetails(tx, page...); err != nil {
 			return err
 		}
 		out.Total = total
@@ -427,12 +454,10 @@ func (s *Service) ZipCodesBetween(ctx context.Context, countryID, from, to strin
 	return out, err
 }
 
-// scanZipRange counts the zip codes of r and reads those of the page.
-func scanZipRange(tx storage.Tx, r storage.Range, offset, limit int) ([]ZipCode, int, error) {
+// scanZipRange counts the zip codes of it and reads those of the page.
+func scanZipRange(it storage.Iterator, offset, limit int) ([]ZipCode, int, error) {
 	var page []ZipCode
 	total := 0
-	it := tx.Iterate(r)
-	defer it.Close()
 	for ; it.Valid(); it.Next() {
 		if total >= offset && len(page) < limit {
 			var z ZipCode

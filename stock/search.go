@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/geo"
 	"github.com/marketplace/marketplace/internal/keycodec"
 	"github.com/marketplace/marketplace/internal/kv"
 	"github.com/marketplace/marketplace/paging"
@@ -151,17 +152,20 @@ func (s *Service) Search(ctx context.Context, q SearchQuery) (SearchResult, erro
 	if err := paging.Check(q.Offset, q.Limit); err != nil {
 		return SearchResult{}, err
 	}
-	if _, err := s.geo.Site(ctx, q.SiteID); err != nil {
-		return SearchResult{}, err
-	}
 	if q.Sort == "" {
 		q.Sort = SortRelevance
 	}
-	if !slices.ContainsFunc(SortNames, func(n struct{ ID, Name string }) bool { return n.ID == q.Sort }) {
-		return SearchResult{}, errs.Invalidf("Invalid sort: %s. Valid values are: [relevance, price_asc, price_desc]", q.Sort)
-	}
 	ws := words(q.Q)
-	if len(ws) > MaxQueryWords {
+	badSort := !slices.ContainsFunc(SortNames, func(n struct{ ID, Name string }) bool { return n.ID == q.Sort })
+	if badSort || len(ws) > MaxQueryWords {
+		// An unknown site is the first error, as for a valid query, whose
+		// View reads the site with the rest.
+		if _, err := s.geo.Site(ctx, q.SiteID); err != nil {
+			return SearchResult{}, err
+		}
+		if badSort {
+			return SearchResult{}, errs.Invalidf("Invalid sort: %s. Valid values are: [relevance, price_asc, price_desc]", q.Sort)
+		}
 		return SearchResult{}, errs.Invalidf("Invalid q: at most %d words are allowed", MaxQueryWords)
 	}
 	res := SearchResult{Sort: q.Sort}
@@ -171,21 +175,50 @@ func (s *Service) Search(ctx context.Context, q SearchQuery) (SearchResult, erro
 	return res, err
 }
 
+// searchLists are the lists a query walks: one per word, or the list of
+// every item for no word.
+func searchLists(ws []string) []string {
+	if len(ws) == 0 {
+		return []string{""}
+	}
+	return ws
+}
+
 // searchOrdered answers a query from the ordered index. The total of a
 // one-word (or empty) query is the list's count and its page a prefix of
 // the list in the sort's order. A many-word query walks its rarest word's
 // list in the sort's order, looking each entry up in the other words'
 // lists: the matches come in order, so the page is the matches from offset
 // on, and the walk goes on only to count them.
+//
+// At network distance, the site, the lists' counts and, for a query of
+// one list, the first page of the list go to the store together: the
+// page's iterator is opened before the first read, and the site is read
+// in the same View.
 func searchOrdered(tx storage.Tx, q SearchQuery, ws []string, res *SearchResult) error {
-	lists := ws
-	if len(lists) == 0 {
-		lists = []string{""}
-	}
+	lists := searchLists(ws)
 	tag := sortTag(q.Sort)
-	rare, rareN := 0, int64(-1)
+	counters := make([]kv.Counter, len(lists))
 	for i, w := range lists {
-		n, err := listCounter(q.SiteID, w).Read(tx)
+		counters[i] = listCounter(q.SiteID, w)
+	}
+	if err := storage.Prefetch(tx, geo.SiteKeys(q.SiteID)...); err != nil {
+		return err
+	}
+	if err := kv.PrefetchCounters(tx, counters...); err != nil {
+		return err
+	}
+	var opened storage.Iterator
+	if len(lists) == 1 && q.Limit > 0 {
+		opened = openWalk(tx, keycodec.Key(ordPrefix(q.SiteID, lists[0])).Str(tag), q)
+		defer opened.Close()
+	}
+	if _, err := geo.GetSite(tx, q.SiteID); err != nil {
+		return err
+	}
+	rare, rareN := 0, int64(-1)
+	for i := range lists {
+		n, err := counters[i].Read(tx)
 		if err != nil {
 			return err
 		}
@@ -240,7 +273,7 @@ func searchOrdered(tx storage.Tx, q SearchQuery, ws []string, res *SearchResult)
 	if q.Sort == SortPriceDesc {
 		walk = walkPriceDesc
 	}
-	if _, err := walk(tx, drive, len(drive), visit); err != nil {
+	if _, err := walk(tx, opened, drive, len(drive), visit); err != nil {
 		return err
 	}
 	res.Total = total
@@ -260,11 +293,28 @@ func searchOrdered(tx storage.Tx, q SearchQuery, ws []string, res *SearchResult)
 	return nil
 }
 
+// openWalk opens the iterator the walk of prefix in q's sort starts with,
+// sized for q's page: the keys up to its end are what a one-list query
+// reads.
+func openWalk(tx storage.Tx, prefix []byte, q SearchQuery) storage.Iterator {
+	r := storage.Prefix(prefix)
+	r.Expect = q.Offset + q.Limit
+	if q.Sort == SortPriceDesc {
+		r.Reverse = true
+		r.Expect = 1 // the highest price, whose entries walkAsc then reads
+	}
+	return tx.Iterate(r)
+}
+
 // walkAsc calls visit with what follows from of every key under prefix, in
-// order, until visit returns false.
-func walkAsc(tx storage.Tx, prefix []byte, from int, visit func(rest []byte) (bool, error)) (bool, error) {
-	it := tx.Iterate(storage.Prefix(prefix))
-	defer it.Close()
+// order, until visit returns false; it starts from opened, when not nil,
+// an iterator over prefix that openWalk opened.
+func walkAsc(tx storage.Tx, opened storage.Iterator, prefix []byte, from int, visit func(rest []byte) (bool, error)) (bool, error) {
+	it := opened
+	if it == nil {
+		it = tx.Iterate(storage.Prefix(prefix))
+		defer it.Close()
+	}
 	for ; it.Valid(); it.Next() {
 		if more, err := visit(it.Key()[from:]); err != nil || !more {
 			return false, err
@@ -277,9 +327,12 @@ func walkAsc(tx storage.Tx, prefix []byte, from int, visit func(rest []byte) (bo
 // descending, then publication ascending: the prices from the highest down,
 // and the entries of each price forward. It costs one seek per price met,
 // and spares the index a third list kept in that order.
-func walkPriceDesc(tx storage.Tx, prefix []byte, from int, visit func(rest []byte) (bool, error)) (bool, error) {
-	rev := tx.Iterate(storage.Range{Start: prefix, End: storage.PrefixEnd(prefix), Reverse: true})
-	defer rev.Close()
+func walkPriceDesc(tx storage.Tx, opened storage.Iterator, prefix []byte, from int, visit func(rest []byte) (bool, error)) (bool, error) {
+	rev := opened
+	if rev == nil {
+		rev = tx.Iterate(storage.Range{Start: prefix, End: storage.PrefixEnd(prefix), Reverse: true})
+		defer rev.Close()
+	}
 	group := make([]byte, 0, len(prefix)+8)
 	for rev.Valid() {
 		k := rev.Key()
@@ -287,7 +340,7 @@ func walkPriceDesc(tx storage.Tx, prefix []byte, from int, visit func(rest []byt
 			return false, fmt.Errorf("stock: search entry %q is short", k)
 		}
 		group = append(group[:0], k[:len(prefix)+8]...)
-		if more, err := walkAsc(tx, group, from, visit); err != nil || !more {
+		if more, err := walkAsc(tx, nil, group, from, visit); err != nil || !more {
 			return false, err
 		}
 		// Every key of the price extends group, so the last key <= group
