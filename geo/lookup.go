@@ -195,14 +195,14 @@ func summary(c Country) CountrySummary {
 	return CountrySummary{ID: c.ID, Name: c.Name, Locale: c.Locale, CurrencyID: c.CurrencyID}
 }
 
-// refs lists the {id, name} entries of a by-name index under prefix (keys
-// <prefix>/<name>/<id>).
-func refs(tx storage.Tx, prefix []byte) ([]Ref, error) {
+// refsOf lists the {id, name} entries of a by-name index (keys
+// <prefix>/<name>/<id>) from an iterator opened over its prefix of
+// prefixLen bytes: opened before a record's read, the list goes to the
+// store with it.
+func refsOf(it storage.Iterator, prefixLen int) ([]Ref, error) {
 	out := []Ref{}
-	it := tx.Iterate(storage.Prefix(prefix))
-	defer it.Close()
 	for ; it.Valid(); it.Next() {
-		r := keycodec.Read(it.Key()[len(prefix):])
+		r := keycodec.Read(it.Key()[prefixLen:])
 		name, id := r.Str(), r.Str()
 		if err := r.Err(); err != nil {
 			return nil, err
@@ -216,11 +216,14 @@ func refs(tx storage.Tx, prefix []byte) ([]Ref, error) {
 func (s *Service) Country(ctx context.Context, id string) (CountryDetail, error) {
 	var out CountryDetail
 	err := s.view(ctx, func(tx storage.Tx) error {
+		prefix := countryStatePrefix(id) // opened first: one round trip with the country
+		it := tx.Iterate(storage.Prefix(prefix))
+		defer it.Close()
 		c, err := getCountry(tx, id)
 		if err != nil {
 			return err
 		}
-		states, err := refs(tx, countryStatePrefix(id))
+		states, err := refsOf(it, len(prefix))
 		if err != nil {
 			return err
 		}
@@ -236,6 +239,11 @@ func (s *Service) Country(ctx context.Context, id string) (CountryDetail, error)
 func (s *Service) State(ctx context.Context, id string) (StateDetail, error) {
 	var out StateDetail
 	err := s.view(ctx, func(tx storage.Tx) error {
+		// The state and its cities in one round trip, its country in one
+		// more.
+		prefix := stateCityPrefix(id)
+		it := tx.Iterate(storage.Prefix(prefix))
+		defer it.Close()
 		st, err := getState(tx, id)
 		if err != nil {
 			return err
@@ -244,7 +252,7 @@ func (s *Service) State(ctx context.Context, id string) (StateDetail, error) {
 		if err != nil {
 			return errs.Internalf(err, "state %s without its country", id)
 		}
-		cities, err := refs(tx, stateCityPrefix(id))
+		cities, err := refsOf(it, len(prefix))
 		if err != nil {
 			return err
 		}
