@@ -150,6 +150,11 @@ func (s *Service) ExchangeCode(ctx context.Context, clientID int64, code, redire
 			refused = true
 			return nil
 		}
+		// The user and the grant the pair replaces (issue.put) in one
+		// round trip.
+		if err := storage.Prefetch(tx, userKey(rec.UserID), grantKey(rec.UserID, clientID)); err != nil {
+			return err
+		}
 		if _, err := GetUser(tx, rec.UserID); err != nil {
 			if errs.Is(err, errs.NotFound) {
 				refused = true

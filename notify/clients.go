@@ -84,6 +84,10 @@ func (s *Service) AuthenticateClient(ctx context.Context, clientID int64, secret
 	var app Application
 	var ok bool
 	err := s.store.View(ctx, func(tx storage.Tx) error {
+		// The application and its secret in one round trip.
+		if err := storage.Prefetch(tx, appKey(clientID), clientSecretKey(clientID)); err != nil {
+			return err
+		}
 		var err error
 		if app, err = getApp(tx, clientID); err != nil {
 			if errs.Is(err, errs.NotFound) {

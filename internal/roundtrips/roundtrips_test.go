@@ -114,7 +114,7 @@ var bounds = map[string]float64{
 	"GET /authorization":                            3.5,
 	"POST /authorization":                           5.5,
 	"POST /operator/authorizations":                 3.5,
-	"POST /oauth/token":                             6.5,
+	"POST /oauth/token":                             4.5,
 	"POST /operator/applications/:app_id/secret":    2.5,
 	"POST /users/test_user":                         7.5,
 	"GET /operator/users":                           2.5,
