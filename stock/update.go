@@ -8,8 +8,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/geo"
 	"github.com/marketplace/marketplace/internal/textcheck"
 	"github.com/marketplace/marketplace/money"
+	"github.com/marketplace/marketplace/notify"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -72,10 +74,22 @@ func (s *Service) UpdateItem(ctx context.Context, caller int64, id string, in It
 	stamp := now.UTC().Format(TimeLayout)
 	var out Item
 	err := s.store.Update(ctx, func(tx storage.Tx) error {
-		before, err := GetItem(tx, id)
+		// At network distance: the item with its event's number, then its
+		// user product with its currency and site, then the counts the
+		// change moves, then the commit.
+		ctx := notify.DrawEventNumbers(ctx, tx, 1)
+		before, err := getItemRecord(tx, id)
 		if err != nil {
 			return err
 		}
+		if err := storage.Prefetch(tx, append(geo.SiteKeys(before.SiteID, before.CurrencyID), userProductKey(before.UserProductID))...); err != nil {
+			return err
+		}
+		stockOf, err := getUserProduct(tx, before.UserProductID)
+		if err != nil {
+			return err
+		}
+		before.AvailableQuantity = stockOf.Quantity()
 		if before.SellerID != caller {
 			return errs.Forbiddenf("The caller is not the seller of item %s", id)
 		}

@@ -56,7 +56,7 @@ var bounds = map[string]float64{
 	"POST /items":                               4.5,
 	"POST /items/multiwarehouse":                4.5,
 	"GET /items/:item_id":                       2.5,
-	"PUT /items/:item_id":                       5.5,
+	"PUT /items/:item_id":                       3.5,
 	"POST /items/:item_id/relist":               7.5,
 	"GET /user-products/:user_product_id/stock": 1.5,
 	"PUT /user-products/:user_product_id/stock/type/seller_warehouse": 3.5,
