@@ -266,36 +266,78 @@ func (s *Service) Change(ctx context.Context, caller, id int64, in Input) (Feedb
 	now := s.clock.Now()
 	var out Feedback
 	err := s.store.Update(ctx, func(tx storage.Tx) error {
-		rec, err := getRecord(tx, id)
-		if err != nil {
-			return err
-		}
-		if caller != rec.Feedback.From.ID {
-			return forbidden("Only the author of feedback %d may change it", id)
-		}
-		if !now.Before(time.UnixMilli(rec.ExpiresMs)) {
-			return forbidden("Feedback %d can no longer be changed: its order has expired", id)
-		}
-		f := rec.Feedback
-		if in.RestockItem != nil && *in.RestockItem != f.RestockItem {
-			return invalid("The field 'restock_item' cannot be changed")
-		}
-		if err := apply(&f, in); err != nil {
-			return err
-		}
-		f.Modified = true
-		rec.Feedback = f
-		if err := kv.SetJSON(tx, feedbackKey(id), rec); err != nil {
-			return err
-		}
-		sale, err := s.sales.OrderOf(tx, f.OrderID)
-		if err != nil {
-			return err
-		}
-		out = f
-		return s.announce(ctx, tx, sale.Order, "changed", now)
+		var err error
+		out, err = s.changeIn(ctx, tx, caller, id, in, now, nil)
+		return err
 	})
 	return out, err
+}
+
+// ChangeSide is Change of the feedback the author of role gave on order
+// orderID, as OfSide finds it, in one transaction: at network distance,
+// the order and its side with the event's number, the record, and the
+// commit. Errors: those of OfSide and Change.
+func (s *Service) ChangeSide(ctx context.Context, caller, orderID int64, role string, in Input) (Feedback, error) {
+	now := s.clock.Now()
+	var out Feedback
+	err := s.store.Update(ctx, func(tx storage.Tx) error {
+		ctx := notify.DrawEventNumbers(ctx, tx, 1)
+		if err := storage.Prefetch(tx, append(sales.OrderKeys(orderID), orderSideKey(orderID, role))...); err != nil {
+			return err
+		}
+		sale, err := s.sales.OrderOf(tx, orderID)
+		if err != nil {
+			return err
+		}
+		if _, err := roleOf(caller, sale.Order); err != nil {
+			return err
+		}
+		id, err := sideID(tx, orderID, role)
+		if errs.Is(err, errs.NotFound) {
+			return errs.WithCode(errs.NotFound, "not_found", fmt.Sprintf("Order %d has no %s feedback", orderID, role))
+		}
+		if err != nil {
+			return err
+		}
+		out, err = s.changeIn(ctx, tx, caller, id, in, now, &sale.Order)
+		return err
+	})
+	return out, err
+}
+
+// changeIn changes feedback id inside tx; order is its order when the
+// caller has read it already.
+func (s *Service) changeIn(ctx context.Context, tx storage.Tx, caller, id int64, in Input, now time.Time, order *sales.Order) (Feedback, error) {
+	rec, err := getRecord(tx, id)
+	if err != nil {
+		return Feedback{}, err
+	}
+	if caller != rec.Feedback.From.ID {
+		return Feedback{}, forbidden("Only the author of feedback %d may change it", id)
+	}
+	if !now.Before(time.UnixMilli(rec.ExpiresMs)) {
+		return Feedback{}, forbidden("Feedback %d can no longer be changed: its order has expired", id)
+	}
+	f := rec.Feedback
+	if in.RestockItem != nil && *in.RestockItem != f.RestockItem {
+		return Feedback{}, invalid("The field 'restock_item' cannot be changed")
+	}
+	if err := apply(&f, in); err != nil {
+		return Feedback{}, err
+	}
+	f.Modified = true
+	rec.Feedback = f
+	if err := kv.SetJSON(tx, feedbackKey(id), rec); err != nil {
+		return Feedback{}, err
+	}
+	if order == nil {
+		sale, err := s.sales.OrderOf(tx, f.OrderID)
+		if err != nil {
+			return Feedback{}, err
+		}
+		order = &sale.Order
+	}
+	return f, s.announce(ctx, tx, *order, "changed", now)
 }
 
 // Reply answers feedback id, by the party it was given to, once. Errors:

@@ -152,6 +152,31 @@ func TestChange_OnlyTheAuthorChangesAFeedbackAndOnlyBeforeTheOrderExpires(t *tes
 	is.Equal(errs.KindOf(err), errs.Forbidden)
 }
 
+func TestChangeSide_ChangesTheSidesFeedbackAsOfSideAndChangeDo(t *testing.T) {
+	is := is.New(t)
+	w := saletest.New(t, 5)
+	o := w.Order(1)
+	_, err := w.M.Feedback.ChangeSide(ctx, w.Buyer, o.ID, feedback.RoleBuyer, feedback.Input{Message: ptr("x")})
+	is.Equal(errs.KindOf(err), errs.NotFound) // no purchase feedback yet
+	f, err := w.M.Feedback.Give(ctx, w.Buyer, o.ID, good(), 0)
+	is.NoErr(err)
+	_, err = w.M.Feedback.ChangeSide(ctx, w.Buyer, o.ID, feedback.RoleSeller, feedback.Input{Message: ptr("x")})
+	is.Equal(errs.KindOf(err), errs.NotFound) // no sale feedback
+	_, err = w.M.Feedback.ChangeSide(ctx, w.Seller, o.ID, feedback.RoleBuyer, feedback.Input{Message: ptr("x")})
+	is.Equal(errs.KindOf(err), errs.Forbidden) // a party, not the author
+	_, err = w.M.Feedback.ChangeSide(ctx, w.Buyer, o.ID+1000, feedback.RoleBuyer, feedback.Input{Message: ptr("x")})
+	is.Equal(errs.KindOf(err), errs.NotFound) // no such order
+	got, err := w.M.Feedback.ChangeSide(ctx, w.Buyer, o.ID, feedback.RoleBuyer, feedback.Input{Rating: ptr("neutral"), Message: ptr("It's ok.")})
+	is.NoErr(err)
+	is.Equal(got.ID, f.ID)
+	is.True(got.Modified)
+	is.Equal(got.Rating, "neutral")
+	is.Equal(*got.Message, "It's ok.")
+	side, err := w.M.Feedback.OfSide(ctx, w.Seller, o.ID, feedback.RoleBuyer)
+	is.NoErr(err)
+	is.Equal(side, got)
+}
+
 func TestReply_OnlyTheAddresseeRepliesOnce(t *testing.T) {
 	is := is.New(t)
 	w := saletest.New(t, 5)

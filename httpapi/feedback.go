@@ -101,11 +101,7 @@ func (s *Server) handleChangeFeedbackSide(w http.ResponseWriter, r *http.Request
 	if err := decode(r, &in); err != nil {
 		return err
 	}
-	f, err := s.m.Feedback.OfSide(r.Context(), caller, id, role)
-	if err != nil {
-		return err
-	}
-	changed, err := s.m.Feedback.Change(r.Context(), caller, f.ID, in)
+	changed, err := s.m.Feedback.ChangeSide(r.Context(), caller, id, role, in)
 	if err != nil {
 		return err
 	}

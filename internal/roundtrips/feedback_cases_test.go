@@ -98,7 +98,7 @@ var feedbackBounds = map[string]float64{
 	"POST /orders/:order_id/feedback":         3.5,
 	"GET /orders/:order_id/feedback":          1.5,
 	"GET /orders/:order_id/feedback/:side":    2.5,
-	"PUT /orders/:order_id/feedback/:side":    6.5,
+	"PUT /orders/:order_id/feedback/:side":    3.5,
 	"GET /feedback/:feedback_id":              1.5,
 	"PUT /feedback/:feedback_id":              4.5,
 	"POST /feedback/:feedback_id/reply":       4.5,
