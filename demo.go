@@ -10,15 +10,7 @@ import (
 // CreateUser registers a user and issues its first access token: the
 // operator's way to set up a seller or a buyer.
 func (m *Marketplace) CreateUser(ctx context.Context, in accounts.NewUser) (accounts.User, string, error) {
-	u, err := m.Accounts.CreateUser(ctx, in)
-	if err != nil {
-		return accounts.User{}, "", err
-	}
-	tok, err := m.Accounts.IssueToken(ctx, u.ID)
-	if err != nil {
-		return accounts.User{}, "", err
-	}
-	return u, tok, nil
+	return m.Accounts.CreateUserWithToken(ctx, in)
 }
 
 // The demo accounts' fixed tokens, documented in the README so that a new user

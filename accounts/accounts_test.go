@@ -54,6 +54,28 @@ func TestCreateUser_FillsEveryFieldOfTheUserTable(t *testing.T) {
 	is.Equal(got, u) // stored as created
 }
 
+func TestCreateUserWithToken_TheTokenAuthenticatesTheNewUserAndBadInputWritesNeither(t *testing.T) {
+	is := is.New(t)
+	svc, _ := newService(t)
+	ctx := context.Background()
+	before := mustUser(t, svc, accounts.NewUser{Nickname: "BEFORE", SiteID: "MLA"})
+	u, token, err := svc.CreateUserWithToken(ctx, accounts.NewUser{Nickname: "SELLER2", SiteID: "MLB", Tags: []string{"normal"}})
+	is.NoErr(err)
+	is.True(u.ID > before.ID)                     // the next id
+	is.Equal(u.CountryID, "BR")                   // as CreateUser fills it
+	is.True(strings.HasPrefix(token, "APP_USR-")) // an access token's shape
+	got, err := svc.User(ctx, u.ID)
+	is.NoErr(err)
+	is.Equal(got, u) // stored as created
+	id, err := svc.Authenticate(ctx, token)
+	is.NoErr(err)
+	is.Equal(id, u.ID) // the token is the new user's
+	_, _, err = svc.CreateUserWithToken(ctx, accounts.NewUser{Nickname: "X", SiteID: "NOPE"})
+	is.Equal(errs.KindOf(err), errs.Invalid)
+	after := mustUser(t, svc, accounts.NewUser{Nickname: "AFTER", SiteID: "MLA"})
+	is.Equal(after.ID, u.ID+1) // the refused request drew no id
+}
+
 func TestCreateUser_IdsAreDistinctIntegers(t *testing.T) {
 	is := is.New(t)
 	svc, _ := newService(t)

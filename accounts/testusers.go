@@ -76,6 +76,12 @@ func (s *Service) CreateTestUser(ctx context.Context, owner int64, siteID string
 	now := s.clock.Now()
 	userNumber := kv.NewOnceID(s.store, userSequence)
 	err = s.store.Update(ctx, func(tx storage.Tx) error {
+		// At network distance: the new id, the owner, its count and the
+		// nickname in one round trip, then the commit.
+		drawn := kv.DrawOnceLater(ctx, tx, userNumber)
+		if err := storage.Prefetch(tx, userKey(owner), testCountKey(owner), testNickKey(nick)); err != nil {
+			return err
+		}
 		if _, err := GetUser(tx, owner); err != nil {
 			return err
 		}
@@ -92,6 +98,9 @@ func (s *Service) CreateTestUser(ctx context.Context, owner int64, siteID string
 			// than give two users one sign-in name.
 			return errs.Conflictf("Nickname already taken: %s", nick)
 		} else if !errors.Is(err, storage.ErrNotFound) {
+			return err
+		}
+		if err := drawn(); err != nil {
 			return err
 		}
 		t := u

@@ -31,12 +31,20 @@ func hashToken(token string) string {
 // IssueToken creates a new random access token for user id. The token is
 // returned once; only its hash is stored. Errors: NotFound.
 func (s *Service) IssueToken(ctx context.Context, userID int64) (string, error) {
+	token, err := randomToken()
+	if err != nil {
+		return "", err
+	}
+	return token, s.AddToken(ctx, userID, token)
+}
+
+// randomToken is a new access token as IssueToken makes them.
+func randomToken() (string, error) {
 	var raw [tokenBytes]byte
 	if _, err := rand.Read(raw[:]); err != nil {
 		return "", errs.Internalf(err, "random token")
 	}
-	token := "APP_USR-" + hex.EncodeToString(raw[:])
-	return token, s.AddToken(ctx, userID, token)
+	return "APP_USR-" + hex.EncodeToString(raw[:]), nil
 }
 
 // AddToken registers a token chosen by the operator (such as the documented

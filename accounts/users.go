@@ -85,6 +85,43 @@ func (s *Service) CreateUser(ctx context.Context, in NewUser) (User, error) {
 	return u, nil
 }
 
+// CreateUserWithToken is CreateUser and IssueToken in one transaction:
+// the user and a new access token of its own, both written or neither.
+// At network distance the user's id is drawn with the token's read, and
+// the commit follows. Errors: as CreateUser.
+func (s *Service) CreateUserWithToken(ctx context.Context, in NewUser) (User, string, error) {
+	u, site, err := s.newUser(ctx, in)
+	if err != nil {
+		return User{}, "", err
+	}
+	token, err := randomToken()
+	if err != nil {
+		return User{}, "", err
+	}
+	h := hashToken(token)
+	now := s.clock.Now()
+	userNumber := kv.NewOnceID(s.store, userSequence)
+	err = s.store.Update(ctx, func(tx storage.Tx) error {
+		drawn := kv.DrawOnceLater(ctx, tx, userNumber)
+		if err := storage.Prefetch(tx, tokenKey(h)); err != nil {
+			return err
+		}
+		if err := drawn(); err != nil {
+			return err
+		}
+		t := u
+		if err := s.putNewUser(ctx, tx, &t, site, now, userNumber); err != nil {
+			return err
+		}
+		u = t
+		return putToken(tx, u.ID, h, now)
+	})
+	if err != nil {
+		return User{}, "", errs.Internalf(err, "create user")
+	}
+	return u, token, nil
+}
+
 // newUser checks in and returns the user it describes, without an id, and
 // its site. Errors: Invalid.
 func (s *Service) newUser(ctx context.Context, in NewUser) (User, geo.Site, error) {
