@@ -149,6 +149,14 @@ func (s *Service) write(ctx context.Context, caller, id int64, fn change) error 
 
 // apply settles r at now, runs fn and saves r.
 func (s *Service) apply(ctx context.Context, tx storage.Tx, r *record, now time.Time, fn change) error {
+	// At network distance, the numbers of the events a change may write
+	// (its actions', its claim's and its order's) and its order are asked
+	// for with the change's next round trip rather than each with its
+	// own. A number left unused is a gap, as after a retried transaction.
+	ctx = notify.DrawEventNumbers(ctx, tx, 3)
+	if err := storage.Prefetch(tx, sales.OrderKeys(r.OrderID)...); err != nil {
+		return err
+	}
 	prev := r.Status
 	var out outcome
 	nowMs := now.UnixMilli()
