@@ -8,6 +8,7 @@ import (
 
 	"github.com/marketplace/marketplace/errs"
 	"github.com/marketplace/marketplace/internal/kv"
+	"github.com/marketplace/marketplace/notify"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -142,6 +143,10 @@ func ParseMessageIDs(raw string) ([]string, error) {
 	return ids, nil
 }
 
+// maxNumbersDrawnAhead bounds the event numbers a batch draws before it
+// knows how many events it writes: past it, each event draws its own.
+const maxNumbersDrawnAhead = 50
+
 // MarkAsRead marks read the messages ids that caller received and had not
 // read (the older route, PUT /messages/mark_as_read/{ids}); the caller's
 // own messages are left as they are. They must belong to one
@@ -150,6 +155,12 @@ func ParseMessageIDs(raw string) ([]string, error) {
 func (s *Service) MarkAsRead(ctx context.Context, caller int64, ids []string) error {
 	now := s.clock.Now()
 	return s.store.Update(ctx, func(tx storage.Tx) error {
+		// The numbers of the read notifications go with the first round
+		// trip; the records and their pack with the next.
+		ctx := notify.DrawEventNumbers(ctx, tx, min(len(ids), maxNumbersDrawnAhead))
+		if err := prefetchRecords(tx, ids); err != nil {
+			return err
+		}
 		var recs []record
 		for _, id := range ids {
 			r, ok, err := getRecord(tx, id)
@@ -164,7 +175,10 @@ func (s *Service) MarkAsRead(ctx context.Context, caller int64, ids []string) er
 			}
 			recs = append(recs, r)
 		}
-		p, err := s.readPack(tx, recs[0].PackID, nil)
+		// The caller's unread count in either role, with the order.
+		p, err := s.readPack(tx, recs[0].PackID, func(_, packID int64) [][]byte {
+			return [][]byte{userUnreadKey(caller, roleBuyer, packID), userUnreadKey(caller, roleSeller, packID)}
+		})
 		if err != nil {
 			return err
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/marketplace/marketplace/errs"
 	"github.com/marketplace/marketplace/internal/keycodec"
 	"github.com/marketplace/marketplace/internal/kv"
+	"github.com/marketplace/marketplace/sales"
 	"github.com/marketplace/marketplace/storage"
 )
 
@@ -169,6 +170,45 @@ func decodePointer(b []byte) (pointer, error) {
 	r := keycodec.Read(b)
 	p := pointer{packID: r.Int(), sender: r.Str(), createdMs: r.Int(), seq: r.Uint()}
 	return p, r.Err()
+}
+
+// prefetchRecords reads, where the store is at network distance, the
+// messages of ids and the conversation of the first in two round trips:
+// their pointers, then their records with the keys readPack reads first.
+// getRecord and readPack then find them read. Ids without a message are
+// left to getRecord to report.
+func prefetchRecords(tx storage.Tx, ids []string) error {
+	if _, ok := tx.(storage.Prefetcher); !ok || len(ids) == 0 {
+		return nil
+	}
+	keys := make([][]byte, len(ids))
+	for i, id := range ids {
+		keys[i] = idKey(id)
+	}
+	if err := storage.Prefetch(tx, keys...); err != nil {
+		return err
+	}
+	keys = keys[:0]
+	packID := int64(0)
+	for _, id := range ids {
+		b, err := tx.Get(idKey(id))
+		if errors.Is(err, storage.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		p, err := decodePointer(b)
+		if err != nil {
+			continue // getRecord reports it
+		}
+		if packID == 0 {
+			packID = p.packID
+			keys = append(keys, append(sales.PackKeys(packID), convKey(packID))...)
+		}
+		keys = append(keys, pageKey(p.packID, p.sender, p.createdMs, p.seq))
+	}
+	return storage.Prefetch(tx, keys...)
 }
 
 // getRecord reads message id, or reports that none has it.
