@@ -287,20 +287,21 @@ type Recipient struct {
 // characters), Conflict (another request on the pack won the race).
 func (s *Service) SendOption(ctx context.Context, caller, clientID, id int64, in OptionBody) (GuideMessage, error) {
 	seq, eventSeq := kv.NewOnceID(s.store, messageSequence), kv.NewOnceID(s.store, notify.OutboxSequence)
-	if err := kv.DrawOnce(ctx, seq, eventSeq); err != nil {
-		return GuideMessage{}, err
-	}
-	n, _ := seq.Get(ctx)
-	evSeq, _ := eventSeq.Get(ctx)
 	now := s.clock.Now()
 	var out GuideMessage
 	err := s.store.Update(ctx, func(tx storage.Tx) error {
+		// At network distance: the message's ids with the pack's first
+		// read, the buyer with its unread count, then the commit.
+		drawn := kv.DrawOnceLater(ctx, tx, seq, eventSeq)
 		p, refusal, err := s.guidePack(tx, caller, id, now)
 		if err != nil {
 			return err
 		}
 		if refusal != nil {
 			return refusal
+		}
+		if err := storage.Prefetch(tx, append(accounts.UserKeys(p.sale.buyerID), userUnreadKey(p.sale.buyerID, roleBuyer, p.sale.packID))...); err != nil {
+			return err
 		}
 		var def *optionDef
 		for i := range options {
@@ -322,6 +323,11 @@ func (s *Service) SendOption(ctx context.Context, caller, clientID, id int64, in
 		if def.template == "" {
 			reason = moderate(text)
 		}
+		if err := drawn(); err != nil {
+			return err
+		}
+		n, _ := seq.Get(ctx)
+		evSeq, _ := eventSeq.Get(ctx)
 		r := record{ID: messageID(n), Seq: n, PackID: p.sale.packID, SellerID: p.sale.sellerID, SiteID: p.sale.siteID,
 			ClientID: clientID, From: caller, To: p.sale.buyerID, BySeller: true, Text: text, Created: now, Option: def.id}
 		m, err := s.write(ctx, tx, p, r, reason, evSeq, now)

@@ -28,7 +28,7 @@ var messagesBounds = map[string]float64{
 	"GET /messages/attachments/:attachment_id":                 3.5,
 	"GET /messages/action_guide/packs/:pack_id":                2.5,
 	"GET /messages/action_guide/packs/:pack_id/caps_available": 2.5,
-	"POST /messages/action_guide/packs/:pack_id/option":        7.5,
+	"POST /messages/action_guide/packs/:pack_id/option":        5.5,
 	"PUT /messages/mark_as_read/:message_ids":                  4.5,
 	"GET /messages/orders/:order_id":                           1.5,
 	"PUT /operator/messages/:message_id/moderation":            5.5,
