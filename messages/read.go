@@ -132,6 +132,10 @@ func (s *Service) Message(ctx context.Context, caller int64, id string) (Single,
 	now := s.clock.Now()
 	var out Single
 	err := s.store.View(ctx, func(tx storage.Tx) error {
+		// The message's record with its pack's first keys (prefetchRecords).
+		if err := prefetchRecords(tx, []string{id}); err != nil {
+			return err
+		}
 		r, ok, err := getRecord(tx, id)
 		if err != nil {
 			return err

@@ -21,7 +21,7 @@ func init() {
 var messagesBounds = map[string]float64{
 	"GET /messages/packs/:pack_id/sellers/:user_id":            3.5,
 	"POST /messages/packs/:pack_id/sellers/:user_id":           4.5,
-	"GET /messages/:message_id":                                4.5,
+	"GET /messages/:message_id":                                3.5,
 	"GET /messages/unread":                                     1.5,
 	"GET /messages/unread/packs/:pack_id/sellers/:user_id":     3.5,
 	"POST /messages/attachments":                               6.5,
