@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/marketplace/marketplace/errs"
+	"github.com/marketplace/marketplace/notify"
 	"github.com/marketplace/marketplace/stock"
 	"github.com/marketplace/marketplace/storage"
 )
@@ -117,6 +118,15 @@ func (s *Service) Hide(ctx context.Context, caller int64, in HideInput) ([]int64
 	}
 	now := s.clock.Now()
 	err := s.store.Update(ctx, func(tx storage.Tx) error {
+		// Every question, and its event's number, in the first round trip.
+		ctx := notify.DrawEventNumbers(ctx, tx, len(ids))
+		keys := make([][]byte, len(ids))
+		for i, id := range ids {
+			keys[i] = questionKey(id)
+		}
+		if err := storage.Prefetch(tx, keys...); err != nil {
+			return err
+		}
 		for _, id := range ids {
 			r, err := getRecord(tx, id)
 			if err != nil {

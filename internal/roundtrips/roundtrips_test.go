@@ -78,7 +78,7 @@ var bounds = map[string]float64{
 	"POST /questions":                                                 3.5,
 	"DELETE /questions/:question_id":                                  4.5,
 	"POST /answers":                                                   4.5,
-	"POST /my/questions/hidden":                                       5.5,
+	"POST /my/questions/hidden":                                       4.5,
 	"PUT /operator/questions/:question_id":                            4.5,
 	"POST /users/:user_id/questions_blacklist":                        4.5,
 	"GET /users/:user_id/questions_blacklist":                         2.5,
