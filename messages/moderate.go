@@ -55,6 +55,12 @@ func (s *Service) Moderate(ctx context.Context, id string, in ModerationInput) (
 	now := s.clock.Now()
 	var out Message
 	err := s.store.Update(ctx, func(tx storage.Tx) error {
+		// The message's pointer with the number of the event it may
+		// write, then its record with its conversation.
+		ctx := notify.DrawEventNumbers(ctx, tx, 1)
+		if err := prefetchRecords(tx, []string{id}); err != nil {
+			return err
+		}
 		r, ok, err := getRecord(tx, id)
 		if err != nil {
 			return err

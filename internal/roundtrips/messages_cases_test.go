@@ -31,7 +31,7 @@ var messagesBounds = map[string]float64{
 	"POST /messages/action_guide/packs/:pack_id/option":        5.5,
 	"PUT /messages/mark_as_read/:message_ids":                  4.5,
 	"GET /messages/orders/:order_id":                           1.5,
-	"PUT /operator/messages/:message_id/moderation":            5.5,
+	"PUT /operator/messages/:message_id/moderation":            4.5,
 }
 
 // msgFixtures are what the messages' cases read, made once per world:
