@@ -33,17 +33,29 @@ func (s *Service) Applications(ctx context.Context, q AppQuery) ([]Application, 
 		if q.OwnerUserID != 0 {
 			prefix = ownerAppsPrefix(q.OwnerUserID)
 		}
+		// The page's ids first, then their records in one round trip.
+		var ids []int64
 		it := tx.Iterate(storage.Prefix(prefix))
-		defer it.Close()
 		for ; it.Valid(); it.Next() {
-			if total >= q.Offset && len(page) < q.Limit {
-				app, err := getApp(tx, keycodec.Read(it.Key()[len(prefix):]).Int())
-				if err != nil {
-					return err
-				}
-				page = append(page, app)
+			if total >= q.Offset && len(ids) < q.Limit {
+				ids = append(ids, keycodec.Read(it.Key()[len(prefix):]).Int())
 			}
 			total++
+		}
+		it.Close()
+		keys := make([][]byte, len(ids))
+		for i, id := range ids {
+			keys[i] = appKey(id)
+		}
+		if err := storage.Prefetch(tx, keys...); err != nil {
+			return err
+		}
+		for _, id := range ids {
+			app, err := getApp(tx, id)
+			if err != nil {
+				return err
+			}
+			page = append(page, app)
 		}
 		return nil
 	})

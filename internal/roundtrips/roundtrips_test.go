@@ -120,7 +120,7 @@ var bounds = map[string]float64{
 	"GET /operator/users":                           2.5,
 	"GET /operator/users/:user_id/stores":           2.5,
 	"GET /operator/items":                           5.5,
-	"GET /operator/applications":                    13.5,
+	"GET /operator/applications":                    2.5,
 	"GET /operator/requests":                        0.5,
 	"POST /operator/requests/count":                 0.5,
 	"POST /operator/requests/find":                  0.5,
