@@ -27,6 +27,14 @@ func (s *Service) SellerItemsOf(ctx context.Context, sellerID int64, p paging.Pa
 	var out SellerItemList
 	err := s.store.View(ctx, func(tx storage.Tx) error {
 		out = SellerItemList{Results: []Item{}}
+		// The seller, its count and its list's window in one round trip,
+		// the items in one more, their user products in a third.
+		if err := storage.Prefetch(tx, append(accounts.UserKeys(sellerID), sellerTotalKeys(sellerID, "", "")...)...); err != nil {
+			return err
+		}
+		prefix := sellerItemsPrefix(sellerID)
+		window := openSellerWindow(tx, prefix, false, p.Offset, p.Limit)
+		defer window.Close()
 		if _, err := accounts.GetUser(tx, sellerID); err != nil {
 			return err
 		}
@@ -35,10 +43,10 @@ func (s *Service) SellerItemsOf(ctx context.Context, sellerID int64, p paging.Pa
 			return err
 		}
 		out.Total = total
-		if p.Offset >= total {
+		if p.Offset >= total || p.Limit == 0 {
 			return nil
 		}
-		ids, err := sellerWindow(tx, sellerItemsPrefix(sellerID), false, p.Offset, p.Limit, readListedID)
+		ids, err := readSellerWindow(window, prefix, p.Offset, p.Limit, readListedID)
 		if err != nil {
 			return err
 		}

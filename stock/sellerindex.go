@@ -192,16 +192,22 @@ func itemSpread(it Item) uint64 {
 // sellerTotal reads the number of the seller's items of status and listing
 // type ("" for any) from the list's count: sellerCounterShards point reads.
 func sellerTotal(tx storage.Tx, sellerID int64, status, listingType string) (int, error) {
+	if err := storage.Prefetch(tx, sellerTotalKeys(sellerID, status, listingType)...); err != nil {
+		return 0, err
+	}
+	n, err := sellerListCounter(sellerID, status, listingType).Read(tx)
+	return int(n), err
+}
+
+// sellerTotalKeys are the keys sellerTotal reads, for a caller that asks
+// for them with its first read.
+func sellerTotalKeys(sellerID int64, status, listingType string) [][]byte {
 	c := sellerListCounter(sellerID, status, listingType)
 	shards := make([][]byte, sellerCounterShards)
 	for i := range shards {
 		shards[i] = c.ShardKey(uint64(i))
 	}
-	if err := storage.Prefetch(tx, shards...); err != nil {
-		return 0, err
-	}
-	n, err := c.Read(tx)
-	return int(n), err
+	return shards
 }
 
 // sellerWindow reads the ids of the window offset, limit of a seller's
@@ -212,10 +218,25 @@ func sellerWindow(tx storage.Tx, prefix []byte, reverse bool, offset, limit int,
 	if limit == 0 {
 		return ids, nil
 	}
+	it := openSellerWindow(tx, prefix, reverse, offset, limit)
+	defer it.Close()
+	return readSellerWindow(it, prefix, offset, limit, read)
+}
+
+// openSellerWindow opens the iterator sellerWindow reads, sized for the
+// window: opened before a transaction's first read, its first page goes
+// with that read.
+func openSellerWindow(tx storage.Tx, prefix []byte, reverse bool, offset, limit int) storage.Iterator {
 	r := storage.Prefix(prefix)
 	r.Reverse = reverse
-	it := tx.Iterate(r)
-	defer it.Close()
+	r.Expect = offset + limit
+	return tx.Iterate(r)
+}
+
+// readSellerWindow reads the window's ids from it, opened by
+// openSellerWindow over prefix.
+func readSellerWindow(it storage.Iterator, prefix []byte, offset, limit int, read func(*keycodec.Reader) string) ([]string, error) {
+	ids := []string{}
 	for seen := 0; len(ids) < limit && it.Valid(); it.Next() {
 		if seen >= offset {
 			kr := keycodec.Read(it.Key()[len(prefix):])

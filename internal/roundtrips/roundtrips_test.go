@@ -119,7 +119,7 @@ var bounds = map[string]float64{
 	"POST /users/test_user":                         4.5,
 	"GET /operator/users":                           2.5,
 	"GET /operator/users/:user_id/stores":           2.5,
-	"GET /operator/items":                           5.5,
+	"GET /operator/items":                           3.5,
 	"GET /operator/applications":                    2.5,
 	"GET /operator/requests":                        0.5,
 	"POST /operator/requests/count":                 0.5,
