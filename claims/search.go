@@ -87,6 +87,13 @@ func (s *Service) searchIn(tx storage.Tx, caller int64, q SearchQuery, nowMs int
 	if err != nil {
 		return err
 	}
+	keys := make([][]byte, len(ids))
+	for i, id := range ids {
+		keys[i] = claimKey(id)
+	}
+	if err := storage.Prefetch(tx, keys...); err != nil { // the claims in one round trip
+		return err
+	}
 	var found []*record
 	for _, id := range ids {
 		r, err := getRecord(tx, id)
